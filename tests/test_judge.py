@@ -1,0 +1,353 @@
+"""AtelierJudge against a real local OpenAI-compatible server, and the offline embedding judge.
+
+No mocking of openai: the real client talks HTTP to tests.openai_server.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from evaluator.judge import (
+    IMAGE_DIMENSIONS,
+    PROMPT_DIMENSIONS,
+    SKILLS,
+    EmbeddingJudge,
+    JudgeResult,
+    OpenAIJudge,
+    TaskInput,
+    make_judge,
+    route_for_category,
+)
+from evaluator.judge.openai_judge import RAW_SEPARATOR
+from evaluator.judge.parsing import ReplyFormatError, parse_objective, parse_subjective, strip_fence
+from tests.openai_server import (
+    EXPECTED_SUBJECTIVE_SCORE,
+    SCRIPTED_COMPLETION_TOKENS,
+    SCRIPTED_PROMPT_TOKENS,
+    Reply,
+    ScriptedOpenAIServer,
+    expected_checklist,
+    expected_checklist_value,
+    openai_server,  # noqa: F401 - the fixture, until conftest registers the plugin
+)
+
+JUDGE_PACKAGE = Path(__file__).resolve().parents[1] / "evaluator" / "judge"
+
+TASK = TaskInput(
+    task_id="co-001",
+    category="CO",
+    title="Winter fox poster",
+    brief="A poster of a fox in the snow for a winter festival.",
+    constraints={"pairing": "", "layout": "fox centered", "quantity": "one fox", "text": "WINTER", "constraint": ""},
+    prompt_checklist=("a red fox", "fresh snow", "golden hour lighting"),
+    image_checklist=("a fox", "snow on the ground", "the word WINTER"),
+)
+IM_TASK = TaskInput("im-001", "IM", "Copy", "Recreate the target.", {}, ("a red fox",), ("a fox",))
+PROMPT = "A red fox sitting in fresh snow, golden hour lighting. The title WINTER at the top."
+
+
+def subjective_reply(dims: tuple[str, ...], score: object = 3) -> str:
+    return json.dumps({d: {"score": score, "rationale": "ok"} for d in dims})
+
+
+def judge_for(server: ScriptedOpenAIServer, **kwargs: object) -> OpenAIJudge:
+    options: dict[str, object] = {"timeout": 5.0, "max_retries": 1}
+    options.update(kwargs)
+    return OpenAIJudge(base_url=server.base_url, model="judge-test", **options)  # type: ignore[arg-type]
+
+
+def image(width: int = 800, height: int = 600) -> Image.Image:
+    return Image.new("RGB", (width, height), (200, 60, 20))
+
+
+# --- routing and result -------------------------------------------------------------------
+
+
+def test_route_for_category() -> None:
+    assert route_for_category("OE") == SKILLS
+    assert route_for_category("CO") == SKILLS
+    assert route_for_category("IM") == ("prompt_subjective", "prompt_objective", "image_objective")
+    with pytest.raises(ValueError):
+        route_for_category("XX")
+
+
+def test_value_only_for_ok_results() -> None:
+    assert JudgeResult("prompt_subjective", "ok", {"a": 4, "b": 5}, {}, {}, "", "").value == 4.5
+    assert JudgeResult("image_objective", "ok", {}, {"a": 1, "b": 0}, {}, "", "").value == 0.5
+    assert JudgeResult("image_objective", "failed", {}, {}, {}, "x", "bad").value is None
+
+
+def test_make_judge_picks_implementation() -> None:
+    offline = make_judge()
+    assert isinstance(offline, EmbeddingJudge)
+    assert offline.judge_id == "embedding:all-MiniLM-L6-v2+ViT-B-32(random)"
+    assert "smoke (random weights)" in offline.label
+    online = make_judge(base_url="http://127.0.0.1:9/v1", model="m")
+    assert isinstance(online, OpenAIJudge)
+    assert (online.judge_id, online.label, online.version) == ("openai:m", "AtelierJudge via m at 127.0.0.1:9", "rubric-v1")
+
+
+# --- strict parsing (pure) ------------------------------------------------------------------
+
+
+def test_fence_is_the_only_leniency() -> None:
+    assert strip_fence('```json\n{"a": 1}\n```') == '{"a": 1}'
+    assert parse_objective('```\n{"a": 1}\n```', ("a",)) == {"a": 1}
+    for bad in ('{"a": true}', '{"a": 1.0}', '{"a": 2}', '{"a": 1, "a": 1}', 'Sure! {"a": 1}', "[1]"):
+        with pytest.raises(ReplyFormatError):
+            parse_objective(bad, ("a",))
+    with pytest.raises(ReplyFormatError):
+        parse_subjective('{"d": {"score": 3, "rationale": "r", "note": "x"}}', ("d",))
+
+
+# --- OpenAIJudge: happy paths ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("skill", SKILLS)
+def test_happy_path_each_skill(openai_server: ScriptedOpenAIServer, skill: str) -> None:
+    result = judge_for(openai_server).run(skill, TASK, PROMPT, image())
+    assert (result.status, result.reason, result.calls) == ("ok", "", 1)
+    assert (result.prompt_tokens, result.completion_tokens) == (SCRIPTED_PROMPT_TOKENS, SCRIPTED_COMPLETION_TOKENS)
+    request = openai_server.requests[0]
+    assert request["model"] == "judge-test" and request["temperature"] == 0
+    assert request["response_format"] == {"type": "json_object"}
+    if skill.endswith("_subjective"):
+        dims = PROMPT_DIMENSIONS if skill.startswith("prompt") else IMAGE_DIMENSIONS
+        assert result.scores == {d: EXPECTED_SUBJECTIVE_SCORE for d in dims}
+        assert set(result.rationales) == set(dims) and result.checklist == {}
+        assert result.value == EXPECTED_SUBJECTIVE_SCORE
+    else:
+        items = TASK.prompt_checklist if skill.startswith("prompt") else TASK.image_checklist
+        assert result.checklist == expected_checklist(items) == {items[0]: 1, items[1]: 0, items[2]: 1}
+        assert result.value == pytest.approx(expected_checklist_value(items)) == pytest.approx(2 / 3)
+        assert result.scores == {}
+    assert json.loads(result.raw)
+
+
+def test_prompt_skills_send_text_and_image_skills_hide_prompt(openai_server: ScriptedOpenAIServer) -> None:
+    judge = judge_for(openai_server)
+    judge.run("prompt_objective", TASK, PROMPT)
+    judge.run("image_objective", TASK, PROMPT, image())
+    prompt_user = openai_server.requests[0]["messages"][1]["content"]
+    image_parts = openai_server.requests[1]["messages"][1]["content"]
+    assert PROMPT in prompt_user and "layout: fox centered" in prompt_user and "pairing" not in prompt_user
+    assert PROMPT not in image_parts[0]["text"]
+
+
+def test_image_sent_as_downscaled_png_data_url(openai_server: ScriptedOpenAIServer) -> None:
+    judge_for(openai_server, image_max_side=256).run("image_subjective", TASK, PROMPT, image(1024, 768))
+    parts = openai_server.requests[0]["messages"][1]["content"]
+    url = next(p["image_url"]["url"] for p in parts if p["type"] == "image_url")
+    prefix = "data:image/png;base64,"
+    assert url.startswith(prefix)
+    received = Image.open(io.BytesIO(base64.b64decode(url[len(prefix):])))
+    assert (received.format, received.size) == ("PNG", (256, 192))
+
+
+def test_small_image_is_not_enlarged(openai_server: ScriptedOpenAIServer) -> None:
+    judge_for(openai_server, image_max_side=512).run("image_objective", TASK, PROMPT, image(100, 50))
+    url = openai_server.requests[0]["messages"][1]["content"][1]["image_url"]["url"]
+    assert Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size == (100, 50)
+
+
+def test_fenced_reply_accepted(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(Reply(content="```json\n" + subjective_reply(PROMPT_DIMENSIONS) + "\n```"))
+    result = judge_for(openai_server).run("prompt_subjective", TASK, PROMPT)
+    assert result.status == "ok" and result.value == 3
+
+
+# --- skips -------------------------------------------------------------------------------
+
+
+def test_empty_checklist_skipped(openai_server: ScriptedOpenAIServer) -> None:
+    task = TaskInput("oe-9", "OE", "t", "b", {}, (), ())
+    result = judge_for(openai_server).run("prompt_objective", task, PROMPT)
+    assert (result.status, result.reason, result.value) == ("skipped", "task has no checklist items", None)
+    assert openai_server.requests == []
+
+
+def test_im_skips_image_subjective_and_missing_image(openai_server: ScriptedOpenAIServer) -> None:
+    judge = judge_for(openai_server)
+    assert judge.run("image_subjective", IM_TASK, PROMPT, image()).status == "skipped"
+    assert judge.run("image_objective", TASK, PROMPT, None).reason == "no image was provided"
+    assert openai_server.requests == []
+
+
+# --- repair loop -------------------------------------------------------------------------
+
+
+def test_malformed_json_then_repaired(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(Reply(content='{"a red fox": 1, '))  # then the default answers correctly
+    result = judge_for(openai_server).run("prompt_objective", TASK, PROMPT)
+    assert result.status == "ok" and result.checklist == expected_checklist(TASK.prompt_checklist)
+    assert result.calls == 2 and result.prompt_tokens == 2 * SCRIPTED_PROMPT_TOKENS
+    assert result.raw.startswith('{"a red fox": 1, ' + RAW_SEPARATOR)
+    repair = openai_server.requests[1]["messages"]
+    assert [m["role"] for m in repair] == ["system", "user", "assistant", "user"]
+    assert repair[2]["content"] == '{"a red fox": 1, ' and "not valid JSON" in repair[3]["content"]
+
+
+def test_malformed_twice_fails_with_both_raw_replies(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(Reply(content="first: not json"), Reply(content="second: still not json"))
+    result = judge_for(openai_server).run("prompt_subjective", TASK, PROMPT)
+    assert result.status == "failed" and result.value is None and result.scores == {}
+    assert result.reason.startswith("invalid reply after 2 attempt(s): not valid JSON")
+    assert result.raw == "first: not json" + RAW_SEPARATOR + "second: still not json"
+    assert result.calls == 2 and len(openai_server.requests) == 2
+
+
+def _fails_twice(server: ScriptedOpenAIServer, skill: str, content: str) -> JudgeResult:
+    server.queue(Reply(content=content), Reply(content=content))
+    result = judge_for(server).run(skill, TASK, PROMPT)
+    assert result.status == "failed" and result.calls == 2
+    assert result.raw == content + RAW_SEPARATOR + content
+    return result
+
+
+def test_missing_key_fails(openai_server: ScriptedOpenAIServer) -> None:
+    reply = json.dumps({"a red fox": 1, "fresh snow": 0})
+    assert "missing keys ['golden hour lighting']" in _fails_twice(openai_server, "prompt_objective", reply).reason
+
+
+def test_extra_key_fails(openai_server: ScriptedOpenAIServer) -> None:
+    reply = json.dumps({"a red fox": 1, "fresh snow": 0, "golden hour lighting": 1, "bonus": 1})
+    assert "unexpected keys ['bonus']" in _fails_twice(openai_server, "prompt_objective", reply).reason
+
+
+def test_altered_key_fails(openai_server: ScriptedOpenAIServer) -> None:
+    reply = json.dumps({"a red fox": 1, "fresh snow": 0, "golden-hour lighting": 1})
+    reason = _fails_twice(openai_server, "prompt_objective", reply).reason
+    assert "missing keys ['golden hour lighting']" in reason and "unexpected keys ['golden-hour lighting']" in reason
+
+
+@pytest.mark.parametrize("score", [6, "4", 0, 3.5, True])
+def test_bad_scores_fail(openai_server: ScriptedOpenAIServer, score: object) -> None:
+    reason = _fails_twice(openai_server, "prompt_subjective", subjective_reply(PROMPT_DIMENSIONS, score)).reason
+    assert "score must be an integer from 1 to 5" in reason
+
+
+def test_boolean_checklist_values_rejected(openai_server: ScriptedOpenAIServer) -> None:
+    reply = json.dumps({"a fox": True, "snow on the ground": False, "the word WINTER": True})
+    openai_server.queue(Reply(content=reply), Reply(content=reply))
+    result = judge_for(openai_server).run("image_objective", TASK, PROMPT, image())
+    assert result.status == "failed" and "must be the integer 0 or 1, got true" in result.reason
+
+
+# --- refusals and transport failures --------------------------------------------------------
+
+
+def test_refusal_fails_without_repair(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(Reply(content=None, refusal="I cannot judge this image."))
+    result = judge_for(openai_server).run("image_subjective", TASK, PROMPT, image())
+    assert (result.status, result.reason) == ("failed", "refusal: I cannot judge this image.")
+    assert result.calls == 1 and len(openai_server.requests) == 1 and "I cannot judge" in result.raw
+
+
+def test_content_filter_is_a_refusal(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(Reply(content="", finish_reason="content_filter"))
+    result = judge_for(openai_server).run("prompt_subjective", TASK, PROMPT)
+    assert (result.status, result.reason) == ("failed", "refusal: finish_reason content_filter")
+
+
+def test_rate_limit_retried_by_client(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(Reply(status=429, content="slow down", headers={"retry-after": "0"}))
+    result = judge_for(openai_server).run("prompt_objective", TASK, PROMPT)
+    assert result.status == "ok" and result.calls == 1
+    assert len(openai_server.requests) == 2
+
+
+def test_server_error_every_time_fails_after_retries(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.default = lambda request: Reply(status=500, content="boom", headers={"retry-after-ms": "10"})
+    result = judge_for(openai_server, max_retries=1).run("prompt_subjective", TASK, PROMPT)
+    assert result.status == "failed" and result.reason.startswith("InternalServerError:")
+    assert "boom" in result.reason and result.raw == "" and result.calls == 1
+    assert len(openai_server.requests) == 2  # the first try and one client retry
+
+
+def test_timeout_fails(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(Reply(content="{}", delay=3.0))
+    started = time.monotonic()
+    result = judge_for(openai_server, timeout=0.5, max_retries=0).run("prompt_objective", TASK, PROMPT)
+    assert time.monotonic() - started < 2.5
+    assert result.status == "failed" and result.reason.startswith("APITimeoutError:")
+
+
+def test_unreachable_endpoint_fails() -> None:
+    with ScriptedOpenAIServer() as server:
+        base_url = server.base_url
+    result = OpenAIJudge(base_url=base_url, model="m", timeout=1, max_retries=0).run("prompt_objective", TASK, PROMPT)
+    assert result.status == "failed" and result.reason.startswith("APIConnectionError:")
+
+
+def test_non_json_body_fails(openai_server: ScriptedOpenAIServer) -> None:
+    openai_server.queue(Reply(raw_body="<html>gateway</html>"))
+    result = judge_for(openai_server).run("prompt_objective", TASK, PROMPT)
+    assert result.status == "failed" and result.reason.startswith("JSONDecodeError:")
+
+
+# --- EmbeddingJudge (real MiniLM, random-weight CLIP) ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def embedding_judge() -> EmbeddingJudge:
+    return EmbeddingJudge()
+
+
+def test_embedding_prompt_objective(embedding_judge: EmbeddingJudge) -> None:
+    task = TaskInput(
+        "oe-1", "OE", "t", "b", {},
+        ("The prompt specifies a red fox", "golden hour lighting", "a neon cyberpunk skyline", "a bar chart"),
+        (),
+    )
+    result = embedding_judge.run("prompt_objective", task, PROMPT)
+    assert result.status == "ok" and result.calls == 0
+    assert result.checklist == {
+        "The prompt specifies a red fox": 1,
+        "golden hour lighting": 1,
+        "a neon cyberpunk skyline": 0,
+        "a bar chart": 0,
+    }
+    assert set(json.loads(result.raw)["cosine"]) == set(task.prompt_checklist)
+    assert embedding_judge.run("prompt_objective", task, PROMPT).checklist == result.checklist
+
+
+def test_embedding_image_objective_random_clip(embedding_judge: EmbeddingJudge) -> None:
+    first = embedding_judge.run("image_objective", TASK, PROMPT, image())
+    assert first.status == "ok", first.reason
+    assert set(first.checklist) == set(TASK.image_checklist)
+    assert set(first.checklist.values()) <= {0, 1}
+    assert embedding_judge.run("image_objective", TASK, PROMPT, image()).raw == first.raw  # deterministic
+
+
+def test_embedding_subjective_skipped(embedding_judge: EmbeddingJudge) -> None:
+    for skill in ("prompt_subjective", "image_subjective"):
+        result = embedding_judge.run(skill, TASK, PROMPT, image())
+        assert (result.status, result.reason) == ("skipped", "the embedding judge has no rubric scorer")
+        assert result.scores == {} and result.value is None
+
+
+# --- no Django in the library ----------------------------------------------------------------
+
+
+def test_judge_package_never_imports_django() -> None:
+    for path in JUDGE_PACKAGE.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            assert not any(n == "django" or n.startswith("django.") for n in names), path
+    code = "import sys, evaluator.judge; print('django' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=JUDGE_PACKAGE.parents[1])
+    assert out.stdout.strip() == "False"
