@@ -1,0 +1,180 @@
+"""Settings for the AtelierEval leaderboard, read from the environment.
+
+One file, like healthchecks' hc/settings.py: every knob is an environment variable
+with a safe default for the demo, and a bad value stops start-up with a message
+that names the variable instead of being guessed around.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from urllib.parse import urlparse
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def envbool(name: str, default: str) -> bool:
+    value = os.environ.get(name, default).strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r}: expected true/false (1/0, yes/no, on/off)")
+
+
+def envint(name: str, default: str, minimum: int = 0) -> int:
+    value = os.environ.get(name, default)
+    try:
+        number = int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected an integer") from None
+    if number < minimum:
+        raise ImproperlyConfigured(f"{name}={number}: must be at least {minimum}")
+    return number
+
+
+def envfloat(name: str, default: str) -> float:
+    value = os.environ.get(name, default)
+    try:
+        number = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a number") from None
+    if number <= 0:
+        raise ImproperlyConfigured(f"{name}={number}: must be positive")
+    return number
+
+
+def envurl(name: str, schemes: tuple[str, ...]) -> str:
+    value = os.environ.get(name, "").strip()
+    if value and (urlparse(value).scheme not in schemes or not urlparse(value).netloc):
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a URL starting with {' or '.join(s + '://' for s in schemes)}")
+    return value
+
+
+DEBUG = envbool("DEBUG", "true")
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+    SECRET_KEY = "insecure-demo-key-set-SECRET_KEY-in-production"
+ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
+CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django_rq",
+    "tasks",
+    "submissions",
+    "leaderboard",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "atelier.urls"
+WSGI_APPLICATION = "atelier.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ]
+        },
+    }
+]
+
+_database_url = envurl("DATABASE_URL", ("sqlite", "postgres", "postgresql"))
+try:
+    DATABASES = {"default": dj_database_url.parse(_database_url or f"sqlite:///{BASE_DIR / 'db.sqlite3'}", conn_max_age=60)}
+except ValueError as exc:
+    raise ImproperlyConfigured(f"DATABASE_URL: {exc}") from None
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Work queues. Without REDIS_URL every job runs in-process (the demo needs only Python);
+# with it, jobs go to RQ and workers on any machine sharing Redis, the database and MEDIA_ROOT run them.
+REDIS_URL = envurl("REDIS_URL", ("redis", "rediss", "unix"))
+
+# Rendering backends: a JSON file of backend configs (see config/backends.json). Each enabled backend
+# gets its own queue, render-<name>, so a GPU worker keeps exactly one pipeline loaded.
+ATELIER_BACKENDS_FILE = Path(os.environ.get("ATELIER_BACKENDS_FILE", BASE_DIR / "config" / "backends.json"))
+
+
+def _backend_names(path: Path) -> list[str]:
+    try:
+        backends = json.loads(path.read_text(encoding="utf-8"))["backends"]
+        return [b["name"] for b in backends if b.get("enabled", True)]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ImproperlyConfigured(f"ATELIER_BACKENDS_FILE={str(path)!r}: cannot read backend names ({exc!r})") from None
+
+
+ATELIER_RENDER_QUEUES = tuple(f"render-{name}" for name in _backend_names(ATELIER_BACKENDS_FILE))
+ATELIER_QUEUES = ("default", "judge", *ATELIER_RENDER_QUEUES)
+RQ_QUEUES = {name: {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 1800} for name in ATELIER_QUEUES}
+RQ_SHOW_ADMIN_LINK = True
+
+# The judge. With OPENAI_BASE_URL set, AtelierJudge calls that OpenAI-compatible endpoint;
+# without it the offline embedding judge scores, and every page says so.
+OPENAI_BASE_URL = envurl("OPENAI_BASE_URL", ("http", "https"))
+OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
+ATELIER_JUDGE_MODEL = os.environ.get("ATELIER_JUDGE_MODEL", "gpt-4o-mini" if OPENAI_BASE_URL else "")
+ATELIER_JUDGE_TIMEOUT = envfloat("ATELIER_JUDGE_TIMEOUT", "60")
+ATELIER_JUDGE_MAX_RETRIES = envint("ATELIER_JUDGE_MAX_RETRIES", "2")
+ATELIER_JUDGE_IMAGE_MAX_SIDE = envint("ATELIER_JUDGE_IMAGE_MAX_SIDE", "512", minimum=64)
+ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL", "ViT-B-32")
+ATELIER_CLIP_PRETRAINED = os.environ.get("ATELIER_CLIP_PRETRAINED", "") or None
+
+# Uploads: a prompt file larger than this is refused before it is parsed.
+ATELIER_MAX_UPLOAD_BYTES = envint("ATELIER_MAX_UPLOAD_BYTES", str(5 * 1024 * 1024), minimum=1)
+ATELIER_MAX_PROMPT_CHARS = envint("ATELIER_MAX_PROMPT_CHARS", "4000", minimum=1)
+ATELIER_MAX_SAMPLES = envint("ATELIER_MAX_SAMPLES", "8", minimum=1)
+DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "teams"
+LOGOUT_REDIRECT_URL = "leaderboard"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+MEDIA_URL = "media/"
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
+ATELIER_SERVE_MEDIA = envbool("ATELIER_SERVE_MEDIA", "true")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+from django.db import models
+
+TAG_GROUPS: dict[str, tuple[str, ...]] = {
+    "content": ("Character", "Object", "Environment", "Typography", "Data_Element"),
+    "composition": (
+        "Portrait_CloseUp",
+        "Full_Body_Shot",
+        "Schematic_Diagram",
+        "Isometric_View",
+        "Knolling_Layout",
+        "Sequential_Panel",
+        "UI_Interface",
+    ),
+    "style": ("Photorealistic", "3D_Render", "Cel_Shaded", "Vector_Flat", "Traditional_Media"),
+    "theme": (
+        "Corporate_Clean",
+        "Cute_Pop",
+        "Retro_Vintage",
+        "Fantasy_Mythic",
+        "SciFi_Cyberpunk",
+        "Horror_Dark",
+        "Abstract_Conceptual",
+    ),
+}
+TAG_GROUP_OF = {tag: group for group, tags in TAG_GROUPS.items() for tag in tags}
+
+
+class Category(models.TextChoices):
+    OE = "OE", "Open-ended"
+    CO = "CO", "Constrained"
+    IM = "IM", "Imitation"
+
+
+class Split(models.TextChoices):
+    DEV = "dev", "dev (public)"
+    TEST = "test", "test (hidden checklists)"
+
+
+class TaskPack(models.Model):
+    name = models.CharField(max_length=100)
+    version = models.CharField(max_length=40)
+    source = models.CharField(max_length=20, default="own", help_text="own pack format or 'ateliereval' import")
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    license = models.CharField(max_length=200, blank=True)
+    loaded_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="unique_pack_version")]
+        ordering = ["name", "-loaded_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+
+class Tag(models.Model):
+    name = models.CharField(max_length=40, unique=True)
+    group = models.CharField(max_length=20)
+
+    class Meta:
+        ordering = ["group", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Task(models.Model):
+    pack = models.ForeignKey(TaskPack, on_delete=models.CASCADE, related_name="tasks")
+    task_id = models.CharField(max_length=40)
+    category = models.CharField(max_length=2, choices=Category.choices)
+    split = models.CharField(max_length=4, choices=Split.choices, default=Split.DEV)
+    title = models.CharField(max_length=300)
+    brief = models.TextField()
+    constraints = models.JSONField(default=dict, blank=True)
+    tags = models.ManyToManyField(Tag, blank=True, related_name="tasks")
+    # Hidden on the test split: never shown outside the server.
+    prompt_checklist = models.JSONField(default=list, blank=True)
+    image_checklist = models.JSONField(default=list, blank=True)
+    seed_prompt = models.TextField(blank=True)
+    target_image = models.ImageField(upload_to="targets/", blank=True)
+    target_note = models.CharField(max_length=200, blank=True, help_text="where the target came from")
+    version = models.PositiveIntegerField(default=1)
+    content_hash = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pack", "task_id"], name="unique_task_in_pack")]
+        ordering = ["pack", "category", "task_id"]
+
+    def __str__(self) -> str:
+        return f"{self.pack.name}/{self.task_id}"
+
+    @property
+    def is_public(self) -> bool:
+        return self.split == Split.DEV
