@@ -9,7 +9,7 @@ lazily, so importing this package stays cheap for the web application.
 
 from __future__ import annotations
 
-from .embedding_judge import EmbeddingJudge
+from .embedding_judge import EmbeddingJudge, image_embeddings, text_embeddings
 from .openai_judge import OpenAIJudge
 from .rubrics import RUBRIC_VERSION
 from .types import (
@@ -33,7 +33,9 @@ __all__ = [
     "OpenAIJudge",
     "TaskInput",
     "make_judge",
+    "image_embeddings",
     "route_for_category",
+    "text_embeddings",
 ]
 
 

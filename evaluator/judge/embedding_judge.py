@@ -111,6 +111,21 @@ def _clip(model_name: str, pretrained: str | None) -> tuple[Any, Any, Any]:
     return _cached(("clip", model_name, pretrained), lambda: _load_clip(model_name, pretrained))
 
 
+def text_embeddings(texts: list[str]) -> Any:
+    """Unit-length all-MiniLM-L6-v2 embeddings, one row per text (also used to find near-duplicate tasks)."""
+    return _minilm().encode(list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+
+
+def image_embeddings(images: list[Image], model_name: str, pretrained: str | None) -> Any:
+    """Unit-length CLIP image embeddings, one row per image."""
+    import torch
+
+    model, preprocess, _ = _clip(model_name, pretrained)
+    with torch.no_grad():
+        vecs = model.encode_image(torch.stack([preprocess(i.convert("RGB")) for i in images]))
+    return (vecs / vecs.norm(dim=-1, keepdim=True)).numpy()
+
+
 def prompt_similarities(prompt: str, items: tuple[str, ...]) -> list[tuple[float, str]]:
     """For each item, (max cosine to any prompt unit, that unit)."""
     units = prompt_units(prompt)

@@ -1,0 +1,1 @@
+"""Pure functions over plain records: aggregation and statistics. No Django, no torch."""

@@ -1,0 +1,149 @@
+"""From unit judgements to leaderboard figures.
+
+Every figure is on a 0–100 scale so prompt and image sides can be averaged:
+a subjective 1–5 score s maps to (s − 1) / 4 · 100 and a checklist rate r to r · 100.
+
+- sample score = mean of the available parts: the prompt part (mean of the prompt skills)
+  and the image part (mean over backends of the mean over image skills of the mean over images);
+- task score = mean over the task's prompt samples;
+- category score = mean over its tasks, with a 95 % percentile bootstrap interval over tasks;
+- overall = mean of the category scores (macro, so a category with more tasks does not weigh more);
+- backend score = the image part on that backend alone, averaged the same way.
+Failed units are left out of the means and counted (a failed render is a unit with skill
+"render"); skipped units (a skill the judge does not have) are neither scored nor counted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from statistics import fmean
+
+import numpy as np
+from scipy import stats
+
+SUBJECTIVE = ("prompt_subjective", "image_subjective")
+CATEGORIES = ("OE", "CO", "IM")
+
+
+@dataclass(frozen=True)
+class Unit:
+    task_id: str
+    category: str
+    sample: int
+    skill: str
+    status: str  # ok | failed | skipped
+    value: float | None
+    backend: str = ""  # "" for prompt-side units
+
+
+@dataclass(frozen=True)
+class Figure:
+    scope: str  # overall | category | backend | skill
+    key: str
+    value: float | None
+    n: int
+    failures: int
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+def normalise(skill: str, value: float) -> float:
+    return (value - 1.0) / 4.0 * 100.0 if skill in SUBJECTIVE else value * 100.0
+
+
+def bootstrap_ci(values: list[float], confidence: float = 0.95, resamples: int = 2000) -> tuple[float | None, float | None]:
+    if len(values) < 2:
+        return None, None
+    if len(set(values)) == 1:
+        return values[0], values[0]  # no spread to resample; scipy would warn and return NaN
+    result = stats.bootstrap(
+        (np.asarray(values),), np.mean, confidence_level=confidence, n_resamples=resamples,
+        method="percentile", rng=np.random.default_rng(0),
+    )  # fmt: skip
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
+
+
+def _mean(values: list[float]) -> float | None:
+    return fmean(values) if values else None
+
+
+def _sample_parts(units: list[Unit]) -> tuple[float | None, dict[str, float]]:
+    """(prompt part, {backend: image part}) for the units of one (task, sample)."""
+    prompt = [normalise(u.skill, u.value) for u in units if not u.backend and u.status == "ok" and u.value is not None]
+    by_backend_skill: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for u in units:
+        if u.backend and u.status == "ok" and u.value is not None:
+            by_backend_skill[u.backend][u.skill].append(normalise(u.skill, u.value))
+    image = {b: fmean(fmean(v) for v in skills.values()) for b, skills in by_backend_skill.items()}
+    return _mean(prompt), image
+
+
+def task_scores(units: list[Unit]) -> dict[str, dict]:
+    """Per task: category, overall score and per-backend image score (means over samples)."""
+    by_sample: dict[tuple[str, int], list[Unit]] = defaultdict(list)
+    for u in units:
+        by_sample[(u.task_id, u.sample)].append(u)
+    samples: dict[str, list[tuple[float | None, dict[str, float]]]] = defaultdict(list)
+    category: dict[str, str] = {}
+    for (task_id, _), group in by_sample.items():
+        samples[task_id].append(_sample_parts(group))
+        category[task_id] = group[0].category
+    result = {}
+    for task_id, parts in samples.items():
+        composite = [_mean([p for p in (prompt, _mean(list(image.values()))) if p is not None]) for prompt, image in parts]
+        backends = {b for _, image in parts for b in image}
+        result[task_id] = {
+            "category": category[task_id],
+            "score": _mean([c for c in composite if c is not None]),
+            "backends": {b: fmean(image[b] for _, image in parts if b in image) for b in backends},
+        }
+    return result
+
+
+def figures(units: list[Unit]) -> list[Figure]:
+    tasks = task_scores(units)
+    failures = _failures(units)
+    out: list[Figure] = []
+    category_means = []
+    for cat in CATEGORIES:
+        values = [t["score"] for t in tasks.values() if t["category"] == cat and t["score"] is not None]
+        if not values and not failures[("category", cat)]:
+            continue
+        mean = _mean(values)
+        out.append(Figure("category", cat, mean, len(values), failures[("category", cat)], *bootstrap_ci(values)))
+        if mean is not None:
+            category_means.append(mean)
+    n_tasks = sum(1 for t in tasks.values() if t["score"] is not None)
+    out.append(Figure("overall", "overall", _mean(category_means), n_tasks, failures[("overall", "overall")]))
+    for backend in sorted({u.backend for u in units if u.backend}):
+        values = [t["backends"][backend] for t in tasks.values() if backend in t["backends"]]
+        out.append(Figure("backend", backend, _mean(values), len(values), failures[("backend", backend)], *bootstrap_ci(values)))
+    out.extend(_skill_figures(units, failures))
+    return out
+
+
+def _skill_figures(units: list[Unit], failures: dict[tuple[str, str], int]) -> list[Figure]:
+    """Each skill on its own scale (1–5 or 0–1), averaged per task first."""
+    per_task: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for u in units:
+        if u.status == "ok" and u.value is not None:
+            per_task[u.skill][u.task_id].append(u.value)
+    skills = sorted({u.skill for u in units if u.status != "skipped" and u.skill != "render"})
+    out = []
+    for skill in skills:
+        values = [fmean(v) for v in per_task[skill].values()]
+        out.append(Figure("skill", skill, _mean(values), len(values), failures[("skill", skill)], *bootstrap_ci(values)))
+    return out
+
+
+def _failures(units: list[Unit]) -> dict[tuple[str, str], int]:
+    counts: dict[tuple[str, str], int] = defaultdict(int)
+    for u in units:
+        if u.status != "failed":
+            continue
+        for key in (("overall", "overall"), ("category", u.category), ("skill", u.skill)):
+            counts[key] += 1
+        if u.backend:
+            counts[("backend", u.backend)] += 1
+    return counts

@@ -1,0 +1,21 @@
+from django.db import models
+
+from submissions.models import Submission
+
+
+class SubmissionScore(models.Model):
+    """One leaderboard figure of a submission, rebuilt from its judgements (leaderboard.services.scores_rebuild)."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
+    scope = models.CharField(max_length=20)  # overall | category | backend | skill
+    key = models.CharField(max_length=100)
+    value = models.FloatField(null=True, blank=True)
+    n = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+    ci_low = models.FloatField(null=True, blank=True)
+    ci_high = models.FloatField(null=True, blank=True)
+    computed = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "scope", "key"], name="unique_score")]
+        ordering = ["submission", "scope", "key"]

@@ -1,0 +1,125 @@
+"""Reads for the public pages. Views stay thin; everything that touches several models is here."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count, Q, QuerySet
+
+from submissions.models import Judgement, PromptEntry, Render, Submission, UnitStatus
+from tasks.models import TaskPack
+
+from .models import SubmissionScore
+
+CATEGORY_KEYS = ("OE", "CO", "IM")
+
+
+@dataclass
+class Row:
+    submission: Submission
+    overall: SubmissionScore | None = None
+    categories: dict[str, SubmissionScore] = field(default_factory=dict)
+    backends: dict[str, SubmissionScore] = field(default_factory=dict)
+    tasks_covered: int = 0
+
+    def sort_value(self, key: str) -> float:
+        score = self.overall if key == "overall" else self.categories.get(key) or self.backends.get(key.removeprefix("backend:"))
+        return score.value if score is not None and score.value is not None else float("-inf")
+
+
+def public_submissions() -> QuerySet[Submission]:
+    return Submission.objects.filter(published=True, status="done").select_related("team", "pack")
+
+
+def visible_to(user, submission: Submission) -> bool:
+    if submission.published or user.is_staff:
+        return True
+    return user.is_authenticated and submission.team.members.filter(pk=user.pk).exists()
+
+
+def leaderboard_packs() -> list[TaskPack]:
+    return list(TaskPack.objects.filter(submissions__published=True).distinct().order_by("name", "-loaded_at"))
+
+
+def leaderboard_judges(pack: TaskPack) -> list[tuple[str, str]]:
+    """(judge_id, label) pairs of published submissions on a pack, most used first."""
+    counts = Counter(public_submissions().filter(pack=pack).values_list("judge_id", "judge_label"))
+    return [pair for pair, _ in counts.most_common()]
+
+
+def leaderboard_rows(pack: TaskPack, judge_id: str, sort: str = "overall", descending: bool = True) -> tuple[list[Row], list[tuple[str, str]]]:
+    """Published rows of one pack version scored by one judge (figures from different judges are not comparable)."""
+    submissions = list(public_submissions().filter(pack=pack, judge_id=judge_id).annotate(tasks=Count("entries__task", distinct=True)))
+    rows = {s.pk: Row(submission=s, tasks_covered=s.tasks) for s in submissions}
+    backends: set[str] = set()
+    for score in SubmissionScore.objects.filter(submission_id__in=rows, scope__in=("overall", "category", "backend")):
+        row = rows[score.submission_id]
+        if score.scope == "overall":
+            row.overall = score
+        elif score.scope == "category":
+            row.categories[score.key] = score
+        else:
+            row.backends[score.key] = score
+            backends.add(score.key)
+    ordered = sorted(rows.values(), key=lambda r: r.sort_value(sort), reverse=descending)
+    labels = {b["name"]: b.get("label", "") for s in submissions for b in s.backends}
+    return ordered, [(name, labels.get(name, "")) for name in sorted(backends)]
+
+
+def submission_figures(submission: Submission) -> dict[str, list[SubmissionScore]]:
+    grouped: dict[str, list[SubmissionScore]] = defaultdict(list)
+    for score in submission.scores.all():
+        grouped[score.scope].append(score)
+    return grouped
+
+
+def submission_progress(submission: Submission) -> dict[str, dict[str, int]]:
+    def counts(qs: QuerySet) -> dict[str, int]:
+        by_status = dict(qs.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+        result = {s: by_status.get(s, 0) for s in UnitStatus.values}
+        result["total"] = sum(result.values())
+        result["done"] = result["total"] - result["pending"]
+        return result
+
+    return {
+        "renders": counts(Render.objects.filter(entry__submission=submission)),
+        "judgements": counts(Judgement.objects.filter(submission=submission)),
+    }
+
+
+def entry_breakdown(entries: list[PromptEntry], submission: Submission) -> dict[int, dict]:
+    """For a page of entries: their renders and their judgements, in three queries."""
+    ids = [e.pk for e in entries]
+    renders = defaultdict(list)
+    for render in Render.objects.filter(entry_id__in=ids):
+        renders[render.entry_id].append(render)
+    judgements = defaultdict(list)
+    same_judge = Q(judge_id=submission.judge_id, judge_version=submission.judge_version)
+    for judgement in Judgement.objects.filter(same_judge, entry_id__in=ids):
+        judgements[judgement.entry_id].append(judgement)
+    return {i: {"renders": renders[i], "judgements": judgements[i]} for i in ids}
+
+
+def entry_rows(entries: list[PromptEntry], submission: Submission) -> list[dict]:
+    """Display rows for the submission page: prompt-side judgements, and per backend its images and image-side means."""
+    details = entry_breakdown(entries, submission)
+    rows = []
+    for entry in entries:
+        detail = details[entry.pk]
+        prompt = {j.skill: j for j in detail["judgements"] if j.render_id is None}
+        by_render = defaultdict(list)
+        for j in detail["judgements"]:
+            if j.render_id is not None and j.status == UnitStatus.OK:
+                by_render[j.render_id].append(j)
+        backends = []
+        for name in sorted({r.backend for r in detail["renders"]}):
+            renders = sorted((r for r in detail["renders"] if r.backend == name), key=lambda r: r.image_index)
+            values = defaultdict(list)
+            for render in renders:
+                for j in by_render[render.pk]:
+                    values[j.skill].append(j.value)
+            means = {skill: sum(v) / len(v) for skill, v in values.items()}
+            backends.append({"name": name, "renders": renders, "means": means})
+        rows.append({"entry": entry, "prompt": prompt, "backends": backends})
+    return rows

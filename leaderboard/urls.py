@@ -1,0 +1,9 @@
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.leaderboard, name="leaderboard"),
+    path("submissions/<int:submission_id>/", views.submission_detail, name="submission"),
+    path("submissions/<int:submission_id>/breakdown.<str:fmt>", views.breakdown_download, name="breakdown"),
+]

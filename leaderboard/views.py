@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from submissions.models import Status, Submission
+
+from . import selectors
+from .downloads import breakdown_rows, csv_lines, jsonl_lines
+
+
+@require_GET
+def leaderboard(request: HttpRequest) -> HttpResponse:
+    packs = selectors.leaderboard_packs()
+    pack = next((p for p in packs if str(p.pk) == request.GET.get("pack")), packs[0] if packs else None)
+    judges = selectors.leaderboard_judges(pack) if pack else []
+    judge_id = request.GET.get("judge") if request.GET.get("judge") in dict(judges) else (judges[0][0] if judges else "")
+    sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
+    rows, backends = selectors.leaderboard_rows(pack, judge_id, sort, descending) if pack else ([], [])
+    context = {"packs": packs, "pack": pack, "judges": judges, "judge_id": judge_id, "judge_label": dict(judges).get(judge_id, ""),
+               "rows": rows, "backends": backends, "sort": sort, "descending": descending}  # fmt: skip
+    return render(request, "leaderboard/index.html", context)
+
+
+def _visible_submission(request: HttpRequest, submission_id: int) -> Submission:
+    submission = get_object_or_404(Submission.objects.select_related("team", "pack"), pk=submission_id)
+    if not selectors.visible_to(request.user, submission):
+        raise Http404("No such submission")
+    return submission
+
+
+@require_GET
+def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = _visible_submission(request, submission_id)
+    entries = submission.entries.select_related("task").order_by("task__category", "task__task_id", "sample_index")
+    page = Paginator(entries, 25).get_page(request.GET.get("page"))
+    context = {
+        "submission": submission, "page": page, "figures": selectors.submission_figures(submission),
+        "progress": selectors.submission_progress(submission), "rows": selectors.entry_rows(list(page), submission),
+        "running": submission.status not in (Status.DONE, Status.FAILED),
+    }  # fmt: skip
+    return render(request, "leaderboard/submission.html", context)
+
+
+@require_GET
+def breakdown_download(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHttpResponse:
+    if fmt not in ("csv", "jsonl"):
+        raise Http404("Breakdowns come as .csv or .jsonl")
+    submission = _visible_submission(request, submission_id)
+    rows = breakdown_rows(submission, request.build_absolute_uri)
+    lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
+    response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-breakdown.{fmt}"'
+    return response

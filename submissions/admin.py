@@ -1,0 +1,57 @@
+from django.contrib import admin, messages
+
+from . import services
+from .models import ApiToken, Judgement, Membership, PromptEntry, Render, Submission, Team
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "created")
+    prepopulated_fields = {"slug": ("name",)}
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ("team", "user", "is_owner")
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    list_display = ("team", "name", "prefix", "created", "last_used", "revoked")
+    readonly_fields = ("digest", "prefix")
+
+
+@admin.action(description="Publish selected finished submissions on the leaderboard")
+def publish(modeladmin, request, queryset):
+    count = services.submissions_publish(submissions=queryset)
+    modeladmin.message_user(request, f"Published {count} submission(s); unfinished ones were left unpublished.", messages.INFO)
+
+
+@admin.action(description="Unpublish selected submissions")
+def unpublish(modeladmin, request, queryset):
+    modeladmin.message_user(request, f"Unpublished {queryset.update(published=False)} submission(s).", messages.INFO)
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = ("id", "team", "prompter", "pack", "status", "published", "is_baseline", "judge_id", "created")
+    list_filter = ("status", "published", "is_baseline", "pack")
+    actions = [publish, unpublish]
+
+
+@admin.register(PromptEntry)
+class PromptEntryAdmin(admin.ModelAdmin):
+    list_display = ("submission", "task", "sample_index", "line")
+    list_select_related = ("task", "submission")
+
+
+@admin.register(Render)
+class RenderAdmin(admin.ModelAdmin):
+    list_display = ("entry", "backend", "image_index", "seed", "status", "seconds")
+    list_filter = ("status", "backend")
+
+
+@admin.register(Judgement)
+class JudgementAdmin(admin.ModelAdmin):
+    list_display = ("submission", "entry", "render", "skill", "judge_id", "status", "value")
+    list_filter = ("status", "skill", "judge_id")

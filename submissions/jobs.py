@@ -1,0 +1,48 @@
+"""RQ entry points: thin, take ids, call a work function.
+
+A job that raises first writes why onto the rows it was working on (and the submission
+moves on or fails), then re-raises so RQ's failed-job registry keeps the traceback too.
+"""
+
+from __future__ import annotations
+
+from . import work
+from .models import Judgement, PromptEntry, Render, UnitStatus
+
+
+def _why(exc: Exception) -> str:
+    return f"job error: {type(exc).__name__}: {exc}"
+
+
+def start_submission_job(submission_id: int) -> None:
+    try:
+        work.submission_start(submission_id)
+    except Exception as exc:
+        work.submission_fail(submission_id, f"could not start: {_why(exc)}")
+        raise
+
+
+def render_job(entry_id: int, backend: str) -> None:
+    try:
+        work.render_entry(entry_id, backend)
+    except Exception as exc:
+        Render.objects.filter(entry_id=entry_id, backend=backend, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, error=_why(exc))
+        work.submission_advance(PromptEntry.objects.values_list("submission_id", flat=True).get(pk=entry_id))
+        raise
+
+
+def judge_job(judgement_id: int) -> None:
+    try:
+        work.judge_unit(judgement_id)
+    except Exception as exc:
+        Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=_why(exc))
+        work.submission_advance(Judgement.objects.values_list("submission_id", flat=True).get(pk=judgement_id))
+        raise
+
+
+def finish_submission_job(submission_id: int) -> None:
+    try:
+        work.submission_finish(submission_id)
+    except Exception as exc:
+        work.submission_fail(submission_id, f"scoring failed: {_why(exc)}")
+        raise

@@ -1,0 +1,47 @@
+from pathlib import Path
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+
+from submissions.baselines import baseline_create
+from submissions.models import Membership, Submission, Team
+from submissions.services import submission_create, submissions_publish
+from tasks.loaders import read_own_pack
+from tasks.services import pack_save
+
+SAMPLE_PACK = settings.BASE_DIR / "tasks" / "packs" / "sample"
+EXAMPLE_PROMPTS = settings.BASE_DIR / "examples" / "demo_prompts.jsonl"
+
+
+class Command(BaseCommand):
+    help = "Set up the demo: migrate, load the sample pack, submit the example prompts and a baseline, evaluate, publish."
+
+    def handle(self, *args, **options):
+        if not settings.DEBUG:
+            raise CommandError("the demo creates a demo/demo superuser; run it with DEBUG=true only")
+        call_command("migrate", verbosity=0)
+        pack, _ = pack_save(data=read_own_pack(SAMPLE_PACK))
+        user = self._demo_user()
+        team, _ = Team.objects.get_or_create(name="Demo team", defaults={"slug": "demo-team"})
+        Membership.objects.get_or_create(team=team, user=user, defaults={"is_owner": True})
+        demo = Submission.objects.filter(team=team, pack=pack, source_name=EXAMPLE_PROMPTS.name).exclude(status="failed").first()
+        if demo is None:
+            self.stdout.write(f"Evaluating {EXAMPLE_PROMPTS.name} on {pack} ({'RQ workers' if settings.REDIS_URL else 'in-process'})…")
+            demo = submission_create(team=team, pack=pack, prompter="Example prompter (hand-written)", filename=EXAMPLE_PROMPTS.name, data=EXAMPLE_PROMPTS.read_bytes())
+        baseline = baseline_create(pack=pack, kind="brief-verbatim")
+        published = submissions_publish(submissions=Submission.objects.filter(pk__in=[demo.pk, baseline.pk]))
+        for s in Submission.objects.filter(pk__in=[demo.pk, baseline.pk]):
+            self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
+        self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")
+        if published < 2 and settings.REDIS_URL:
+            queues = " ".join(settings.ATELIER_QUEUES)
+            self.stdout.write(f"Start workers, e.g.: python manage.py rqworker {queues} --worker-class rq.worker.SimpleWorker\nthen run this command again to publish.")
+
+    def _demo_user(self):
+        User = get_user_model()
+        user = User.objects.filter(username="demo").first()
+        if user is None:
+            user = User.objects.create_superuser("demo", "demo@example.invalid", "demo")
+        return user

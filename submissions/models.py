@@ -1,0 +1,156 @@
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from tasks.models import Task, TaskPack
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    slug = models.SlugField(max_length=100, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="teams")
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    is_owner = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_membership")]
+
+
+class ApiToken(models.Model):
+    """A team's API token. Only its SHA-256 digest is stored; the token is shown once."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="tokens")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=12, help_text="first characters, to recognise the token")
+    digest = models.CharField(max_length=64, unique=True)
+    created = models.DateTimeField(auto_now_add=True)
+    last_used = models.DateTimeField(null=True, blank=True)
+    revoked = models.BooleanField(default=False)
+
+    @staticmethod
+    def digest_of(token: str) -> str:
+        return hashlib.sha256(token.encode()).hexdigest()
+
+    def __str__(self) -> str:
+        return f"{self.team}: {self.name} ({self.prefix}…)"
+
+
+class Status(models.TextChoices):
+    QUEUED = "queued"
+    RENDERING = "rendering"
+    JUDGING = "judging"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class Submission(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
+    pack = models.ForeignKey(TaskPack, on_delete=models.PROTECT, related_name="submissions")
+    prompter = models.CharField(max_length=200, help_text="who or what wrote the prompts, e.g. a model name")
+    condition = models.CharField(max_length=40, blank=True, help_text="e.g. novice or skilled")
+    kind = models.CharField(max_length=20, default="file")
+    is_baseline = models.BooleanField(default=False)
+    baseline_note = models.TextField(blank=True, help_text="provenance of a baseline row")
+    source_name = models.CharField(max_length=255, blank=True)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
+    error = models.TextField(blank=True)
+    published = models.BooleanField(default=False)
+    judge_id = models.CharField(max_length=200, blank=True)
+    judge_label = models.CharField(max_length=300, blank=True)
+    judge_version = models.CharField(max_length=40, blank=True)
+    backends = models.JSONField(default=list, blank=True, help_text="backend configs used, with version hashes")
+    created = models.DateTimeField(auto_now_add=True)
+    started = models.DateTimeField(null=True, blank=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.team} / {self.prompter}"
+
+
+class PromptEntry(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="entries")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="entries")
+    sample_index = models.PositiveSmallIntegerField(default=0)
+    text = models.TextField()
+    line = models.PositiveIntegerField(default=0, help_text="line in the uploaded file")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "task", "sample_index"], name="unique_entry")]
+        ordering = ["task__category", "task__task_id", "sample_index"]
+
+
+class UnitStatus(models.TextChoices):
+    PENDING = "pending"
+    OK = "ok"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class Render(models.Model):
+    entry = models.ForeignKey(PromptEntry, on_delete=models.CASCADE, related_name="renders")
+    backend = models.CharField(max_length=100)
+    image_index = models.PositiveSmallIntegerField()
+    seed = models.BigIntegerField()
+    config_hash = models.CharField(max_length=64)
+    prompt_sha = models.CharField(max_length=64)
+    status = models.CharField(max_length=8, choices=UnitStatus.choices, default=UnitStatus.PENDING)
+    image = models.ImageField(upload_to="renders/", blank=True)
+    sha256 = models.CharField(max_length=64, blank=True)
+    error = models.TextField(blank=True)
+    seconds = models.FloatField(null=True, blank=True)
+    reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["entry", "backend", "image_index"], name="unique_render")]
+        indexes = [models.Index(fields=["config_hash", "prompt_sha", "seed"])]
+        ordering = ["entry_id", "backend", "image_index"]
+
+
+class Judgement(models.Model):
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="judgements")
+    entry = models.ForeignKey(PromptEntry, on_delete=models.CASCADE, related_name="judgements")
+    render = models.ForeignKey(Render, null=True, blank=True, on_delete=models.CASCADE, related_name="judgements")
+    skill = models.CharField(max_length=40)
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    status = models.CharField(max_length=8, choices=UnitStatus.choices, default=UnitStatus.PENDING)
+    value = models.FloatField(null=True, blank=True)
+    scores = models.JSONField(default=dict, blank=True)
+    checklist = models.JSONField(default=dict, blank=True)
+    rationales = models.JSONField(default=dict, blank=True)
+    raw = models.TextField(blank=True)
+    reason = models.TextField(blank=True)
+    calls = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        # Prompt-side judgements have no render; NULLs never collide in a unique index, so two constraints.
+        constraints = [
+            models.UniqueConstraint(
+                fields=["entry", "skill", "judge_id", "judge_version"],
+                condition=Q(render__isnull=True),
+                name="unique_prompt_judgement",
+            ),
+            models.UniqueConstraint(
+                fields=["render", "skill", "judge_id", "judge_version"],
+                condition=Q(render__isnull=False),
+                name="unique_image_judgement",
+            ),
+        ]

@@ -1,0 +1,39 @@
+"""What a process (web or worker) loads once: the backend configs and the judge.
+
+Cached per process so a worker keeps its judge models and pipelines across jobs.
+Importing this module imports no torch; the judge and renderers load lazily.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from django.conf import settings
+
+from evaluator.backends import BackendConfig, load_backend_configs
+from evaluator.judge import Judge, make_judge
+
+
+@functools.cache
+def backend_configs() -> dict[str, BackendConfig]:
+    return {name: c for name, c in load_backend_configs(settings.ATELIER_BACKENDS_FILE).items() if c.enabled}
+
+
+@functools.cache
+def judge() -> Judge:
+    return make_judge(
+        base_url=settings.OPENAI_BASE_URL,
+        api_key=settings.OPENAI_API_KEY,
+        model=settings.ATELIER_JUDGE_MODEL,
+        timeout=settings.ATELIER_JUDGE_TIMEOUT,
+        max_retries=settings.ATELIER_JUDGE_MAX_RETRIES,
+        image_max_side=settings.ATELIER_JUDGE_IMAGE_MAX_SIDE,
+        clip_model=settings.ATELIER_CLIP_MODEL,
+        clip_pretrained=settings.ATELIER_CLIP_PRETRAINED,
+    )
+
+
+def reset() -> None:
+    """Forget cached configs and judge (tests that change settings call this)."""
+    backend_configs.cache_clear()
+    judge.cache_clear()

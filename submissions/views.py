@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from . import services
+from .forms import SubmitForm, TeamForm, TokenForm
+from .models import ApiToken, Team
+from .parsing import PromptFileError
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    form = UserCreationForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        login(request, form.save())
+        return redirect("teams")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+def _my_team(request: HttpRequest, slug: str) -> Team:
+    team = get_object_or_404(Team, slug=slug)
+    if not team.members.filter(pk=request.user.pk).exists():
+        raise Http404("No such team")
+    return team
+
+
+@login_required
+def teams(request: HttpRequest) -> HttpResponse:
+    form = TeamForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        team = services.team_create(user=request.user, name=form.cleaned_data["name"])
+        return redirect("team", slug=team.slug)
+    return render(request, "submissions/teams.html", {"teams": request.user.teams.all(), "form": form})
+
+
+@login_required
+def team(request: HttpRequest, slug: str) -> HttpResponse:
+    team = _my_team(request, slug)
+    context = {"team": team, "submissions": team.submissions.select_related("pack"), "tokens": team.tokens.filter(revoked=False), "token_form": TokenForm()}
+    return render(request, "submissions/team.html", context)
+
+
+@login_required
+@require_POST
+def token_new(request: HttpRequest, slug: str) -> HttpResponse:
+    team = _my_team(request, slug)
+    form = TokenForm(request.POST)
+    if form.is_valid():
+        _, token = services.token_create(team=team, name=form.cleaned_data["name"])
+        messages.success(request, f"New API token (shown once, copy it now): {token}")
+    return redirect("team", slug=team.slug)
+
+
+@login_required
+@require_POST
+def token_revoke(request: HttpRequest, slug: str, token_id: int) -> HttpResponse:
+    team = _my_team(request, slug)
+    ApiToken.objects.filter(team=team, pk=token_id).update(revoked=True)
+    return redirect("team", slug=team.slug)
+
+
+@login_required
+def submit(request: HttpRequest, slug: str) -> HttpResponse:
+    team = _my_team(request, slug)
+    form, errors = SubmitForm(request.POST or None, request.FILES or None), []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            submission = services.submission_create(
+                team=team, pack=form.cleaned_data["pack"], prompter=form.cleaned_data["prompter"],
+                condition=form.cleaned_data["condition"], filename=upload.name, data=_read_limited(upload),
+            )  # fmt: skip
+        except PromptFileError as exc:
+            errors = exc.errors
+        else:
+            return redirect("submission", submission_id=submission.pk)
+    return render(request, "submissions/submit.html", {"team": team, "form": form, "errors": errors}, status=400 if errors else 200)
+
+
+def _read_limited(upload) -> bytes:
+    """Read at most one byte past the limit: enough for the parser to name the limit, without reading a huge file."""
+    return upload.read(services.upload_limits().max_bytes + 1)

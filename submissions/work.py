@@ -1,0 +1,202 @@
+"""The units of evaluation work: plan, render, judge, advance, finish.
+
+Each function takes ids, loads rows, does one unit and writes its result keyed by the
+unit's natural key, so running it twice changes nothing. The database is the source of
+truth: the submission's status is derived from its units, never from queue state.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import time
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from evaluator.backends import BackendConfig, get_renderer
+from evaluator.judge import TaskInput, route_for_category
+
+from . import queue, runtime
+from .models import Judgement, PromptEntry, Render, Status, Submission, UnitStatus
+
+log = logging.getLogger(__name__)
+PROMPT_SKILLS = ("prompt_subjective", "prompt_objective")
+IMAGE_SKILLS = ("image_subjective", "image_objective")
+
+
+def submission_start(submission_id: int) -> None:
+    """Claim a queued submission, create every render and prompt-judgement row, and enqueue them."""
+    if not Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(status=Status.RENDERING, started=timezone.now()):
+        return  # already started by another job
+    submission = Submission.objects.get(pk=submission_id)
+    configs, judge = runtime.backend_configs(), runtime.judge()
+    if not configs:
+        submission_fail(submission_id, "no rendering backend is enabled in the backends file")
+        return
+    with transaction.atomic():
+        Submission.objects.filter(pk=submission_id).update(
+            judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version,
+            backends=[{**c.to_dict(), "version_hash": c.version_hash()} for c in configs.values()],
+        )  # fmt: skip
+        for entry in submission.entries.select_related("task"):
+            _plan_entry(entry, configs, judge.judge_id, judge.version)
+
+
+def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id: str, judge_version: str) -> None:
+    from .jobs import judge_job, render_job
+
+    prompt_sha = hashlib.sha256(entry.text.encode()).hexdigest()
+    for config in configs.values():
+        for k, seed in enumerate(config.seeds_for(entry.task.task_id, entry.sample_index)):
+            Render.objects.get_or_create(
+                entry=entry, backend=config.name, image_index=k,
+                defaults={"seed": seed, "config_hash": config.version_hash(), "prompt_sha": prompt_sha},
+            )  # fmt: skip
+        queue.enqueue(f"render-{config.name}", render_job, entry.pk, config.name)
+    for skill in route_for_category(entry.task.category):
+        if skill in PROMPT_SKILLS:
+            judgement, _ = Judgement.objects.get_or_create(
+                submission_id=entry.submission_id, entry=entry, render=None, skill=skill, judge_id=judge_id, judge_version=judge_version
+            )
+            queue.enqueue("judge", judge_job, judgement.pk)
+
+
+def render_entry(entry_id: int, backend: str) -> None:
+    """Render every pending image of one prompt on one backend, reusing identical earlier renders."""
+    entry = PromptEntry.objects.select_related("task", "submission").get(pk=entry_id)
+    pending = list(Render.objects.filter(entry=entry, backend=backend, status=UnitStatus.PENDING))
+    if pending:
+        todo = [r for r in pending if not _reuse(r)]
+        if todo:
+            _render(entry, backend, todo)
+        _queue_image_judgements(entry, pending)
+    submission_advance(entry.submission_id)
+
+
+def _reuse(render: Render) -> bool:
+    same = (
+        Render.objects.filter(config_hash=render.config_hash, prompt_sha=render.prompt_sha, seed=render.seed, status=UnitStatus.OK)
+        .exclude(pk=render.pk)
+        .first()
+    )
+    if same is None:
+        return False
+    render.image, render.sha256, render.reused_from, render.status = same.image.name, same.sha256, same, UnitStatus.OK
+    render.save()
+    return True
+
+
+def _render(entry: PromptEntry, backend: str, renders: list[Render]) -> None:
+    started = time.perf_counter()
+    try:
+        config = runtime.backend_configs()[backend]
+        images = get_renderer(config).render(entry.text, [r.seed for r in renders])
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        log.warning("render failed for entry %s on %s: %s", entry.pk, backend, reason)
+        Render.objects.filter(pk__in=[r.pk for r in renders]).update(status=UnitStatus.FAILED, error=reason)
+        for r in renders:
+            r.status = UnitStatus.FAILED
+        return
+    seconds = (time.perf_counter() - started) / len(renders)
+    for render, image in zip(renders, images):
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        data = buffer.getvalue()
+        render.image.save(f"{entry.submission_id}/{render.pk}.png", ContentFile(data), save=False)
+        render.sha256, render.status, render.seconds = hashlib.sha256(data).hexdigest(), UnitStatus.OK, seconds
+        render.save()
+
+
+def _queue_image_judgements(entry: PromptEntry, renders: list[Render]) -> None:
+    from .jobs import judge_job
+
+    submission = entry.submission
+    skills = [s for s in route_for_category(entry.task.category) if s in IMAGE_SKILLS]
+    with transaction.atomic():
+        for render in renders:
+            if render.status != UnitStatus.OK:
+                continue
+            for skill in skills:
+                judgement, _ = Judgement.objects.get_or_create(
+                    submission=submission, entry=entry, render=render, skill=skill,
+                    judge_id=submission.judge_id, judge_version=submission.judge_version,
+                )  # fmt: skip
+                if judgement.status == UnitStatus.PENDING:
+                    queue.enqueue("judge", judge_job, judgement.pk)
+
+
+def task_input(entry: PromptEntry) -> TaskInput:
+    task = entry.task
+    return TaskInput(
+        task_id=task.task_id, category=task.category, title=task.title, brief=task.brief,
+        constraints=dict(task.constraints or {}), prompt_checklist=tuple(task.prompt_checklist),
+        image_checklist=tuple(task.image_checklist),
+    )  # fmt: skip
+
+
+def judge_unit(judgement_id: int) -> None:
+    judgement = Judgement.objects.select_related("entry__task", "render").get(pk=judgement_id)
+    if judgement.status == UnitStatus.PENDING:
+        _judge(judgement)
+    submission_advance(judgement.submission_id)
+
+
+def _judge(judgement: Judgement) -> None:
+    judge = runtime.judge()
+    if judge.judge_id != judgement.judge_id:
+        judgement.status, judgement.reason = UnitStatus.FAILED, f"this worker's judge is {judge.judge_id}, not {judgement.judge_id}"
+        judgement.save()
+        return
+    image = None
+    if judgement.render is not None:
+        from PIL import Image
+
+        with judgement.render.image.open("rb") as handle:
+            image = Image.open(handle).convert("RGB")
+    result = judge.run(judgement.skill, task_input(judgement.entry), judgement.entry.text, image)
+    for name in ("status", "value", "scores", "checklist", "rationales", "raw", "reason", "calls", "prompt_tokens", "completion_tokens"):
+        setattr(judgement, name, getattr(result, name))
+    judgement.save()
+
+
+def submission_advance(submission_id: int) -> None:
+    """Move the submission on when its units allow it. Safe to call after every unit, from any worker."""
+    renders = Render.objects.filter(entry__submission_id=submission_id)
+    if renders.filter(status=UnitStatus.PENDING).exists():
+        return
+    if Submission.objects.filter(pk=submission_id, status=Status.RENDERING).exists() and not renders.filter(status=UnitStatus.OK).exists():
+        first = renders.exclude(error="").values_list("error", flat=True).first() or "no renders were planned"
+        submission_fail(submission_id, f"no image could be rendered: {first}")
+        return
+    Submission.objects.filter(pk=submission_id, status=Status.RENDERING).update(status=Status.JUDGING)
+    if not Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING).exists():
+        from .jobs import finish_submission_job
+
+        queue.enqueue("default", finish_submission_job, submission_id)
+
+
+def submission_finish(submission_id: int) -> None:
+    from leaderboard.services import scores_rebuild
+
+    with transaction.atomic():
+        if not Submission.objects.filter(pk=submission_id, status=Status.JUDGING).update(status=Status.DONE, finished=timezone.now()):
+            return  # finished already, or failed
+        scores_rebuild(submission=Submission.objects.get(pk=submission_id))
+
+
+def submission_fail(submission_id: int, reason: str) -> None:
+    Submission.objects.filter(pk=submission_id).exclude(status=Status.DONE).update(
+        status=Status.FAILED, error=reason, finished=timezone.now()
+    )
+
+
+def pending_units(submission_id: int) -> tuple[list[tuple[int, str]], list[int]]:
+    """(entry, backend) pairs with pending renders and pending judgement ids: what `reconcile` re-enqueues."""
+    pairs = Render.objects.filter(entry__submission_id=submission_id, status=UnitStatus.PENDING).values_list("entry_id", "backend")
+    judgements = Judgement.objects.filter(Q(submission_id=submission_id) & Q(status=UnitStatus.PENDING)).values_list("pk", flat=True)
+    return sorted(set(pairs)), list(judgements)

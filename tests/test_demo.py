@@ -1,0 +1,29 @@
+"""The demo command: sample pack, example submission and baseline evaluated in-process and published."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+
+from submissions.models import Submission
+
+
+@pytest.mark.django_db(transaction=True)
+def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, shipped_backends, client):
+    settings.DEBUG = True
+    call_command("demo")
+    call_command("demo")  # running it again adds nothing
+    submissions = Submission.objects.all()
+    assert submissions.count() == 2
+    assert all(s.status == "done" and s.published for s in submissions), [(s.status, s.error) for s in submissions]
+    page = client.get("/").content.decode()
+    assert "Example prompter (hand-written)" in page and "brief-verbatim" in page and "baseline" in page
+    assert "embedding judge" in page and "smoke (random weights)" in page
+    demo = submissions.get(is_baseline=False)
+    assert f"{demo.scores.get(scope='overall').value:.1f}" in page
+
+
+def test_demo_refuses_without_debug(settings, db):
+    settings.DEBUG = False
+    with pytest.raises(Exception, match="DEBUG=true"):
+        call_command("demo")

@@ -1,0 +1,101 @@
+"""A submission through real Redis and a real RQ worker, the smoke diffusers backends and the
+real openai client talking to the scripted local judge server; then the leaderboard and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+from statistics import fmean
+
+import pytest
+from django.conf import settings
+from django_rq import get_connection
+from rq import Queue, SimpleWorker
+
+from submissions.models import Judgement, Render, Submission
+from submissions.services import submission_create, submissions_publish
+from tests.openai_server import EXPECTED_SUBJECTIVE_SCORE, expected_checklist_value
+
+SUBJECTIVE_0_100 = (EXPECTED_SUBJECTIVE_SCORE - 1) / 4 * 100
+
+
+def expected_task_score(task) -> float:
+    """The documented formula, worked out by hand for the scripted judge's fixed answers."""
+    prompt_part = fmean([SUBJECTIVE_0_100, expected_checklist_value(task.prompt_checklist) * 100])
+    image_parts = [expected_checklist_value(task.image_checklist) * 100]
+    if task.category != "IM":  # AtelierEval's route: IM skips image-subjective
+        image_parts.append(SUBJECTIVE_0_100)
+    return fmean([prompt_part, fmean(image_parts)])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rq_worker_evaluates_submission_and_leaderboard_shows_it(redis_url, settings, shipped_backends, scripted_judge, team, sample_pack, example_prompts, client):
+    settings.REDIS_URL = redis_url
+    submission = submission_create(team=team, pack=sample_pack, prompter="Model RQ", filename="p.jsonl", data=example_prompts)
+    connection = get_connection("default")
+    assert Queue("default", connection=connection).count == 1
+    assert Submission.objects.get(pk=submission.pk).status == "queued"
+
+    worker = SimpleWorker([Queue(name, connection=connection) for name in settings.ATELIER_QUEUES], connection=connection)
+    assert worker.work(burst=True)
+
+    submission.refresh_from_db()
+    assert submission.status == "done", submission.error
+    assert submission.judge_id == "openai:scripted-judge"
+    assert not Render.objects.exclude(status="ok").exists()
+    assert not Judgement.objects.exclude(status="ok").exists()
+    assert len(scripted_judge.requests) == Judgement.objects.count()
+
+    tasks = {e.task.task_id: e.task for e in submission.entries.select_related("task")}
+    per_category = {}
+    for task in tasks.values():
+        per_category.setdefault(task.category, []).append(expected_task_score(task))
+    expected = {cat: fmean(v) for cat, v in per_category.items()}
+    scores = {(s.scope, s.key): s.value for s in submission.scores.all()}
+    for cat, value in expected.items():
+        assert scores[("category", cat)] == pytest.approx(value)
+    assert scores[("overall", "overall")] == pytest.approx(fmean(expected.values()))
+    assert scores[("skill", "prompt_subjective")] == pytest.approx(EXPECTED_SUBJECTIVE_SCORE)
+
+    submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
+    page = client.get("/").content.decode()
+    assert "Model RQ" in page and f"{scores[('overall', 'overall')]:.1f}" in page
+    rows = list(csv.DictReader(io.StringIO(b"".join(client.get(f"/submissions/{submission.pk}/breakdown.csv").streaming_content).decode())))
+    assert {float(r["prompt_subjective"]) for r in rows} == {float(EXPECTED_SUBJECTIVE_SCORE)}
+    co = next(r for r in rows if r["task_id"] == "co-s01")
+    assert float(co["image_accuracy"]) == pytest.approx(expected_checklist_value(tasks["co-s01"].image_checklist))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_judge_server_errors_are_recorded_failures_not_scores(settings, scripted_judge, team, sample_pack):
+    from tests.openai_server import Reply
+
+    scripted_judge.default = lambda request: Reply(status=500, content="boom")
+    data = b'{"task_id": "oe-s01", "prompt": "bread at dawn"}'
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=data)
+    submission.refresh_from_db()
+    assert submission.status == "done"
+    failed = Judgement.objects.filter(submission=submission)
+    assert failed.count() > 0 and not failed.exclude(status="failed").exists()
+    assert all("500" in j.reason or "InternalServerError" in j.reason for j in failed)
+    overall = submission.scores.get(scope="overall")
+    assert overall.value is None and overall.failures == failed.count()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_missing_weights_fail_the_submission_with_the_model_named(settings, tmp_path, team, sample_pack):
+    from submissions import runtime
+
+    backends = tmp_path / "backends.json"
+    backends.write_text(
+        '{"backends": [{"name": "local-sd", "model": "%s", "pipeline": "StableDiffusionPipeline", "steps": 1, "guidance": 0.0,'
+        ' "width": 64, "height": 64, "scheduler": null, "dtype": "float32", "images_per_prompt": 1, "seed_policy": "derived"}]}'
+        % (tmp_path / "no-such-weights")
+    )
+    settings.ATELIER_BACKENDS_FILE = backends
+    settings.ATELIER_QUEUES = ("default", "judge", "render-local-sd")
+    runtime.reset()
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=b'{"task_id": "oe-s01", "prompt": "x"}')
+    submission.refresh_from_db()
+    assert submission.status == "failed"
+    assert "no image could be rendered" in submission.error and "no-such-weights" in submission.error

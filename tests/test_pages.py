@@ -1,0 +1,114 @@
+"""Web flows through HTTP: sign-up, teams, upload, submission page, publishing, leaderboard, downloads."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from django.contrib.admin.sites import site
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import RequestFactory
+
+from submissions.admin import SubmissionAdmin, publish
+from submissions.models import Submission
+
+
+def upload(client, team, pack, data: bytes, name="prompts.jsonl"):
+    return client.post(f"/teams/{team.slug}/submit/", {"pack": pack.pk, "prompter": "Model X", "file": SimpleUploadedFile(name, data)})
+
+
+def publish_all(admin_user):
+    request = RequestFactory().post("/admin/")
+    request.user = admin_user
+    request._messages = type("M", (), {"add": lambda *a, **k: None})()
+    publish(SubmissionAdmin(Submission, site), request, Submission.objects.all())
+
+
+def test_signup_then_create_team(client, db):
+    response = client.post("/accounts/signup/", {"username": "newbie", "password1": "a-Long-pass-77", "password2": "a-Long-pass-77"})
+    assert response.status_code == 302
+    response = client.post("/teams/", {"name": "Night Owls"}, follow=True)
+    assert response.status_code == 200 and "Night Owls" in response.content.decode()
+
+
+def test_team_pages_are_private(client, team, stranger):
+    client.force_login(stranger)
+    assert client.get(f"/teams/{team.slug}/").status_code == 404
+    assert client.get(f"/teams/{team.slug}/submit/").status_code == 404
+
+
+def test_token_created_on_team_page_is_shown_once(owner_client, team):
+    response = owner_client.post(f"/teams/{team.slug}/tokens/", {"name": "ci"}, follow=True)
+    page = response.content.decode()
+    assert "shown once" in page and "atl_" in page
+    assert "atl_" not in owner_client.get(f"/teams/{team.slug}/").content.decode().split("shown once")[-1].split("<code>atl_")[0]
+
+
+def test_upload_evaluates_and_page_shows_status_scores_and_provenance(owner_client, team, sample_pack, example_prompts):
+    response = upload(owner_client, team, sample_pack, example_prompts)
+    assert response.status_code == 302
+    submission = Submission.objects.get()
+    page = owner_client.get(response["Location"]).content.decode()
+    assert submission.status == "done", submission.error
+    assert 'id="status">done' in page
+    assert "sample v1" in page and submission.judge_label in page
+    assert "smoke (random weights)" in page
+    assert 'class="thumb"' in page
+    assert "breakdown.csv" in page
+
+
+def test_unpublished_submission_is_hidden_from_strangers(client, owner_client, team, sample_pack, example_prompts, stranger):
+    upload(owner_client, team, sample_pack, example_prompts)
+    submission = Submission.objects.get()
+    client.force_login(stranger)
+    assert client.get(f"/submissions/{submission.pk}/").status_code == 404
+    assert client.get(f"/submissions/{submission.pk}/breakdown.csv").status_code == 404
+
+
+def test_published_submission_is_on_the_leaderboard(client, owner_client, team, sample_pack, example_prompts, admin_user):
+    upload(owner_client, team, sample_pack, example_prompts)
+    assert "Model X" not in client.get("/").content.decode()
+    publish_all(admin_user)
+    submission = Submission.objects.get()
+    assert submission.published
+    page = client.get("/").content.decode()
+    overall = submission.scores.get(scope="overall").value
+    assert "Model X" in page and f"{overall:.1f}" in page
+    assert submission.judge_label in page
+
+
+def test_leaderboard_sorts_by_column(client, owner_client, team, sample_pack, example_prompts, admin_user):
+    upload(owner_client, team, sample_pack, example_prompts)
+    data = "\n".join(json.dumps({"task_id": t, "prompt": "a thing"}) for t in ("oe-s01", "co-s01", "im-s01")).encode()
+    owner_client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "Terse", "file": SimpleUploadedFile("t.jsonl", data)})
+    publish_all(admin_user)
+    scores = {s.prompter: s.scores.get(scope="category", key="OE").value for s in Submission.objects.all()}
+    best, worst = sorted(scores, key=scores.get, reverse=True)
+    ascending = client.get("/?sort=OE&dir=asc").content.decode()
+    descending = client.get("/?sort=OE&dir=desc").content.decode()
+    if scores[best] != scores[worst]:
+        assert ascending.index(worst) < ascending.index(best)
+        assert descending.index(best) < descending.index(worst)
+
+
+def test_breakdown_downloads_csv_and_jsonl(client, owner_client, team, sample_pack, example_prompts, admin_user):
+    upload(owner_client, team, sample_pack, example_prompts)
+    publish_all(admin_user)
+    submission = Submission.objects.get()
+    response = client.get(f"/submissions/{submission.pk}/breakdown.csv")
+    assert response.status_code == 200 and response.streaming
+    rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
+    renders = sum(b["images_per_prompt"] for b in submission.backends) * submission.entries.count()
+    assert len(rows) == renders
+    first = rows[0]
+    assert first["image_url"].startswith("http://testserver/media/renders/")
+    assert first["prompt"] and first["backend"] and first["seed"]
+    jsonl = client.get(f"/submissions/{submission.pk}/breakdown.jsonl")
+    records = [json.loads(line) for line in b"".join(jsonl.streaming_content).decode().splitlines()]
+    assert len(records) == renders
+    dev = next(r for r in records if r["task_id"] == "co-s01")
+    assert isinstance(dev["prompt_checklist"], dict) and "The prompt states that the tomatoes are orange" in dev["prompt_checklist"]
+    hidden = next(r for r in records if r["task_id"] == "oe-s02")
+    assert isinstance(hidden["prompt_checklist"], list) and set(hidden["prompt_checklist"]) <= {0, 1, None}
+    assert client.get(f"/submissions/{submission.pk}/breakdown.xml").status_code == 404
