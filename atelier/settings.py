@@ -7,6 +7,7 @@ that names the variable instead of being guessed around.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 from pathlib import Path
@@ -51,7 +52,9 @@ def envfloat(name: str, default: str) -> float:
 
 def envurl(name: str, schemes: tuple[str, ...]) -> str:
     value = os.environ.get(name, "").strip()
-    if value and (urlparse(value).scheme not in schemes or not urlparse(value).netloc):
+    parsed = urlparse(value)
+    # sqlite:///path and unix:///socket have no host; every other scheme needs one.
+    if value and (parsed.scheme not in schemes or not (parsed.netloc or parsed.scheme in ("sqlite", "unix"))):
         raise ImproperlyConfigured(f"{name}={value!r}: expected a URL starting with {' or '.join(s + '://' for s in schemes)}")
     return value
 
@@ -166,7 +169,16 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+def _package_dir(name: str, sub: str) -> Path:
+    """A data folder inside an installed package, found without importing the package."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        raise ImproperlyConfigured(f"package {name!r} is not installed: pip install -r requirements.txt")
+    return Path(spec.submodule_search_locations[0]) / sub
+
+
+# plotly.js comes from the installed plotly package and is served as static/vendor/plotly/plotly.min.js.
+STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", _package_dir("plotly", "package_data"))]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
@@ -176,5 +188,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # Third-party libraries (open_clip, diffusers) chat at INFO; only our own packages log at LOG_LEVEL.
+    "root": {"handlers": ["console"], "level": "WARNING"},
+    "loggers": {name: {"level": os.environ.get("LOG_LEVEL", "INFO")} for name in ("evaluator", "submissions", "tasks", "leaderboard")},
 }

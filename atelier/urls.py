@@ -7,6 +7,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("django-rq/", include("django_rq.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("", include("tasks.urls")),
     path("", include("submissions.urls")),
     path("", include("leaderboard.urls")),
 ]

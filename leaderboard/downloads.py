@@ -49,7 +49,7 @@ def _entry_rows(submission: Submission, entry: PromptEntry, detail: dict, image_
     for render in sorted(detail["renders"], key=lambda r: (r.backend, r.image_index)):
         judged = {**prompt_side, **image_side.get(render.pk, {})}
         row = {
-            "submission": submission.pk, "pack": str(submission.pack), "task_id": entry.task.task_id,
+            "submission": submission.pk, "pack": f"{submission.pack.name} v{submission.pack.version} rev {submission.pack_revision}", "task_id": entry.task.task_id,
             "category": entry.task.category, "split": entry.task.split, "sample": entry.sample_index,
             "backend": render.backend, "image_index": render.image_index, "seed": render.seed,
             "image_url": image_url(render.image.url) if render.image else "", "render_status": render.status,

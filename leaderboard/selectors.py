@@ -38,19 +38,40 @@ def visible_to(user, submission: Submission) -> bool:
     return user.is_authenticated and submission.team.members.filter(pk=user.pk).exists()
 
 
-def leaderboard_packs() -> list[TaskPack]:
-    return list(TaskPack.objects.filter(submissions__published=True).distinct().order_by("name", "-loaded_at"))
+@dataclass(frozen=True)
+class Board:
+    """One leaderboard: a pack version at one revision, scored by one judge. Nothing else is ranked together."""
+
+    pack: TaskPack
+    revision: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.pack.pk}:{self.revision}"
+
+    def __str__(self) -> str:
+        return f"{self.pack.name} v{self.pack.version}" + (f" rev {self.revision}" if self.revision > 1 else "")
 
 
-def leaderboard_judges(pack: TaskPack) -> list[tuple[str, str]]:
-    """(judge_id, label) pairs of published submissions on a pack, most used first."""
-    counts = Counter(public_submissions().filter(pack=pack).values_list("judge_id", "judge_label"))
+def leaderboard_boards() -> list[Board]:
+    pairs = public_submissions().values_list("pack_id", "pack_revision").distinct()
+    packs = TaskPack.objects.in_bulk({p for p, _ in pairs})
+    return sorted((Board(packs[p], r) for p, r in set(pairs)), key=lambda b: (b.pack.name, -b.pack.loaded_at.timestamp(), -b.revision))
+
+
+def board_submissions(board: Board) -> QuerySet[Submission]:
+    return public_submissions().filter(pack=board.pack, pack_revision=board.revision)
+
+
+def leaderboard_judges(board: Board) -> list[tuple[str, str]]:
+    """(judge_id, label) pairs of a board's published submissions, most used first."""
+    counts = Counter(board_submissions(board).values_list("judge_id", "judge_label"))
     return [pair for pair, _ in counts.most_common()]
 
 
-def leaderboard_rows(pack: TaskPack, judge_id: str, sort: str = "overall", descending: bool = True) -> tuple[list[Row], list[tuple[str, str]]]:
-    """Published rows of one pack version scored by one judge (figures from different judges are not comparable)."""
-    submissions = list(public_submissions().filter(pack=pack, judge_id=judge_id).annotate(tasks=Count("entries__task", distinct=True)))
+def leaderboard_rows(board: Board, judge_id: str, sort: str = "overall", descending: bool = True) -> tuple[list[Row], list[tuple[str, str]]]:
+    """Published rows of one board scored by one judge (figures from different judges are not comparable)."""
+    submissions = list(board_submissions(board).filter(judge_id=judge_id).annotate(tasks=Count("entries__task", distinct=True)))
     rows = {s.pk: Row(submission=s, tasks_covered=s.tasks) for s in submissions}
     backends: set[str] = set()
     for score in SubmissionScore.objects.filter(submission_id__in=rows, scope__in=("overall", "category", "backend")):
@@ -71,7 +92,7 @@ def submission_figures(submission: Submission) -> dict[str, list[SubmissionScore
     grouped: dict[str, list[SubmissionScore]] = defaultdict(list)
     for score in submission.scores.all():
         grouped[score.scope].append(score)
-    return grouped
+    return dict(grouped)  # a plain dict: templates would read defaultdict's .items as a missing key
 
 
 def submission_progress(submission: Submission) -> dict[str, dict[str, int]]:

@@ -13,13 +13,13 @@ from .downloads import breakdown_rows, csv_lines, jsonl_lines
 
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
-    packs = selectors.leaderboard_packs()
-    pack = next((p for p in packs if str(p.pk) == request.GET.get("pack")), packs[0] if packs else None)
-    judges = selectors.leaderboard_judges(pack) if pack else []
+    boards = selectors.leaderboard_boards()
+    board = next((b for b in boards if b.key == request.GET.get("board")), boards[0] if boards else None)
+    judges = selectors.leaderboard_judges(board) if board else []
     judge_id = request.GET.get("judge") if request.GET.get("judge") in dict(judges) else (judges[0][0] if judges else "")
     sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
-    rows, backends = selectors.leaderboard_rows(pack, judge_id, sort, descending) if pack else ([], [])
-    context = {"packs": packs, "pack": pack, "judges": judges, "judge_id": judge_id, "judge_label": dict(judges).get(judge_id, ""),
+    rows, backends = selectors.leaderboard_rows(board, judge_id, sort, descending) if board else ([], [])
+    context = {"boards": boards, "board": board, "judges": judges, "judge_id": judge_id, "judge_label": dict(judges).get(judge_id, ""),
                "rows": rows, "backends": backends, "sort": sort, "descending": descending}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 

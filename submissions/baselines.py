@@ -15,7 +15,8 @@ BASELINE_TEAM = "Baselines"
 
 def baseline_create(*, pack: TaskPack, kind: str, publish: bool = False) -> Submission:
     team, _ = Team.objects.get_or_create(name=BASELINE_TEAM, defaults={"slug": "baselines"})
-    existing = Submission.objects.filter(team=team, pack=pack, prompter=kind, is_baseline=True).exclude(status="failed").first()
+    same = {"team": team, "pack": pack, "pack_revision": pack.revision, "prompter": kind, "is_baseline": True}
+    existing = Submission.objects.filter(**same).exclude(status="failed").first()
     submission = existing or _create(team, pack, kind)
     submission.refresh_from_db()
     if publish:

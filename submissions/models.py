@@ -58,6 +58,7 @@ class Status(models.TextChoices):
 class Submission(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
     pack = models.ForeignKey(TaskPack, on_delete=models.PROTECT, related_name="submissions")
+    pack_revision = models.PositiveIntegerField(default=1, help_text="the pack's revision when the prompts came in")
     prompter = models.CharField(max_length=200, help_text="who or what wrote the prompts, e.g. a model name")
     condition = models.CharField(max_length=40, blank=True, help_text="e.g. novice or skilled")
     kind = models.CharField(max_length=20, default="file")

@@ -56,8 +56,9 @@ def submission_create(
     rows = parse_prompt_file(filename, data, set(tasks), upload_limits())
     with transaction.atomic():
         submission = Submission.objects.create(
-            team=team, pack=pack, prompter=prompter, condition=condition, source_name=filename, is_baseline=is_baseline
-        )
+            team=team, pack=pack, pack_revision=pack.revision, prompter=prompter, condition=condition,
+            source_name=filename, is_baseline=is_baseline,
+        )  # fmt: skip
         PromptEntry.objects.bulk_create(
             PromptEntry(submission=submission, task=tasks[r.task_id], sample_index=r.sample, text=r.prompt, line=r.line)
             for r in rows

@@ -45,6 +45,7 @@ class TaskPack(models.Model):
     title = models.CharField(max_length=200, blank=True)
     description = models.TextField(blank=True)
     license = models.CharField(max_length=200, blank=True)
+    revision = models.PositiveIntegerField(default=1, help_text="bumped whenever a task of this pack version changes")
     loaded_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -52,7 +53,7 @@ class TaskPack(models.Model):
         ordering = ["name", "-loaded_at"]
 
     def __str__(self) -> str:
-        return f"{self.name} v{self.version}"
+        return f"{self.name} v{self.version}" + (f" rev {self.revision}" if self.revision > 1 else "")
 
 
 class Tag(models.Model):
@@ -80,7 +81,9 @@ class Task(models.Model):
     image_checklist = models.JSONField(default=list, blank=True)
     seed_prompt = models.TextField(blank=True)
     target_image = models.ImageField(upload_to="targets/", blank=True)
-    target_note = models.CharField(max_length=200, blank=True, help_text="where the target came from")
+    target_note = models.CharField(max_length=300, blank=True, help_text="where the target came from")
+    target_seed = models.BigIntegerField(null=True, blank=True)
+    target_config_hash = models.CharField(max_length=64, blank=True)
     version = models.PositiveIntegerField(default=1)
     content_hash = models.CharField(max_length=64, blank=True)
 

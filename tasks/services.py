@@ -1,32 +1,56 @@
-"""Writes for task packs: one transaction per pack, so a failed load leaves nothing behind."""
+"""Writes for task packs. A pack load is one transaction, so a failed load leaves nothing behind.
+
+Versions: a task's `version` goes up whenever what prompters or the judge see changes (brief,
+constraints, tags, checklists, seed prompt, target), and so does its pack's `revision`.
+Submissions record the revision they were made against, and a leaderboard shows one
+(pack, revision) at a time, so results on edited tasks are never ranked together.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 
-from django.core.files import File
+from django.core.files.base import ContentFile
 from django.db import transaction
+from django.db.models import F
 
 from .loaders import PackData, TaskRecord
 from .models import TAG_GROUP_OF, Tag, Task, TaskPack
 
 
-def record_hash(record: TaskRecord) -> str:
-    """Hash of everything a prompter or the judge sees, so an edit bumps the task's version."""
-    target_bytes = record.target_image.read_bytes() if record.target_image else b""
+def task_hash(task: Task, tag_names: list[str], target_sha: str) -> str:
     content = {
-        "title": record.title, "brief": record.brief, "constraints": record.constraints, "tags": sorted(record.tags),
-        "prompt_checklist": record.prompt_checklist, "image_checklist": record.image_checklist,
-        "seed_prompt": record.seed_prompt, "target": hashlib.sha256(target_bytes).hexdigest(), "split": record.split,
+        "title": task.title, "brief": task.brief, "constraints": task.constraints, "tags": sorted(tag_names),
+        "prompt_checklist": task.prompt_checklist, "image_checklist": task.image_checklist,
+        "seed_prompt": task.seed_prompt, "target": target_sha, "split": task.split, "category": task.category,
     }  # fmt: skip
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
+
+
+def _target_sha(task: Task) -> str:
+    if not task.target_image:
+        return ""
+    with task.target_image.open("rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()
+
+
+@transaction.atomic
+def task_touch(*, task: Task) -> bool:
+    """After an edit (admin, render_targets): bump the task's version and its pack's revision if content changed."""
+    digest = task_hash(task, [t.name for t in task.tags.all()], _target_sha(task))
+    if digest == task.content_hash:
+        return False
+    Task.objects.filter(pk=task.pk).update(content_hash=digest, version=F("version") + 1)
+    TaskPack.objects.filter(pk=task.pack_id).update(revision=F("revision") + 1)
+    task.refresh_from_db()
+    return True
 
 
 @transaction.atomic
 def pack_save(*, data: PackData) -> tuple[TaskPack, dict[str, int]]:
     """Create or update a pack version; returns the pack and counts of created/changed/unchanged tasks."""
-    pack, _ = TaskPack.objects.update_or_create(
+    pack, created = TaskPack.objects.update_or_create(
         name=data.name, version=data.version,
         defaults={"source": data.source, "title": data.title, "description": data.description, "license": data.license},
     )  # fmt: skip
@@ -34,6 +58,9 @@ def pack_save(*, data: PackData) -> tuple[TaskPack, dict[str, int]]:
     tags = _ensure_tags()
     for record in data.tasks:
         counts[_task_save(pack, record, tags)] += 1
+    if not created and (counts["created"] or counts["changed"]):
+        TaskPack.objects.filter(pk=pack.pk).update(revision=F("revision") + 1)
+        pack.refresh_from_db()
     return pack, counts
 
 
@@ -44,20 +71,22 @@ def _ensure_tags() -> dict[str, Tag]:
 
 
 def _task_save(pack: TaskPack, record: TaskRecord, tags: dict[str, Tag]) -> str:
-    digest = record_hash(record)
     task = Task.objects.filter(pack=pack, task_id=record.task_id).first()
-    if task is not None and task.content_hash == digest:
-        return "unchanged"
     outcome = "created" if task is None else "changed"
     task = task or Task(pack=pack, task_id=record.task_id, version=0)
     task.category, task.split, task.title, task.brief = record.category, record.split, record.title, record.brief
     task.constraints, task.seed_prompt = record.constraints, record.seed_prompt
     task.prompt_checklist, task.image_checklist = record.prompt_checklist, record.image_checklist
+    target_bytes = record.target_image.read_bytes() if record.target_image else None
+    target_sha = hashlib.sha256(target_bytes).hexdigest() if target_bytes is not None else _target_sha(task)
+    tag_names = [t.lstrip("#") for t in record.tags]
+    digest = task_hash(task, tag_names, target_sha)
+    if digest == task.content_hash:
+        return "unchanged"
+    if target_bytes is not None:
+        task.target_image.save(f"{pack.name}/{pack.version}/{record.task_id}.png", ContentFile(target_bytes), save=False)
+        task.target_note = "target image shipped with the pack"
     task.version, task.content_hash = task.version + 1, digest
-    if record.target_image:
-        with record.target_image.open("rb") as handle:
-            task.target_image.save(f"{pack.name}/{record.task_id}.png", File(handle), save=False)
-        task.target_note = "target image from the pack"
     task.save()
-    task.tags.set([tags[t.lstrip("#")] for t in record.tags])
+    task.tags.set([tags[name] for name in tag_names])
     return outcome

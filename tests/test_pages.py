@@ -56,6 +56,9 @@ def test_upload_evaluates_and_page_shows_status_scores_and_provenance(owner_clie
     assert "smoke (random weights)" in page
     assert 'class="thumb"' in page
     assert "breakdown.csv" in page
+    scores = page.split("<h2>Scores</h2>")[1].split("<h2>")[0]
+    for score in submission.scores.filter(scope__in=["overall", "category", "backend"]):
+        assert f"<td>{score.key}</td><td class=\"num\">{score.value:.1f}</td>" in scores
 
 
 def test_unpublished_submission_is_hidden_from_strangers(client, owner_client, team, sample_pack, example_prompts, stranger):

@@ -132,8 +132,8 @@ def prompt_similarities(prompt: str, items: tuple[str, ...]) -> list[tuple[float
     if not units:
         return [(0.0, "") for _ in items]
     model = _minilm()
-    unit_vecs = model.encode(units, normalize_embeddings=True, convert_to_numpy=True)
-    item_vecs = model.encode([item_query(i) for i in items], normalize_embeddings=True, convert_to_numpy=True)
+    unit_vecs = model.encode(units, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    item_vecs = model.encode([item_query(i) for i in items], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
     sims = item_vecs @ unit_vecs.T
     return [(float(row.max()), units[int(row.argmax())]) for row in sims]
 

@@ -5,28 +5,39 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from submissions import runtime
 from submissions.baselines import baseline_create
 from submissions.models import Membership, Submission, Team
 from submissions.services import submission_create, submissions_publish
 from tasks.loaders import read_own_pack
 from tasks.services import pack_save
+from tasks.targets import targets_render
 
 SAMPLE_PACK = settings.BASE_DIR / "tasks" / "packs" / "sample"
+ORIGINAL_PACK = settings.BASE_DIR / "tasks" / "packs" / "atelier-original"
 EXAMPLE_PROMPTS = settings.BASE_DIR / "examples" / "demo_prompts.jsonl"
 
 
 class Command(BaseCommand):
-    help = "Set up the demo: migrate, load the sample pack, submit the example prompts and a baseline, evaluate, publish."
+    help = "Set up the demo: migrate, load the packs, render the sample IM targets, submit the example prompts and a baseline, evaluate, publish."
 
     def handle(self, *args, **options):
         if not settings.DEBUG:
             raise CommandError("the demo creates a demo/demo superuser; run it with DEBUG=true only")
         call_command("migrate", verbosity=0)
+        pack_save(data=read_own_pack(ORIGINAL_PACK))
         pack, _ = pack_save(data=read_own_pack(SAMPLE_PACK))
+        backend = next(iter(runtime.backend_configs().values()))
+        rendered, failures = targets_render(pack=pack, backend=backend, candidates=4)
+        if failures:
+            raise CommandError("could not render the sample pack's IM targets:\n" + "\n".join(failures))
+        pack.refresh_from_db()
+        self.stdout.write(f"Loaded {pack} and the original 360-task pack; {rendered} IM target(s) rendered on {backend.name}.")
         user = self._demo_user()
         team, _ = Team.objects.get_or_create(name="Demo team", defaults={"slug": "demo-team"})
         Membership.objects.get_or_create(team=team, user=user, defaults={"is_owner": True})
-        demo = Submission.objects.filter(team=team, pack=pack, source_name=EXAMPLE_PROMPTS.name).exclude(status="failed").first()
+        same = {"team": team, "pack": pack, "pack_revision": pack.revision, "source_name": EXAMPLE_PROMPTS.name}
+        demo = Submission.objects.filter(**same).exclude(status="failed").first()
         if demo is None:
             self.stdout.write(f"Evaluating {EXAMPLE_PROMPTS.name} on {pack} ({'RQ workers' if settings.REDIS_URL else 'in-process'})…")
             demo = submission_create(team=team, pack=pack, prompter="Example prompter (hand-written)", filename=EXAMPLE_PROMPTS.name, data=EXAMPLE_PROMPTS.read_bytes())

@@ -1,0 +1,30 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from submissions import runtime
+from tasks.models import TaskPack
+from tasks.targets import targets_render
+
+
+class Command(BaseCommand):
+    help = "Render IM target images from their seed prompts, keeping the most representative of several candidates."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--pack", required=True, help="pack name or name@version (default: latest version)")
+        parser.add_argument("--backend", required=True, help="an enabled backend from the backends file")
+        parser.add_argument("--candidates", type=int, default=4, help="renders per target to choose from (ArtWhisperer used 10)")
+        parser.add_argument("--force", action="store_true", help="re-render targets that already exist")
+
+    def handle(self, *args, pack: str, backend: str, candidates: int, force: bool, **options):
+        configs = runtime.backend_configs()
+        if backend not in configs:
+            raise CommandError(f"backend {backend!r} is not enabled; enabled: {', '.join(configs) or 'none'}")
+        if candidates < 1:
+            raise CommandError("--candidates must be at least 1")
+        name, _, version = pack.partition("@")
+        found = TaskPack.objects.filter(name=name, **({"version": version} if version else {})).order_by("-loaded_at").first()
+        if found is None:
+            raise CommandError(f"no pack {pack!r}; load it with manage.py load_tasks")
+        done, failures = targets_render(pack=found, backend=configs[backend], candidates=candidates, force=force)
+        self.stdout.write(f"{found}: {done} target(s) rendered on {backend}")
+        if failures:
+            raise CommandError(f"{len(failures)} target(s) failed:\n" + "\n".join(failures))

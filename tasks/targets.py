@@ -1,0 +1,62 @@
+"""Rendering IM targets from hidden seed prompts (manage.py render_targets).
+
+Each target is the most representative of several candidate renders (ArtWhisperer's rule,
+evaluator.metrics.targets); the image, its seed and the backend config hash are stored,
+and the task's version goes up.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+
+from evaluator.backends import SMOKE_LABEL, BackendConfig, derive_seed, get_renderer
+from evaluator.judge import image_embeddings
+from evaluator.metrics.targets import most_representative
+
+from .models import Task, TaskPack
+from .services import task_touch
+
+log = logging.getLogger(__name__)
+
+
+def target_seeds(task: Task, backend: BackendConfig, candidates: int) -> list[int]:
+    # "target:" keeps target seeds apart from the seeds of submissions' renders of the same task.
+    return [derive_seed(f"target:{task.task_id}", 0, k, backend.name) for k in range(candidates)]
+
+
+def target_render(*, task: Task, backend: BackendConfig, candidates: int) -> int:
+    """Render candidates for one IM task, keep the most representative, store it. Returns the chosen seed."""
+    seeds = target_seeds(task, backend, candidates)
+    images = get_renderer(backend).render(task.seed_prompt, seeds)
+    embeddings = image_embeddings(images, settings.ATELIER_CLIP_MODEL, settings.ATELIER_CLIP_PRETRAINED)
+    best = most_representative(embeddings)
+    buffer = io.BytesIO()
+    images[best].save(buffer, format="PNG")
+    smoke = f" — {SMOKE_LABEL}, a stand-in target" if backend.is_smoke else ""
+    clip = "CLIP " + settings.ATELIER_CLIP_MODEL + (" (random weights)" if not settings.ATELIER_CLIP_PRETRAINED else "")
+    task.target_image.save(f"{task.pack.name}/{task.pack.version}/{task.task_id}.png", ContentFile(buffer.getvalue()), save=False)
+    task.target_seed, task.target_config_hash = seeds[best], backend.version_hash()
+    task.target_note = f"rendered from the seed prompt on {backend.name}, candidate {best + 1} of {candidates} chosen by {clip}{smoke}"[:300]
+    task.save(update_fields=["target_image", "target_seed", "target_config_hash", "target_note"])
+    task_touch(task=task)
+    return seeds[best]
+
+
+def targets_render(*, pack: TaskPack, backend: BackendConfig, candidates: int, force: bool = False) -> tuple[int, list[str]]:
+    """Targets for every IM task of a pack that has a seed prompt and (unless force) no target yet."""
+    tasks = pack.tasks.filter(category="IM").exclude(seed_prompt="").order_by("task_id")
+    if not force:
+        tasks = tasks.filter(target_image="")
+    done, failures = 0, []
+    for task in tasks:
+        try:
+            target_render(task=task, backend=backend, candidates=candidates)
+            done += 1
+        except Exception as exc:  # one bad task must not stop the rest; each failure is reported
+            log.warning("target for %s failed: %s", task.task_id, exc)
+            failures.append(f"{task.task_id}: {type(exc).__name__}: {exc}")
+    return done, failures
