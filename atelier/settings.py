@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "tasks",
     "submissions",
     "leaderboard",
+    "ratings",
 ]
 
 MIDDLEWARE = [

@@ -8,6 +8,7 @@ urlpatterns = [
     path("django-rq/", include("django_rq.urls")),
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("tasks.urls")),
+    path("", include("ratings.urls")),
     path("", include("submissions.urls")),
     path("", include("leaderboard.urls")),
 ]

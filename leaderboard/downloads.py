@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from evaluator.judge import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
 from submissions.models import Judgement, PromptEntry, Submission
 
-from .selectors import entry_breakdown
+from .selectors import JudgeKey, entry_breakdown
 
 CHUNK = 200
 COLUMNS = [
@@ -27,7 +27,7 @@ COLUMNS = [
 ]  # fmt: skip
 
 
-def breakdown_rows(submission: Submission, image_url: Callable[[str], str]) -> Iterator[dict]:
+def breakdown_rows(submission: Submission, judge: JudgeKey, image_url: Callable[[str], str]) -> Iterator[dict]:
     entries = submission.entries.select_related("task").order_by("task__category", "task__task_id", "sample_index")
     last = 0
     while True:
@@ -35,12 +35,12 @@ def breakdown_rows(submission: Submission, image_url: Callable[[str], str]) -> I
         if not chunk:
             return
         last = chunk[-1].pk
-        details = entry_breakdown(chunk, submission)
+        details = entry_breakdown(chunk, judge)
         for entry in chunk:
-            yield from _entry_rows(submission, entry, details[entry.pk], image_url)
+            yield from _entry_rows(submission, judge, entry, details[entry.pk], image_url)
 
 
-def _entry_rows(submission: Submission, entry: PromptEntry, detail: dict, image_url: Callable[[str], str]) -> Iterator[dict]:
+def _entry_rows(submission: Submission, judge: JudgeKey, entry: PromptEntry, detail: dict, image_url: Callable[[str], str]) -> Iterator[dict]:
     prompt_side = {j.skill: j for j in detail["judgements"] if j.render_id is None}
     image_side: dict[int, dict[str, Judgement]] = {}
     for j in detail["judgements"]:
@@ -53,7 +53,7 @@ def _entry_rows(submission: Submission, entry: PromptEntry, detail: dict, image_
             "category": entry.task.category, "split": entry.task.split, "sample": entry.sample_index,
             "backend": render.backend, "image_index": render.image_index, "seed": render.seed,
             "image_url": image_url(render.image.url) if render.image else "", "render_status": render.status,
-            "prompt": entry.text, "judge": submission.judge_id, "backend_config_hash": render.config_hash,
+            "prompt": entry.text, "judge": judge.key, "backend_config_hash": render.config_hash,
         }  # fmt: skip
         row.update(_skill_columns(judged, entry.task))
         failures = [f"render: {render.error}"] if render.error else []

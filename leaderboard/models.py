@@ -7,7 +7,10 @@ class SubmissionScore(models.Model):
     """One leaderboard figure of a submission, rebuilt from its judgements (leaderboard.services.scores_rebuild)."""
 
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="scores")
-    scope = models.CharField(max_length=20)  # overall | category | backend | skill
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    judge_label = models.CharField(max_length=300, blank=True)
+    scope = models.CharField(max_length=20)  # overall | category | backend | skill | top1
     key = models.CharField(max_length=100)
     value = models.FloatField(null=True, blank=True)
     n = models.PositiveIntegerField(default=0)
@@ -17,5 +20,6 @@ class SubmissionScore(models.Model):
     computed = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["submission", "scope", "key"], name="unique_score")]
+        # Scores of every judge version stay, so an old and a new judge can be compared side by side.
+        constraints = [models.UniqueConstraint(fields=["submission", "judge_id", "judge_version", "scope", "key"], name="unique_score")]
         ordering = ["submission", "scope", "key"]

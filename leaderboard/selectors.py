@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, Sum
 
 from submissions.models import Judgement, PromptEntry, Render, Submission, UnitStatus
 from tasks.models import TaskPack
@@ -63,18 +63,46 @@ def board_submissions(board: Board) -> QuerySet[Submission]:
     return public_submissions().filter(pack=board.pack, pack_revision=board.revision)
 
 
-def leaderboard_judges(board: Board) -> list[tuple[str, str]]:
-    """(judge_id, label) pairs of a board's published submissions, most used first."""
-    counts = Counter(board_submissions(board).values_list("judge_id", "judge_label"))
-    return [pair for pair, _ in counts.most_common()]
+@dataclass(frozen=True)
+class JudgeKey:
+    """A judge model (or ensemble) at one rubric version: figures of different keys are never mixed."""
+
+    judge_id: str
+    version: str
+    label: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.judge_id}|{self.version}"
+
+    @classmethod
+    def parse(cls, key: str) -> JudgeKey:
+        judge_id, _, version = key.rpartition("|")
+        return cls(judge_id, version)
+
+    def __str__(self) -> str:
+        return f"{self.label or self.judge_id} ({self.version})"
 
 
-def leaderboard_rows(board: Board, judge_id: str, sort: str = "overall", descending: bool = True) -> tuple[list[Row], list[tuple[str, str]]]:
-    """Published rows of one board scored by one judge (figures from different judges are not comparable)."""
-    submissions = list(board_submissions(board).filter(judge_id=judge_id).annotate(tasks=Count("entries__task", distinct=True)))
+def judges_of(submission_ids) -> list[JudgeKey]:
+    """Judge keys with figures for these submissions, most used first."""
+    overall = SubmissionScore.objects.filter(submission_id__in=submission_ids, scope="overall")
+    counts = Counter(overall.values_list("judge_id", "judge_version", "judge_label"))
+    return [JudgeKey(*triple) for triple, _ in counts.most_common()]
+
+
+def pick_judge(judges: list[JudgeKey], requested: str | None, default: JudgeKey | None = None) -> JudgeKey | None:
+    by_key = {j.key: j for j in judges}
+    return by_key.get(requested or "") or (default and by_key.get(default.key)) or (judges[0] if judges else None)
+
+
+def leaderboard_rows(board: Board, judge: JudgeKey, sort: str = "overall", descending: bool = True) -> tuple[list[Row], list[tuple[str, str]]]:
+    """Published rows of one board scored by one judge version (figures from different judges are not comparable)."""
+    scores = SubmissionScore.objects.filter(submission__in=board_submissions(board), judge_id=judge.judge_id, judge_version=judge.version)
+    submissions = list(board_submissions(board).filter(pk__in=scores.values("submission_id")).annotate(tasks=Count("entries__task", distinct=True)))
     rows = {s.pk: Row(submission=s, tasks_covered=s.tasks) for s in submissions}
     backends: set[str] = set()
-    for score in SubmissionScore.objects.filter(submission_id__in=rows, scope__in=("overall", "category", "backend")):
+    for score in scores.filter(scope__in=("overall", "category", "backend")):
         row = rows[score.submission_id]
         if score.scope == "overall":
             row.overall = score
@@ -88,9 +116,14 @@ def leaderboard_rows(board: Board, judge_id: str, sort: str = "overall", descend
     return ordered, [(name, labels.get(name, "")) for name in sorted(backends)]
 
 
-def submission_figures(submission: Submission) -> dict[str, list[SubmissionScore]]:
+def submission_judge(submission: Submission) -> JudgeKey:
+    return JudgeKey(submission.judge_id, submission.judge_version, submission.judge_label)
+
+
+def submission_figures(submission: Submission, judge: JudgeKey | None = None) -> dict[str, list[SubmissionScore]]:
+    judge = judge or submission_judge(submission)
     grouped: dict[str, list[SubmissionScore]] = defaultdict(list)
-    for score in submission.scores.all():
+    for score in submission.scores.filter(judge_id=judge.judge_id, judge_version=judge.version):
         grouped[score.scope].append(score)
     return dict(grouped)  # a plain dict: templates would read defaultdict's .items as a missing key
 
@@ -109,22 +142,22 @@ def submission_progress(submission: Submission) -> dict[str, dict[str, int]]:
     }
 
 
-def entry_breakdown(entries: list[PromptEntry], submission: Submission) -> dict[int, dict]:
-    """For a page of entries: their renders and their judgements, in three queries."""
+def entry_breakdown(entries: list[PromptEntry], judge: JudgeKey) -> dict[int, dict]:
+    """For a page of entries: their renders and one judge's judgements, in two queries."""
     ids = [e.pk for e in entries]
     renders = defaultdict(list)
     for render in Render.objects.filter(entry_id__in=ids):
         renders[render.entry_id].append(render)
     judgements = defaultdict(list)
-    same_judge = Q(judge_id=submission.judge_id, judge_version=submission.judge_version)
+    same_judge = Q(judge_id=judge.judge_id, judge_version=judge.version)
     for judgement in Judgement.objects.filter(same_judge, entry_id__in=ids):
         judgements[judgement.entry_id].append(judgement)
     return {i: {"renders": renders[i], "judgements": judgements[i]} for i in ids}
 
 
-def entry_rows(entries: list[PromptEntry], submission: Submission) -> list[dict]:
+def entry_rows(entries: list[PromptEntry], judge: JudgeKey) -> list[dict]:
     """Display rows for the submission page: prompt-side judgements, and per backend its images and image-side means."""
-    details = entry_breakdown(entries, submission)
+    details = entry_breakdown(entries, judge)
     rows = []
     for entry in entries:
         detail = details[entry.pk]
@@ -144,3 +177,13 @@ def entry_rows(entries: list[PromptEntry], submission: Submission) -> list[dict]
             backends.append({"name": name, "renders": renders, "means": means})
         rows.append({"entry": entry, "prompt": prompt, "backends": backends})
     return rows
+
+
+def submission_cost(submission: Submission) -> dict[str, int]:
+    """Judge calls and tokens spent on a submission, over every judge version that scored it."""
+    totals = Judgement.objects.filter(submission=submission).aggregate(
+        calls=Sum("calls"), prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens")
+    )
+    totals = {k: v or 0 for k, v in totals.items()}
+    totals["cached"] = Judgement.objects.filter(submission=submission, cached=True).count()
+    return totals

@@ -15,12 +15,12 @@ from .downloads import breakdown_rows, csv_lines, jsonl_lines
 def leaderboard(request: HttpRequest) -> HttpResponse:
     boards = selectors.leaderboard_boards()
     board = next((b for b in boards if b.key == request.GET.get("board")), boards[0] if boards else None)
-    judges = selectors.leaderboard_judges(board) if board else []
-    judge_id = request.GET.get("judge") if request.GET.get("judge") in dict(judges) else (judges[0][0] if judges else "")
+    judges = selectors.judges_of(selectors.board_submissions(board).values("pk")) if board else []
+    judge = selectors.pick_judge(judges, request.GET.get("judge"))
     sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
-    rows, backends = selectors.leaderboard_rows(board, judge_id, sort, descending) if board else ([], [])
-    context = {"boards": boards, "board": board, "judges": judges, "judge_id": judge_id, "judge_label": dict(judges).get(judge_id, ""),
-               "rows": rows, "backends": backends, "sort": sort, "descending": descending}  # fmt: skip
+    rows, backends = selectors.leaderboard_rows(board, judge, sort, descending) if judge else ([], [])
+    context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "backends": backends,
+               "sort": sort, "descending": descending}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 
 
@@ -36,10 +36,12 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = _visible_submission(request, submission_id)
     entries = submission.entries.select_related("task").order_by("task__category", "task__task_id", "sample_index")
     page = Paginator(entries, 25).get_page(request.GET.get("page"))
+    judges = selectors.judges_of([submission.pk])
+    judge = selectors.pick_judge(judges, request.GET.get("judge"), selectors.submission_judge(submission)) or selectors.submission_judge(submission)
     context = {
-        "submission": submission, "page": page, "figures": selectors.submission_figures(submission),
-        "progress": selectors.submission_progress(submission), "rows": selectors.entry_rows(list(page), submission),
-        "running": submission.status not in (Status.DONE, Status.FAILED),
+        "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": selectors.submission_figures(submission, judge),
+        "progress": selectors.submission_progress(submission), "rows": selectors.entry_rows(list(page), judge),
+        "cost": selectors.submission_cost(submission), "running": submission.status not in (Status.DONE, Status.FAILED),
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)
 
@@ -49,7 +51,8 @@ def breakdown_download(request: HttpRequest, submission_id: int, fmt: str) -> St
     if fmt not in ("csv", "jsonl"):
         raise Http404("Breakdowns come as .csv or .jsonl")
     submission = _visible_submission(request, submission_id)
-    rows = breakdown_rows(submission, request.build_absolute_uri)
+    judge = selectors.pick_judge(selectors.judges_of([submission.pk]), request.GET.get("judge"), selectors.submission_judge(submission))
+    rows = breakdown_rows(submission, judge or selectors.submission_judge(submission), request.build_absolute_uri)
     lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
     response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-breakdown.{fmt}"'

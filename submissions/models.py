@@ -139,6 +139,9 @@ class Judgement(models.Model):
     calls = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
+    # (skill, judge, rubric version, hash of every input): an identical judgement anywhere is reused, with zero calls.
+    cache_key = models.CharField(max_length=64, blank=True, db_index=True)
+    cached = models.BooleanField(default=False, help_text="result copied from an identical earlier judgement")
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:

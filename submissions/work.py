@@ -24,7 +24,6 @@ from . import queue, runtime
 from .models import Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 
 log = logging.getLogger(__name__)
-PROMPT_SKILLS = ("prompt_subjective", "prompt_objective")
 IMAGE_SKILLS = ("image_subjective", "image_objective")
 
 
@@ -57,12 +56,8 @@ def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id:
                 defaults={"seed": seed, "config_hash": config.version_hash(), "prompt_sha": prompt_sha},
             )  # fmt: skip
         queue.enqueue(f"render-{config.name}", render_job, entry.pk, config.name)
-    for skill in route_for_category(entry.task.category):
-        if skill in PROMPT_SKILLS:
-            judgement, _ = Judgement.objects.get_or_create(
-                submission_id=entry.submission_id, entry=entry, render=None, skill=skill, judge_id=judge_id, judge_version=judge_version
-            )
-            queue.enqueue("judge", judge_job, judgement.pk)
+    for judgement in _plan_judgements(entry, judge_id, judge_version, [None]):
+        queue.enqueue("judge", judge_job, judgement.pk)
 
 
 def render_entry(entry_id: int, backend: str) -> None:
@@ -116,18 +111,10 @@ def _queue_image_judgements(entry: PromptEntry, renders: list[Render]) -> None:
     from .jobs import judge_job
 
     submission = entry.submission
-    skills = [s for s in route_for_category(entry.task.category) if s in IMAGE_SKILLS]
     with transaction.atomic():
-        for render in renders:
-            if render.status != UnitStatus.OK:
-                continue
-            for skill in skills:
-                judgement, _ = Judgement.objects.get_or_create(
-                    submission=submission, entry=entry, render=render, skill=skill,
-                    judge_id=submission.judge_id, judge_version=submission.judge_version,
-                )  # fmt: skip
-                if judgement.status == UnitStatus.PENDING:
-                    queue.enqueue("judge", judge_job, judgement.pk)
+        ok = [r for r in renders if r.status == UnitStatus.OK]
+        for judgement in _plan_judgements(entry, submission.judge_id, submission.judge_version, ok):
+            queue.enqueue("judge", judge_job, judgement.pk)
 
 
 def task_input(entry: PromptEntry) -> TaskInput:
@@ -178,6 +165,45 @@ def submission_advance(submission_id: int) -> None:
         from .jobs import finish_submission_job
 
         queue.enqueue("default", finish_submission_job, submission_id)
+
+
+def submission_rescore(submission_id: int) -> int:
+    """Score a finished submission again with this process's judge. Judgements that exist for that judge
+    and rubric version are kept, identical ones elsewhere are reused (cache), so an unchanged submission
+    makes no model calls; the previous judge's figures stay. Returns how many judgements were queued."""
+    from .jobs import judge_job
+
+    judge = runtime.judge()
+    if not Submission.objects.filter(pk=submission_id, status=Status.DONE).update(
+        status=Status.JUDGING, judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version, finished=None
+    ):
+        return 0
+    queued = 0
+    with transaction.atomic():
+        for entry in PromptEntry.objects.filter(submission_id=submission_id).select_related("task"):
+            renders = [None, *entry.renders.filter(status=UnitStatus.OK)]
+            for judgement in _plan_judgements(entry, judge.judge_id, judge.version, renders):
+                queue.enqueue("judge", judge_job, judgement.pk)
+                queued += 1
+    if not queued:
+        submission_advance(submission_id)
+    return queued
+
+
+def _plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, renders: list[Render | None]) -> list[Judgement]:
+    """Pending judgement rows for every routed skill of one entry: prompt-side for None, image-side per render."""
+    skills = route_for_category(entry.task.category)
+    pending = []
+    for render in renders:
+        for skill in skills:
+            if (skill in IMAGE_SKILLS) != (render is not None):
+                continue
+            judgement, _ = Judgement.objects.get_or_create(
+                submission_id=entry.submission_id, entry=entry, render=render, skill=skill, judge_id=judge_id, judge_version=judge_version
+            )
+            if judgement.status == UnitStatus.PENDING:
+                pending.append(judgement)
+    return pending
 
 
 def submission_finish(submission_id: int) -> None:

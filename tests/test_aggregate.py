@@ -59,3 +59,21 @@ def test_bootstrap_interval_contains_the_mean_and_is_deterministic():
     low, high = bootstrap_ci(values)
     assert low < 38 < high and (low, high) == bootstrap_ci(values)
     assert bootstrap_ci([5.0]) == (None, None) and bootstrap_ci([7.0, 7.0]) == (7.0, 7.0)
+
+
+def test_top1_keeps_the_best_image_and_reports_its_checklist_accuracy():
+    units = [
+        # task t, backend a: image 1 scores 3 (checklist 0.2), image 2 scores 5 (checklist 0.6)
+        Unit("t", "OE", 0, "image_subjective", "ok", 3.0, "a", 1),
+        Unit("t", "OE", 0, "image_objective", "ok", 0.2, "a", 1),
+        Unit("t", "OE", 0, "image_subjective", "ok", 5.0, "a", 2),
+        Unit("t", "OE", 0, "image_objective", "ok", 0.6, "a", 2),
+        # task u (IM, no image-subjective): ranked by checklist accuracy; the tie goes to the first image
+        Unit("u", "IM", 0, "image_objective", "ok", 0.5, "a", 3),
+        Unit("u", "IM", 0, "image_objective", "ok", 0.5, "a", 4),
+        Unit("u", "IM", 0, "image_objective", "ok", 0.1, "a", 5),
+    ]
+    f = by_key(units)
+    assert f[("top1", "image_subjective")].value == 5.0 and f[("top1", "image_subjective")].n == 1
+    assert f[("top1", "image_objective")].value == pytest.approx((0.6 + 0.5) / 2)
+    assert f[("skill", "image_objective")].value == pytest.approx((0.4 + 1.1 / 3) / 2)  # the mean over images stays

@@ -8,7 +8,8 @@ a subjective 1–5 score s maps to (s − 1) / 4 · 100 and a checklist rate r t
 - task score = mean over the task's prompt samples;
 - category score = mean over its tasks, with a 95 % percentile bootstrap interval over tasks;
 - overall = mean of the category scores (macro, so a category with more tasks does not weigh more);
-- backend score = the image part on that backend alone, averaged the same way.
+- backend score = the image part on that backend alone, averaged the same way;
+- top-1 (AtelierEval's "best of N"): the best image per prompt and backend, its score and checklist accuracy.
 Failed units are left out of the means and counted (a failed render is a unit with skill
 "render"); skipped units (a skill the judge does not have) are neither scored nor counted.
 """
@@ -35,6 +36,7 @@ class Unit:
     status: str  # ok | failed | skipped
     value: float | None
     backend: str = ""  # "" for prompt-side units
+    image: int = -1  # the render's id for image-side units, so skills of one image can be paired
 
 
 @dataclass(frozen=True)
@@ -120,7 +122,33 @@ def figures(units: list[Unit]) -> list[Figure]:
         values = [t["backends"][backend] for t in tasks.values() if backend in t["backends"]]
         out.append(Figure("backend", backend, _mean(values), len(values), failures[("backend", backend)], *bootstrap_ci(values)))
     out.extend(_skill_figures(units, failures))
+    out.extend(_top1_figures(units))
     return out
+
+
+TOP1_SCORE_ORDER = ("image_subjective", "target_similarity", "image_objective")
+
+
+def _top1_figures(units: list[Unit]) -> list[Figure]:
+    """AtelierEval's top-1 of N: per (task, sample, backend) keep the image with the best image score
+    (image-subjective where judged, else target similarity, else checklist accuracy; ties go to the
+    first image) and report its score and its checklist accuracy, averaged per task, then over tasks."""
+    images: dict[tuple[str, int, str], dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    for u in units:
+        if u.backend and u.image >= 0 and u.status == "ok" and u.value is not None:
+            images[(u.task_id, u.sample, u.backend)][u.image][u.skill] = u.value
+    per_task: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (task_id, _, _), by_image in images.items():
+        ranking = next((s for s in TOP1_SCORE_ORDER if any(s in v for v in by_image.values())), None)
+        if ranking is None:
+            continue
+        best = max(sorted(by_image), key=lambda i: by_image[i].get(ranking, float("-inf")))
+        for skill, value in by_image[best].items():
+            per_task[skill][task_id].append(value)
+    return [
+        Figure("top1", skill, fmean(fmean(v) for v in tasks.values()), len(tasks), 0, *bootstrap_ci([fmean(v) for v in tasks.values()]))
+        for skill, tasks in sorted(per_task.items())
+    ]
 
 
 def _skill_figures(units: list[Unit], failures: dict[tuple[str, str], int]) -> list[Figure]:

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from ratings.services import expert_ratings_import
 from submissions import runtime
 from submissions.baselines import baseline_create
 from submissions.models import Membership, Submission, Team
@@ -16,6 +17,7 @@ from tasks.targets import targets_render
 SAMPLE_PACK = settings.BASE_DIR / "tasks" / "packs" / "sample"
 ORIGINAL_PACK = settings.BASE_DIR / "tasks" / "packs" / "atelier-original"
 EXAMPLE_PROMPTS = settings.BASE_DIR / "examples" / "demo_prompts.jsonl"
+EXAMPLE_RATINGS = settings.BASE_DIR / "examples" / "demo_expert_ratings.jsonl"
 
 
 class Command(BaseCommand):
@@ -43,6 +45,10 @@ class Command(BaseCommand):
             demo = submission_create(team=team, pack=pack, prompter="Example prompter (hand-written)", filename=EXAMPLE_PROMPTS.name, data=EXAMPLE_PROMPTS.read_bytes())
         baseline = baseline_create(pack=pack, kind="brief-verbatim")
         published = submissions_publish(submissions=Submission.objects.filter(pk__in=[demo.pk, baseline.pk]))
+        demo.refresh_from_db()
+        if demo.status == "done":
+            count = expert_ratings_import(submission=demo, filename=EXAMPLE_RATINGS.name, data=EXAMPLE_RATINGS.read_bytes())
+            self.stdout.write(f"Imported {count} hand ratings of the example prompts (one rater): see /judge/.")
         for s in Submission.objects.filter(pk__in=[demo.pk, baseline.pk]):
             self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
         self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")

@@ -1,0 +1,70 @@
+"""Judge–expert agreement from stored ratings: builds the pairs for evaluator.metrics.agreement."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.core.cache import cache
+from django.db.models import Count, Max
+
+from evaluator.metrics.agreement import Agreement, ChecklistAgreement, ChecklistLabel, Pair, agreement, checklist_agreement
+from leaderboard.selectors import JudgeKey, judges_of
+from submissions.models import Judgement
+
+from .models import ExpertRating
+
+
+@dataclass
+class Report:
+    judge: JudgeKey
+    rows: list[Agreement]
+    checklist: ChecklistAgreement | None
+    n_ratings: int
+    n_raters: int
+    unmatched: int  # ratings with no successful judgement by this judge to compare with
+
+
+def judges_with_ratings() -> list[JudgeKey]:
+    """Judge keys (with their labels) that have figures for a submission some expert rated."""
+    return judges_of(ExpertRating.objects.values("entry__submission_id"))
+
+
+def _judgements(judge: JudgeKey) -> dict[tuple[int, int | None, str], Judgement]:
+    rated = ExpertRating.objects.values("entry_id")
+    rows = Judgement.objects.filter(judge_id=judge.judge_id, judge_version=judge.version, status="ok", entry_id__in=rated)
+    return {(j.entry_id, j.render_id, j.skill): j for j in rows.select_related("entry__task")}
+
+
+def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int]:
+    judged = _judgements(judge)
+    experts: dict[tuple, list] = defaultdict(list)
+    task_of, unmatched = {}, 0
+    for rating in ExpertRating.objects.select_related("entry__task"):
+        side = "image" if rating.render_id else "prompt"
+        subjective, objective = judged.get((rating.entry_id, rating.render_id, f"{side}_subjective")), judged.get((rating.entry_id, rating.render_id, f"{side}_objective"))
+        unmatched += int((bool(rating.scores) and subjective is None) or (bool(rating.checklist) and objective is None))
+        task_of[rating.item_id] = rating.entry.task.task_id
+        for dim, score in rating.scores.items():
+            if subjective is not None and dim in subjective.scores:
+                experts[("score", rating.item_id, dim, subjective.scores[dim])].append(score)
+        for item, label in rating.checklist.items():
+            if objective is not None and item in objective.checklist:
+                experts[("check", rating.item_id, item, objective.checklist[item])].append(label)
+    pairs = [Pair(task_of[i], i, d, float(j), tuple(map(float, v))) for (kind, i, d, j), v in experts.items() if kind == "score"]
+    labels = [ChecklistLabel(task_of[i], i, d, int(j), tuple(v)) for (kind, i, d, j), v in experts.items() if kind == "check"]
+    return pairs, labels, unmatched
+
+
+def agreement_report(judge: JudgeKey, resamples: int = 1000) -> Report:
+    """Cached until a rating changes: the bootstrap costs seconds, the page is public."""
+    stamp = ExpertRating.objects.aggregate(n=Count("pk"), last=Max("updated"))
+    key = f"agreement:{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}"
+    report = cache.get(key)
+    if report is None:
+        pairs, labels, unmatched = build_inputs(judge)
+        raters = ExpertRating.objects.values("rater").distinct().count()
+        checklist = checklist_agreement(labels, resamples=resamples) if labels else None
+        report = Report(judge, agreement(pairs, resamples=resamples) if pairs else [], checklist, stamp["n"], raters, unmatched)
+        cache.set(key, report, timeout=None)
+    return report

@@ -1,0 +1,33 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.selectors import pick_judge
+from ratings.agreement import agreement_report, judges_with_ratings
+
+
+def fmt(interval) -> str:
+    if interval.value is None:
+        return "—"
+    bounds = f" [{interval.low:.3f}, {interval.high:.3f}]" if interval.low is not None else ""
+    return f"{interval.value:.3f}{bounds}"
+
+
+class Command(BaseCommand):
+    help = "Agreement between the judge and stored expert ratings: Spearman, Kendall tau-b, MAE, within-1, expert ceiling, checklist accuracy/F1."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--judge", help="judge_id|version (default: the one with the most scored submissions)")
+        parser.add_argument("--resamples", type=int, default=1000)
+
+    def handle(self, *args, judge: str | None, resamples: int, **options):
+        chosen = pick_judge(judges_with_ratings(), judge)
+        if chosen is None:
+            raise CommandError("no expert ratings of judged items: import some with manage.py import_expert_ratings")
+        report = agreement_report(chosen, resamples=resamples)
+        self.stdout.write(f"{chosen}: {report.n_ratings} ratings by {report.n_raters} rater(s); {report.unmatched} without a judgement to compare")
+        self.stdout.write(f"{'dimension':26} {'spearman':>24} {'kendall tau-b':>24} {'MAE':>22} {'within 1':>22} {'expert ceiling':>24}  items tasks")
+        for row in report.rows:
+            cells = [fmt(row.spearman), fmt(row.kendall_tau_b), fmt(row.mae), fmt(row.within_1), fmt(row.expert_ceiling)]
+            self.stdout.write(f"{row.dimension:26} " + " ".join(f"{c:>24}" for c in cells) + f"  {row.spearman.n_items:5} {row.spearman.n_tasks:5}")
+        if report.checklist:
+            c = report.checklist
+            self.stdout.write(f"checklist: accuracy {fmt(c.accuracy)}, precision {fmt(c.precision)}, recall {fmt(c.recall)}, F1 {fmt(c.f1)} ({c.accuracy.n_items} labels)")

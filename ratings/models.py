@@ -1,0 +1,61 @@
+"""Human judgements: exemplars that calibrate the judge (its memory), and expert ratings that test it."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from submissions.models import PromptEntry, Render
+from tasks.models import Category
+
+
+class Exemplar(models.Model):
+    """A human-scored prompt or image, retrieved (K most similar, same category, never the same task) as calibration."""
+
+    class Kind(models.TextChoices):
+        PROMPT = "prompt"
+        IMAGE = "image"
+
+    kind = models.CharField(max_length=6, choices=Kind.choices)
+    category = models.CharField(max_length=2, choices=Category.choices)
+    task_id = models.CharField(max_length=40, help_text="the task it was scored on; never used as calibration for that task")
+    text = models.TextField(blank=True)
+    image = models.ImageField(upload_to="exemplars/", blank=True)
+    scores = models.JSONField(default=dict, help_text="dimension -> score 1..5")
+    notes = models.JSONField(default=dict, blank=True, help_text="dimension -> short rationale")
+    source = models.CharField(max_length=200, help_text="e.g. an imported file, or a rating made on this site")
+    content_sha = models.CharField(max_length=64)
+    embedding = models.JSONField(default=list, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "category", "task_id", "content_sha"], name="unique_exemplar")]
+        ordering = ["category", "task_id", "kind"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} exemplar for {self.task_id} ({self.category})"
+
+
+class ExpertRating(models.Model):
+    """One expert's scores (and checklist labels) for one prompt (entry) or one image (render)."""
+
+    rater = models.CharField(max_length=100)
+    entry = models.ForeignKey(PromptEntry, on_delete=models.CASCADE, related_name="expert_ratings")
+    render = models.ForeignKey(Render, null=True, blank=True, on_delete=models.CASCADE, related_name="expert_ratings")
+    scores = models.JSONField(default=dict, blank=True, help_text="dimension -> score 1..5")
+    checklist = models.JSONField(default=dict, blank=True, help_text="checklist item -> 0/1")
+    note = models.TextField(blank=True)
+    source = models.CharField(max_length=200, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rater", "entry"], condition=Q(render__isnull=True), name="unique_prompt_rating"),
+            models.UniqueConstraint(fields=["rater", "render"], condition=Q(render__isnull=False), name="unique_image_rating"),
+        ]
+
+    @property
+    def item_id(self) -> str:
+        return f"render:{self.render_id}" if self.render_id else f"entry:{self.entry_id}"

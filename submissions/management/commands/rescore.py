@@ -1,0 +1,25 @@
+from django.core.management.base import BaseCommand, CommandError
+
+from submissions import runtime, work
+from submissions.models import Status, Submission
+
+
+class Command(BaseCommand):
+    help = "Score finished submissions again with the configured judge; unchanged judgements are reused (zero calls)."
+
+    def add_arguments(self, parser):
+        group = parser.add_mutually_exclusive_group(required=True)
+        group.add_argument("--submission", type=int, action="append", help="a submission id (repeatable)")
+        group.add_argument("--all", action="store_true", help="every finished submission")
+
+    def handle(self, *args, submission: list[int] | None, all: bool, **options):
+        targets = Submission.objects.filter(status=Status.DONE)
+        if not all:
+            targets = targets.filter(pk__in=submission)
+            missing = set(submission) - set(targets.values_list("pk", flat=True))
+            if missing:
+                raise CommandError(f"not finished or not found: {', '.join(map(str, sorted(missing)))}")
+        judge = runtime.judge()
+        for pk in targets.values_list("pk", flat=True):
+            queued = work.submission_rescore(pk)
+            self.stdout.write(f"#{pk}: {queued} judgement(s) queued for {judge.judge_id} {judge.version}")

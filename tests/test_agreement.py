@@ -1,0 +1,261 @@
+"""Judge–expert agreement on hand-made ratings whose figures are known.
+
+Expected values are worked out by hand in the comments, never by calling scipy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from evaluator.metrics.agreement import (
+    Agreement,
+    ChecklistLabel,
+    Interval,
+    Pair,
+    agreement,
+    checklist_agreement,
+    majority,
+    task_bootstrap,
+)
+
+FAST = {"resamples": 200}  # enough for the properties checked here, and keeps the file fast
+
+
+def make_pairs(judge, experts, *, tasks=None, dimension="mood_atmosphere"):
+    """One pair per item; each item its own task unless `tasks` says otherwise."""
+    tasks = tasks or [f"t{i}" for i in range(len(judge))]
+    experts = [e if isinstance(e, tuple) else (e,) for e in experts]
+    return [Pair(t, f"entry:{i}", dimension, float(j), tuple(float(x) for x in e)) for i, (t, j, e) in enumerate(zip(tasks, judge, experts))]
+
+
+def row(pairs, dimension="mood_atmosphere", **options) -> Agreement:
+    return next(a for a in agreement(pairs, **(FAST | options)) if a.dimension == dimension)
+
+
+def assert_undefined(interval: Interval):
+    assert (interval.value, interval.low, interval.high) == (None, None, None)
+
+
+# --- known answers ------------------------------------------------------------------------------
+
+
+def test_identical_rankings_give_spearman_and_tau_b_of_one():
+    a = row(make_pairs([1, 2, 3, 4, 5, 2], [1, 2, 3, 4, 5, 2]))
+    assert a.spearman.value == pytest.approx(1.0) and a.kendall_tau_b.value == pytest.approx(1.0)
+    assert a.mae.value == 0 and a.within_1.value == 1
+
+
+def test_reversed_rankings_give_minus_one():
+    a = row(make_pairs([1, 2, 3, 4, 5], [5, 4, 3, 2, 1]))
+    assert a.spearman.value == pytest.approx(-1.0) and a.kendall_tau_b.value == pytest.approx(-1.0)
+
+
+def test_published_example_iq_against_hours_of_television():
+    # Wikipedia, "Spearman's rank correlation coefficient", worked example (no ties).
+    # IQ ranks:  7 1 4 5 3 6 2 10 9 8 ; TV ranks: 3 1 7 10 8 9 6 4 2 5
+    # d² = 16+0+9+25+25+9+16+36+49+9 = 194  ->  ρ = 1 − 6·194 / (10·99) = −29/165.
+    # Kendall: ordered by IQ rank the TV ranks read 1 6 8 7 10 9 3 5 2 4; concordant pairs
+    # (later and larger) = 9+4+2+2+0+0+2+0+1 = 20 of 45, discordant 25  ->  τ = −5/45 = −1/9.
+    iq = [106, 86, 100, 101, 99, 103, 97, 113, 112, 110]
+    tv = [7, 0, 27, 50, 28, 29, 20, 12, 6, 17]
+    a = row(make_pairs(iq, tv))
+    assert a.spearman.value == pytest.approx(-29 / 165)
+    assert a.kendall_tau_b.value == pytest.approx(-1 / 9)
+
+
+def test_worked_example_with_ties_on_the_1_to_5_scale():
+    # judge 1 2 2 3 -> ranks 1 2.5 2.5 4 ; experts 1 3 2 3 -> ranks 1 3.5 2 3.5 (means 2.5, 2.5)
+    # deviations x: −1.5 0 0 1.5 ; y: −1.5 1 −0.5 1
+    # Σxy = 2.25 + 1.5 = 3.75, Σx² = 4.5, Σy² = 2.25+1+0.25+1 = 4.5  ->  ρ = 3.75/4.5 = 5/6.
+    # Pairs: (1,2) (1,3) (1,4) (3,4) concordant; (2,3) tied in judge only; (2,4) tied in experts only
+    # τ-b = (C − D) / √((C+D+Tx)(C+D+Ty)) = 4 / √(5·5) = 0.8.
+    a = row(make_pairs([1, 2, 2, 3], [1, 3, 2, 3]))
+    assert a.spearman.value == pytest.approx(5 / 6)
+    assert a.kendall_tau_b.value == pytest.approx(0.8)
+
+
+def test_mae_and_within_1_against_the_mean_of_the_experts():
+    # expert means 2, 4, 2, 3, 2.5 ; |judge − mean| = 1, 1, 3, 1, 1.5
+    # MAE = 7.5/5 = 1.5 ; within 1: the three 1s -> 3/5 (1.5 is not within 1).
+    a = row(make_pairs([1, 3, 5, 2, 4], [2, (3, 5), 2, (2, 4), (2, 3)]))
+    assert a.mae.value == pytest.approx(1.5)
+    assert a.within_1.value == pytest.approx(0.6)
+
+
+def test_within_1_is_not_broken_by_float_rounding():
+    # an ensemble judge of 7/3 against experts (1, 1, 2) with mean 4/3: exactly 1 apart,
+    # although 7/3 − 4/3 is 1.0000000000000002 in floating point.
+    a = row(make_pairs([7 / 3, 7 / 3, 7 / 3], [(1, 1, 2)] * 3))
+    assert a.within_1.value == 1
+
+
+def test_expert_ceiling_uses_the_first_two_experts_of_items_with_two_or_more():
+    # items with >= 2 experts: (3,5) (2,4) (2,3,1) -> first expert 3 2 2, second 5 4 3
+    # ranks 3 1.5 1.5 and 3 2 1; deviations 1 −.5 −.5 and 1 0 −1: Σxy 1.5, Σx² 1.5, Σy² 2
+    # ρ = 1.5 / √3 = √3/2. The single-expert items are left out.
+    pairs = make_pairs([1, 3, 5, 2, 4], [2, (3, 5), 2, (2, 4), (2, 3, 1)])
+    ceiling = row(pairs).expert_ceiling
+    assert ceiling.value == pytest.approx(math.sqrt(3) / 2)
+    assert (ceiling.n_items, ceiling.n_tasks) == (3, 3)
+
+
+def test_expert_ceiling_is_none_without_three_doubly_rated_items():
+    assert_undefined(row(make_pairs([1, 2, 3, 4], [1, 2, 3, 4])).expert_ceiling)
+    two = row(make_pairs([1, 2, 3, 4], [(1, 2), (2, 3), 3, 4])).expert_ceiling
+    assert_undefined(two)
+    assert two.n_items == 2
+
+
+# --- intervals ----------------------------------------------------------------------------------
+
+
+def noisy_pairs(n_tasks=12, per_task=4, seed=1):
+    rng = np.random.default_rng(seed)
+    judge, experts, tasks = [], [], []
+    for t in range(n_tasks):
+        for _ in range(per_task):
+            truth = int(rng.integers(1, 6))
+            judge.append(int(np.clip(truth + rng.integers(-1, 2), 1, 5)))
+            experts.append((truth, int(np.clip(truth + rng.integers(-1, 2), 1, 5))))
+            tasks.append(f"task-{t}")
+    return make_pairs(judge, experts, tasks=tasks)
+
+
+def test_interval_contains_the_estimate_and_is_reproducible_with_the_same_seed():
+    pairs = noisy_pairs()
+    first, again, other = (agreement(pairs, seed=s, **FAST) for s in (7, 7, 8))
+    assert first == again
+    assert first != other
+    for a in first:
+        for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1, a.expert_ceiling):
+            assert interval.low <= interval.value <= interval.high
+            assert (interval.n_items, interval.n_tasks) == (48, 12)
+
+
+def test_resampling_is_by_task_so_width_follows_the_number_of_tasks():
+    # 60 items, half exactly right (error 0) and half 2 off: MAE 1 in every layout.
+    # 2 tasks of 30 identical items: a resample draws {0s,0s}, {0s,2s} or {2s,2s} -> MAE 0, 1 or 2,
+    # so the 95 % interval is [0, 2]. Item-level resampling (60 one-item tasks) would be far narrower.
+    judge, experts = [3] * 60, [3] * 30 + [5] * 30
+    widths = {}
+    for n_tasks in (2, 6, 60):
+        tasks = [f"t{i * n_tasks // 60}" for i in range(60)]  # consecutive blocks of 60/n_tasks items
+        mae = row(make_pairs(judge, experts, tasks=tasks)).mae
+        assert mae.value == 1 and mae.n_tasks == n_tasks
+        widths[n_tasks] = mae.high - mae.low
+    assert widths[2] == pytest.approx(2.0)
+    assert widths[2] > widths[6] > widths[60]
+
+
+def test_task_bootstrap_with_one_task_has_no_interval():
+    assert task_bootstrap({"only": [1.0, 2.0, 3.0]}, lambda v: float(np.mean(v))) == (None, None)
+
+
+def test_task_bootstrap_drops_undefined_resamples_and_gives_up_below_half():
+    # statistic undefined whenever task "b" (value 1) is missing; P(missing in a 2-task draw) = 1/4
+    values = {"a": [0.0], "b": [1.0]}
+    mostly_defined = task_bootstrap(values, lambda v: float(np.mean(v)) if 1.0 in v else None, resamples=400)
+    assert mostly_defined == (pytest.approx(0.5), pytest.approx(1.0))  # the all-"a" draws (mean 0) were dropped
+    # defined only when task "a" is never drawn: 1/4 of the resamples, fewer than half -> no interval
+    assert task_bootstrap(values, lambda v: 1.0 if 0.0 not in v else None, resamples=400) == (None, None)
+
+
+def test_options_are_checked():
+    with pytest.raises(ValueError):
+        agreement(noisy_pairs(), confidence=1.0)
+    with pytest.raises(ValueError):
+        task_bootstrap({"a": [1.0], "b": [2.0]}, np.mean, resamples=0)
+
+
+# --- undefined cases ----------------------------------------------------------------------------
+
+
+def test_fewer_than_three_items_are_undefined_everywhere():
+    a = row(make_pairs([1, 5], [(1, 2), (5, 4)]))
+    for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1, a.expert_ceiling):
+        assert_undefined(interval)
+    assert a.spearman.n_items == 2
+
+
+def test_constant_input_leaves_correlations_undefined_but_errors_defined():
+    a = row(make_pairs([3, 3, 3, 3], [1, 2, 4, 5], tasks=["a", "a", "b", "b"]))
+    assert_undefined(a.spearman)
+    assert_undefined(a.kendall_tau_b)
+    assert a.mae.value == pytest.approx(1.5) and a.mae.low is not None
+
+
+def test_no_nan_ever_comes_out():
+    pairs = make_pairs([3, 3, 3], [3, 3, 3]) + make_pairs([1, 2], [2, 1], dimension="color_lighting")
+    for a in agreement(pairs, **FAST):
+        for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1, a.expert_ceiling):
+            for number in (interval.value, interval.low, interval.high):
+                assert number is None or math.isfinite(number)
+
+
+# --- shape of the answer ------------------------------------------------------------------------
+
+
+def test_one_row_per_dimension_sorted_then_overall_pooling_all():
+    pairs = make_pairs([1, 2, 3], [1, 2, 3], dimension="visual_composition") + make_pairs(
+        [1, 2, 3], [3, 2, 1], dimension="color_lighting"
+    )
+    rows = agreement(pairs, **FAST)
+    assert [a.dimension for a in rows] == ["color_lighting", "visual_composition", "overall"]
+    assert rows[-1].spearman.n_items == 6 and rows[-1].spearman.n_tasks == 3
+    (empty,) = agreement([], **FAST)
+    assert empty.dimension == "overall" and empty.spearman == Interval(None, None, None, 0, 0)
+
+
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError):
+        Pair("t", "entry:1", "mood_atmosphere", 3.0, ())
+    with pytest.raises(ValueError):
+        agreement(make_pairs([1, 2, 3], [1, 2, 3], dimension="overall"))
+    with pytest.raises(ValueError):
+        ChecklistLabel("t", "entry:1", "a red door", 2, (1,))
+
+
+# --- checklist ----------------------------------------------------------------------------------
+
+
+def labels(cases, tasks=None):
+    tasks = tasks or [f"t{i % 5}" for i in range(len(cases))]
+    return [ChecklistLabel(t, f"entry:{i}", "a red door", j, e) for i, (t, (j, e)) in enumerate(zip(tasks, cases))]
+
+
+def test_majority_needs_a_strict_majority_and_ties_are_not_met():
+    assert majority((1,)) == 1 and majority((0,)) == 0
+    assert majority((1, 0)) == 0 and majority((1, 1, 0, 0)) == 0
+    assert majority((1, 1, 0)) == 1 and majority((0, 0, 1)) == 0
+
+
+def test_checklist_scores_on_a_hand_made_confusion_matrix():
+    # reference = expert majority (ties -> 0). TP 3, FP 1, FN 2, TN 4 (10 labels):
+    # accuracy 7/10, precision 3/4, recall 3/5, F1 = 2·3 / (2·3 + 1 + 2) = 2/3.
+    cases = [
+        (1, (1,)), (1, (1, 1, 0)), (1, (1, 1)),  # TP
+        (1, (1, 0)),  # FP: the tie counts as "not met"
+        (0, (1,)), (0, (1, 1, 0)),  # FN
+        (0, (0,)), (0, (1, 0)), (0, (0, 0, 1)), (0, (0, 0)),  # TN
+    ]  # fmt: skip
+    c = checklist_agreement(labels(cases), **FAST)
+    assert c.accuracy.value == pytest.approx(0.7)
+    assert c.precision.value == pytest.approx(0.75)
+    assert c.recall.value == pytest.approx(0.6)
+    assert c.f1.value == pytest.approx(2 / 3)
+    assert (c.accuracy.n_items, c.accuracy.n_tasks) == (10, 5)
+    assert c.accuracy.low <= 0.7 <= c.accuracy.high
+
+
+def test_checklist_undefined_cases():
+    never_met = checklist_agreement(labels([(0, (1,)), (0, (0,)), (0, (1, 1))]), **FAST)
+    assert_undefined(never_met.precision)  # the judge never says "met"
+    assert_undefined(never_met.f1)
+    assert never_met.recall.value == 0
+    nothing_true = checklist_agreement(labels([(1, (0,)), (0, (0,)), (1, (1, 0))]), **FAST)
+    assert_undefined(nothing_true.recall)  # no item is truly met
+    assert nothing_true.precision.value == 0
+    too_few = checklist_agreement(labels([(1, (1,)), (0, (0,))]), **FAST)
+    assert_undefined(too_few.accuracy)

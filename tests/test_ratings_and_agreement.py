@@ -1,0 +1,97 @@
+"""Expert ratings: import (bad lines named, nothing half-written), the /judge/ page and judge_agreement."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pytest
+from django.core.management import call_command
+
+from ratings.models import ExpertRating
+from ratings.services import RatingFileError, expert_ratings_import
+from submissions.models import Judgement, Submission
+from submissions.services import submission_create, submissions_publish
+
+PROMPTS = [
+    ("oe-s01", "Hand-painted gouache of bread loaves on a counter, warm morning light, no text"),
+    ("oe-s02", "Soft abstract shapes in indigo and teal, calm, dark, no people"),
+    ("co-s01", "Flat vector seed packet, three orange tomatoes, words SUNSET PEAR"),
+    ("co-s02", "Blue sign, white arrow right, FOSSIL HALL"),
+    ("im-s01", "Red sun over three blue hills, flat poster"),
+    ("im-s02", "Brass key on teal wood from above"),
+]
+
+
+@pytest.fixture
+def judged(team, sample_pack, scripted_judge):
+    data = "\n".join(json.dumps({"task_id": t, "prompt": p}) for t, p in PROMPTS).encode()
+    submission = submission_create(team=team, pack=sample_pack, prompter="rated", filename="p.jsonl", data=data)
+    submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
+    # Give the judge's prompt scores a spread we know: task i gets clarity i+1 (1..5, the sixth capped at 5).
+    for i, (task_id, _) in enumerate(PROMPTS):
+        j = Judgement.objects.get(submission=submission, entry__task__task_id=task_id, render=None, skill="prompt_subjective")
+        j.scores = {**j.scores, "instructional_clarity": min(i + 1, 5)}
+        j.save()
+    return Submission.objects.get(pk=submission.pk)
+
+
+def ratings_file(rows) -> bytes:
+    return "\n".join(json.dumps(r) for r in rows).encode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_bad_rating_lines_are_named_and_nothing_is_stored(judged):
+    rows = [
+        {"rater": "ana", "task_id": "oe-s01", "scores": {"instructional_clarity": 3}},
+        {"rater": "ana", "task_id": "nope", "scores": {"instructional_clarity": 3}},
+        {"rater": "ana", "task_id": "oe-s02", "scores": {"clarity": 9}},
+        {"rater": "ana", "task_id": "co-s01", "backend": "smoke-sd", "image_index": 7, "scores": {"mood_atmosphere": 2}},
+        {"rater": "ana", "task_id": "co-s01", "checklist": {"made-up item": 1}},
+    ]
+    with pytest.raises(RatingFileError) as info:
+        expert_ratings_import(submission=judged, filename="r.jsonl", data=ratings_file(rows) + b"\n{oops")
+    problems = info.value.problems
+    assert problems[0] == "r.jsonl:2: no prompt for task_id 'nope' sample 0 in this submission"
+    assert "r.jsonl:3: field 'scores': unknown dimension 'clarity'" in problems[1]
+    assert "r.jsonl:3: field 'scores': clarity must be an integer 1..5, not 9" in problems[2]
+    assert problems[3] == "r.jsonl:4: no rendered image for backend 'smoke-sd' image_index 7"
+    assert problems[4] == "r.jsonl:5: field 'checklist': 'made-up item' is not an item of this task's checklist"
+    assert problems[5].startswith("r.jsonl:6: invalid JSON")
+    assert ExpertRating.objects.count() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_judge_page_shows_agreement_with_intervals(judged, client, tmp_path, capsys):
+    co = judged.entries.get(task__task_id="co-s01").task
+    judge_items = Judgement.objects.get(submission=judged, entry__task__task_id="co-s01", render=None, skill="prompt_objective").checklist
+    labels = {item: judge_items[item] for item in co.prompt_checklist}
+    labels[co.prompt_checklist[-1]] = 1 - labels[co.prompt_checklist[-1]]  # the experts disagree on the last item only
+    rows = []
+    for i, (task_id, _) in enumerate(PROMPTS):
+        # Judge: 1 2 3 4 5 5. "ana" gives the same; "ben" gives 1 1 3 3 5 4.
+        ana = {"rater": "ana", "task_id": task_id, "scores": {"instructional_clarity": min(i + 1, 5)}}
+        rows.append({**ana, "checklist": labels} if task_id == "co-s01" else ana)
+        rows.append({"rater": "ben", "task_id": task_id, "scores": {"instructional_clarity": max(min(i + 1, 5) - (i % 2), 1)}})
+    path = tmp_path / "ratings.jsonl"
+    path.write_bytes(ratings_file(rows))
+    call_command("import_expert_ratings", str(path), "--submission", str(judged.pk))
+    assert ExpertRating.objects.count() == 12
+
+    page = html.unescape(client.get("/judge/").content.decode())
+    assert "12 ratings by 2 raters" in page
+    clarity = page.split("<td>instructional_clarity</td>")[1].split("</tr>")[0]
+    cells = [c.split("</td>")[0].split("<br>")[0] for c in clarity.split('<td class="num">')[1:]]
+    # By hand: expert means 1 1.5 3 3.5 5 4.5; ranks of the judge 1 2 3 4 5.5 5.5, of the means 1 2 3 4 6 5
+    # -> rho = 17 / sqrt(17 * 17.5) = 0.986; |judge - mean| = 0 .5 0 .5 0 .5 -> MAE 0.25, all within 1;
+    # ana vs ben ranks 1 2 3 4 5.5 5.5 and 1.5 1.5 3.5 3.5 6 5 -> rho = 16 / sqrt(17 * 16.5) = 0.955.
+    assert cells[0] == "0.986" and cells[2] == "0.250" and cells[3] == "1.000" and cells[4] == "0.955"
+    assert "[" in clarity  # intervals are shown
+    assert cells[5:] == ["6", "6"]
+    checklist = page.split("<h2>Checklists</h2>")[1]
+    accuracy = (len(co.prompt_checklist) - 1) / len(co.prompt_checklist)
+    assert f"{accuracy:.3f}" in checklist
+
+    call_command("judge_agreement", "--resamples", "200")
+    out = capsys.readouterr().out
+    assert "instructional_clarity" in out and f"accuracy {accuracy:.3f}" in out
