@@ -187,3 +187,17 @@ def submission_cost(submission: Submission) -> dict[str, int]:
     totals = {k: v or 0 for k, v in totals.items()}
     totals["cached"] = Judgement.objects.filter(submission=submission, cached=True).count()
     return totals
+
+
+def skill_missing(submission: Submission, judge: JudgeKey) -> list[dict]:
+    """Per skill: how many judgements ended ok, failed, blocked or skipped, and the missing rate
+    (failed / (all − skipped)): AtelierEval reports it so that a score is read with what it lacks."""
+    rows = Judgement.objects.filter(submission=submission, judge_id=judge.judge_id, judge_version=judge.version)
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for skill, status, n in rows.values_list("skill", "status").annotate(n=Count("pk")):
+        counts[skill][status] += n
+    out = []
+    for skill, c in sorted(counts.items()):
+        judged = sum(c.values()) - c["skipped"]
+        out.append({"skill": skill, **{s: c[s] for s in ("ok", "failed", "blocked", "skipped", "pending")}, "missing": c["failed"] / judged if judged else None})
+    return out

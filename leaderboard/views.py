@@ -41,7 +41,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     context = {
         "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": selectors.submission_figures(submission, judge),
         "progress": selectors.submission_progress(submission), "rows": selectors.entry_rows(list(page), judge),
-        "cost": selectors.submission_cost(submission), "running": submission.status not in (Status.DONE, Status.FAILED),
+        "cost": selectors.submission_cost(submission), "missing": selectors.skill_missing(submission, judge), "running": submission.status not in (Status.DONE, Status.FAILED),
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)
 

@@ -67,7 +67,7 @@ def test_rq_worker_evaluates_submission_and_leaderboard_shows_it(redis_url, sett
 
 
 @pytest.mark.django_db(transaction=True)
-def test_judge_server_errors_are_recorded_failures_not_scores(settings, scripted_judge, team, sample_pack):
+def test_judge_server_errors_are_recorded_failures_not_scores(settings, scripted_judge, team, sample_pack, owner_client):
     from tests.openai_server import Reply
 
     scripted_judge.default = lambda request: Reply(status=500, content="boom")
@@ -80,6 +80,9 @@ def test_judge_server_errors_are_recorded_failures_not_scores(settings, scripted
     assert all("500" in j.reason or "InternalServerError" in j.reason for j in failed)
     overall = submission.scores.get(scope="overall")
     assert overall.value is None and overall.failures == failed.count()
+    page = owner_client.get(f"/submissions/{submission.pk}/").content.decode()
+    missing = page.split("<h2>Judgements per skill</h2>")[1].split("</table>")[0]
+    assert "<td>prompt_subjective</td>" in missing and "100 %" in missing
 
 
 @pytest.mark.django_db(transaction=True)
