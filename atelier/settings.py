@@ -147,6 +147,14 @@ ATELIER_JUDGE_MODEL = os.environ.get("ATELIER_JUDGE_MODEL", "gpt-4o-mini" if OPE
 ATELIER_JUDGE_TIMEOUT = envfloat("ATELIER_JUDGE_TIMEOUT", "60")
 ATELIER_JUDGE_MAX_RETRIES = envint("ATELIER_JUDGE_MAX_RETRIES", "2")
 ATELIER_JUDGE_IMAGE_MAX_SIDE = envint("ATELIER_JUDGE_IMAGE_MAX_SIDE", "512", minimum=64)
+# Several comma-separated models make a judge ensemble (mean scores, majority checklists).
+ATELIER_JUDGE_MODELS = [m.strip() for m in os.environ.get("ATELIER_JUDGE_MODELS", "").split(",") if m.strip()]
+ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", "ateliereval")
+if ATELIER_JUDGE_ROUTE not in ("ateliereval", "extended"):
+    raise ImproperlyConfigured(f"ATELIER_JUDGE_ROUTE={ATELIER_JUDGE_ROUTE!r}: expected 'ateliereval' or 'extended'")
+ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", "2")
+ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8", minimum=1)
+ATELIER_MEMORY_K = envint("ATELIER_MEMORY_K", "3")
 ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL", "ViT-B-32")
 ATELIER_CLIP_PRETRAINED = os.environ.get("ATELIER_CLIP_PRETRAINED", "") or None
 

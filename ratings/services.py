@@ -102,3 +102,35 @@ def _checklist_problems(checklist: object, items: list[str]) -> list[str]:
 
 def content_sha(text: str, image_bytes: bytes = b"") -> str:
     return hashlib.sha256(text.encode() + b"\0" + image_bytes).hexdigest()
+
+
+def exemplars_read_own(path) -> list:
+    """Our exemplar file: JSON Lines {kind, category, task_id, text | image (path beside the file), scores, notes},
+    dimension keys as in evaluator.judge (instructional_clarity, ..., technical_flawlessness)."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    from evaluator.judge import Exemplar as ExemplarData
+
+    path, exemplars, problems = Path(path), [], []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path.name}:{number}"
+        try:
+            raw = json.loads(line)
+            image = Image.open(path.parent / raw["image"]).convert("RGB") if raw.get("image") else None
+            exemplars.append(ExemplarData(
+                exemplar_id=where, task_id=str(raw["task_id"]), category=raw["category"], kind=raw["kind"],
+                text=raw.get("text", ""), image=image, scores=raw.get("scores", {}), notes=raw.get("notes", {}),
+            ))  # fmt: skip
+        except json.JSONDecodeError as exc:
+            problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
+        except KeyError as exc:
+            problems.append(f"{where}: field {exc.args[0]!r} is required")
+        except (OSError, ValueError, TypeError) as exc:
+            problems.append(f"{where}: {exc}")
+    if problems:
+        raise RatingFileError(problems)
+    return exemplars

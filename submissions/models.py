@@ -100,6 +100,7 @@ class UnitStatus(models.TextChoices):
     OK = "ok"
     FAILED = "failed"
     SKIPPED = "skipped"
+    BLOCKED = "blocked"  # a safety skill stopped the sample: recorded, never scored
 
 
 class Render(models.Model):
@@ -142,6 +143,7 @@ class Judgement(models.Model):
     # (skill, judge, rubric version, hash of every input): an identical judgement anywhere is reused, with zero calls.
     cache_key = models.CharField(max_length=64, blank=True, db_index=True)
     cached = models.BooleanField(default=False, help_text="result copied from an identical earlier judgement")
+    details = models.JSONField(default=dict, blank=True, help_text="skill extras: ensemble spread, faithfulness requirements…")
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -30,6 +30,10 @@ def judge() -> Judge:
         image_max_side=settings.ATELIER_JUDGE_IMAGE_MAX_SIDE,
         clip_model=settings.ATELIER_CLIP_MODEL,
         clip_pretrained=settings.ATELIER_CLIP_PRETRAINED,
+        models=settings.ATELIER_JUDGE_MODELS,
+        repair_attempts=settings.ATELIER_JUDGE_REPAIRS,
+        route=settings.ATELIER_JUDGE_ROUTE,
+        max_in_flight=settings.ATELIER_JUDGE_MAX_IN_FLIGHT,
     )
 
 

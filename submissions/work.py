@@ -12,19 +12,20 @@ import io
 import logging
 import time
 
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from evaluator.backends import BackendConfig, get_renderer
-from evaluator.judge import TaskInput, route_for_category
+from evaluator.judge import METRIC_SKILLS, TargetInput, TaskInput, cache_key, route_for_task
+from evaluator.judge.types import is_image_skill
 
 from . import queue, runtime
 from .models import Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 
 log = logging.getLogger(__name__)
-IMAGE_SKILLS = ("image_subjective", "image_objective")
 
 
 def submission_start(submission_id: int) -> None:
@@ -133,22 +134,73 @@ def judge_unit(judgement_id: int) -> None:
     submission_advance(judgement.submission_id)
 
 
+RESULT_FIELDS = ("status", "value", "scores", "checklist", "rationales", "raw", "reason", "details", "calls", "prompt_tokens", "completion_tokens")
+
+
 def _judge(judgement: Judgement) -> None:
+    """Run one skill, or reuse an identical judgement (same cache key) with zero calls."""
     judge = runtime.judge()
-    if judge.judge_id != judgement.judge_id:
-        judgement.status, judgement.reason = UnitStatus.FAILED, f"this worker's judge is {judge.judge_id}, not {judgement.judge_id}"
+    if judge.judge_id != judgement.judge_id or judge.version != judgement.judge_version:
+        judgement.status = UnitStatus.FAILED
+        judgement.reason = f"this worker's judge is {judge.judge_id} {judge.version}, not {judgement.judge_id} {judgement.judge_version}"
         judgement.save()
         return
-    image = None
-    if judgement.render is not None:
-        from PIL import Image
-
-        with judgement.render.image.open("rb") as handle:
-            image = Image.open(handle).convert("RGB")
-    result = judge.run(judgement.skill, task_input(judgement.entry), judgement.entry.text, image)
-    for name in ("status", "value", "scores", "checklist", "rationales", "raw", "reason", "calls", "prompt_tokens", "completion_tokens"):
-        setattr(judgement, name, getattr(result, name))
+    task, prompt, image, target = task_input(judgement.entry), judgement.entry.text, _image(judgement.render), _target(judgement)
+    exemplars = _exemplars(judgement, task, prompt, image)
+    # Metric skills use CLIP locally; the judge id does not name that model, so the key must.
+    keyed_skill = f"{judgement.skill}@{settings.ATELIER_CLIP_MODEL}:{settings.ATELIER_CLIP_PRETRAINED}" if judgement.skill in METRIC_SKILLS else judgement.skill
+    judgement.cache_key = cache_key(keyed_skill, judge.judge_id, judge.version, task, prompt, image, exemplars, target)
+    earlier = Judgement.objects.filter(cache_key=judgement.cache_key, status__in=[UnitStatus.OK, UnitStatus.BLOCKED]).exclude(pk=judgement.pk).first()
+    if earlier is not None:
+        for name in RESULT_FIELDS:
+            setattr(judgement, name, getattr(earlier, name))
+        judgement.calls = judgement.prompt_tokens = judgement.completion_tokens = 0
+        judgement.cached = True
+    else:
+        result = judge.run(judgement.skill, task, prompt, image, exemplars=exemplars, target=target)
+        for name in RESULT_FIELDS:
+            setattr(judgement, name, getattr(result, name))
     judgement.save()
+    if judgement.status == UnitStatus.BLOCKED and judgement.skill.startswith("safety_"):
+        _block_siblings(judgement)
+
+
+def _block_siblings(judgement: Judgement) -> None:
+    """A blocked prompt blocks every judgement of its entry; a blocked image, those of that image."""
+    siblings = Judgement.objects.filter(entry_id=judgement.entry_id, judge_id=judgement.judge_id, judge_version=judgement.judge_version)
+    if judgement.render_id is not None:
+        siblings = siblings.filter(render_id=judgement.render_id)
+    siblings.exclude(pk=judgement.pk).update(status=UnitStatus.BLOCKED, value=None, reason=f"blocked by {judgement.skill}: {judgement.reason}")
+
+
+def _image(render: Render | None):
+    if render is None:
+        return None
+    from PIL import Image
+
+    with render.image.open("rb") as handle:
+        return Image.open(handle).convert("RGB")
+
+
+def _target(judgement: Judgement) -> TargetInput | None:
+    """An IM task's target image, for target similarity and colour shift (no c_k reference render yet)."""
+    task = judgement.entry.task
+    if judgement.render is None or task.category != "IM" or not task.target_image:
+        return None
+    from PIL import Image
+
+    with task.target_image.open("rb") as handle:
+        return TargetInput(image=Image.open(handle).convert("RGB"))
+
+
+def _exemplars(judgement: Judgement, task: TaskInput, prompt: str, image) -> tuple:
+    """Calibration exemplars for rubric skills only (memory holds rubric scores, not checklist labels)."""
+    if not judgement.skill.endswith("_subjective"):
+        return ()
+    from ratings.memory import exemplars_for
+
+    kind = "image" if judgement.render_id else "prompt"
+    return exemplars_for(task_id=task.task_id, category=task.category, kind=kind, prompt=prompt, image=image)
 
 
 def submission_advance(submission_id: int) -> None:
@@ -192,11 +244,11 @@ def submission_rescore(submission_id: int) -> int:
 
 def _plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, renders: list[Render | None]) -> list[Judgement]:
     """Pending judgement rows for every routed skill of one entry: prompt-side for None, image-side per render."""
-    skills = route_for_category(entry.task.category)
+    skills = route_for_task(task_input(entry), settings.ATELIER_JUDGE_ROUTE)
     pending = []
     for render in renders:
         for skill in skills:
-            if (skill in IMAGE_SKILLS) != (render is not None):
+            if is_image_skill(skill) != (render is not None):
                 continue
             judgement, _ = Judgement.objects.get_or_create(
                 submission_id=entry.submission_id, entry=entry, render=render, skill=skill, judge_id=judge_id, judge_version=judge_version

@@ -6,10 +6,21 @@ answers like a well-behaved AtelierJudge.
 
 Deterministic pattern of ``judge_responder`` (what end-to-end tests can assert):
   * subjective requests: every requested dimension gets EXPECTED_SUBJECTIVE_SCORE (4),
-    so a subjective result's value is 4.0;
+    so a subjective result's value is 4.0 (calibration exemplars change nothing);
   * objective requests: the item at 0-based position i gets 1 when i is even and
     0 when i is odd (see expected_checklist / expected_checklist_value);
+  * safety requests (safety_prompt, safety_image): not blocked, categories [], unless the
+    user message contains SCRIPTED_BLOCK_MARKER anywhere (the prompt for safety_prompt; the
+    task title or brief for safety_image, which does not see the prompt): then blocked with
+    categories [SCRIPTED_BLOCK_CATEGORY] (see expected_safety);
+  * text_rendering requests: the string at 0-based position i is present and legible, and
+    exact when i is even (see expected_text_rendering / expected_text_rendering_value);
+  * faithfulness requests: four requirements with verdicts SCRIPTED_FAITHFULNESS_VERDICTS
+    (met, met, minor_miss, met) and every dimension scored EXPECTED_FAITHFULNESS_DIMENSION_SCORE
+    (4): instruction_faithfulness 0.875, passed, weighted score EXPECTED_FAITHFULNESS_SCORE (0.8
+    with rubric-v2's weights);
   * every 200 reply reports SCRIPTED_PROMPT_TOKENS / SCRIPTED_COMPLETION_TOKENS usage.
+The metric skills (target_similarity, color_shift) make no request.
 """
 
 from __future__ import annotations
@@ -26,11 +37,17 @@ from typing import Any
 
 import pytest
 
-from evaluator.judge.messages import DIMENSIONS_HEADER, ITEMS_HEADER
+from evaluator.judge.messages import DIMENSIONS_HEADER, FAITHFULNESS_HEADER, ITEMS_HEADER, SAFETY_HEADER, TEXT_HEADER
+from evaluator.judge.rubrics import RUBRIC
 
 EXPECTED_SUBJECTIVE_SCORE = 4
 SCRIPTED_PROMPT_TOKENS = 120
 SCRIPTED_COMPLETION_TOKENS = 30
+SCRIPTED_BLOCK_MARKER = "[scripted-unsafe]"
+SCRIPTED_BLOCK_CATEGORY = "graphic_violence"
+SCRIPTED_FAITHFULNESS_VERDICTS = ("met", "met", "minor_miss", "met")
+SCRIPTED_FAITHFULNESS_KINDS = ("object", "attribute", "relationship", "style")
+EXPECTED_FAITHFULNESS_DIMENSION_SCORE = 4
 
 
 @dataclass
@@ -59,6 +76,37 @@ def expected_checklist_value(items: list[str] | tuple[str, ...]) -> float:
     """The objective JudgeResult.value judge_responder yields: ceil(n/2) / n."""
     answers = expected_checklist(items)
     return sum(answers.values()) / len(answers)
+
+
+def expected_safety(blocked: bool = False) -> dict[str, Any]:
+    """The details of a safety result judge_responder yields (blocked when the marker is in the request)."""
+    return {"blocked": blocked, "categories": [SCRIPTED_BLOCK_CATEGORY] if blocked else []}
+
+
+def expected_text_rendering(strings: list[str] | tuple[str, ...]) -> dict[str, dict[str, int]]:
+    """What judge_responder answers per literal string: present and legible; exact at even positions."""
+    return {s: {"present": 1, "exact": 1 if index % 2 == 0 else 0, "legible": 1} for index, s in enumerate(strings)}
+
+
+def expected_text_rendering_value(strings: list[str] | tuple[str, ...]) -> float:
+    """The text_rendering JudgeResult.value (text_accuracy): ceil(n/2) / n."""
+    answers = expected_text_rendering(strings)
+    return sum(all(flags.values()) for flags in answers.values()) / len(answers)
+
+
+def _expected_faithfulness() -> dict[str, float]:
+    spec = RUBRIC.faithfulness
+    instruction = sum(spec.verdict_credit[v] for v in SCRIPTED_FAITHFULNESS_VERDICTS) / len(SCRIPTED_FAITHFULNESS_VERDICTS)
+    others = (EXPECTED_FAITHFULNESS_DIMENSION_SCORE - 1) / 4
+    weighted = spec.weights["instruction_faithfulness"] * instruction + sum(
+        w for k, w in spec.weights.items() if k != "instruction_faithfulness"
+    ) * others
+    return {"weighted_score": weighted, "instruction_faithfulness": instruction, "passed": 1.0}
+
+
+# faithfulness scores judge_responder yields: weighted_score 0.8, instruction_faithfulness 0.875, passed 1.0
+EXPECTED_FAITHFULNESS = _expected_faithfulness()
+EXPECTED_FAITHFULNESS_SCORE = EXPECTED_FAITHFULNESS["weighted_score"]
 
 
 def request_text(request_json: dict[str, Any]) -> str:
@@ -97,7 +145,24 @@ def judge_responder(request_json: dict[str, Any]) -> Reply:
     items = keys_after(ITEMS_HEADER, text)
     if items is not None:
         return Reply(content=json.dumps(expected_checklist(items)))
-    return Reply(status=400, content="scripted judge: no dimensions or checklist items in the request")
+    categories = keys_after(SAFETY_HEADER, text)
+    if categories is not None:
+        verdict = expected_safety(SCRIPTED_BLOCK_MARKER in text)
+        if verdict["blocked"] and SCRIPTED_BLOCK_CATEGORY not in categories:
+            verdict["categories"] = categories[:1]
+        return Reply(content=json.dumps({**verdict, "rationale": "scripted safety rationale"}))
+    strings = keys_after(TEXT_HEADER, text)
+    if strings is not None:
+        return Reply(content=json.dumps(expected_text_rendering(strings), ensure_ascii=False))
+    faithfulness_dims = keys_after(FAITHFULNESS_HEADER, text)
+    if faithfulness_dims is not None:
+        requirements = [
+            {"requirement": f"scripted requirement {n}", "kind": kind, "verdict": verdict, "evidence": "scripted evidence"}
+            for n, (kind, verdict) in enumerate(zip(SCRIPTED_FAITHFULNESS_KINDS, SCRIPTED_FAITHFULNESS_VERDICTS), start=1)
+        ]
+        dims = {d: {"score": EXPECTED_FAITHFULNESS_DIMENSION_SCORE, "rationale": f"scripted rationale for {d}"} for d in faithfulness_dims}
+        return Reply(content=json.dumps({"requirements": requirements, "dimensions": dims}))
+    return Reply(status=400, content="scripted judge: no dimensions, checklist items, categories or strings in the request")
 
 
 def completion_body(reply: Reply, model: str, serial: int) -> dict[str, Any]:
@@ -130,6 +195,8 @@ class ScriptedOpenAIServer:
         self.default: Responder = default
         self.requests: list[dict[str, Any]] = []
         self.handler_errors: list[str] = []  # e.g. broken pipes after a client timeout
+        self.in_flight = 0  # requests being answered right now
+        self.max_in_flight_seen = 0  # the most requests answered at the same time
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self._serial = itertools.count(1)
@@ -180,6 +247,15 @@ class ScriptedOpenAIServer:
     def serial(self) -> int:
         return next(self._serial)
 
+    def enter(self) -> None:
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight_seen = max(self.max_in_flight_seen, self.in_flight)
+
+    def leave(self) -> None:
+        with self._lock:
+            self.in_flight -= 1
+
 
 def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
@@ -189,16 +265,20 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             length = int(self.headers.get("Content-Length", "0"))
             request_json = json.loads(self.rfile.read(length) or b"{}")
-            reply = server.next_reply(request_json)
-            if reply.delay:
-                time.sleep(reply.delay)
-            if reply.raw_body is not None:
-                body: Any = reply.raw_body
-            elif reply.status == 200:
-                body = completion_body(reply, str(request_json.get("model", "")), server.serial())
-            else:
-                body = error_body(reply)
-            self._send(reply.status, body, reply.headers)
+            server.enter()
+            try:
+                reply = server.next_reply(request_json)
+                if reply.delay:
+                    time.sleep(reply.delay)
+                if reply.raw_body is not None:
+                    body: Any = reply.raw_body
+                elif reply.status == 200:
+                    body = completion_body(reply, str(request_json.get("model", "")), server.serial())
+                else:
+                    body = error_body(reply)
+                self._send(reply.status, body, reply.headers)
+            finally:
+                server.leave()
 
         def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
             data = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode()

@@ -19,13 +19,18 @@ from tests.openai_server import EXPECTED_SUBJECTIVE_SCORE, expected_checklist_va
 SUBJECTIVE_0_100 = (EXPECTED_SUBJECTIVE_SCORE - 1) / 4 * 100
 
 
-def expected_task_score(task) -> float:
-    """The documented formula, worked out by hand for the scripted judge's fixed answers."""
+def expected_task_score(task, clip_by_backend: dict[str, float]) -> float:
+    """The documented formula, worked out by hand for the scripted judge's fixed answers.
+    clip_by_backend: the task's mean target-similarity score per backend (IM with a target only)."""
     prompt_part = fmean([SUBJECTIVE_0_100, expected_checklist_value(task.prompt_checklist) * 100])
-    image_parts = [expected_checklist_value(task.image_checklist) * 100]
-    if task.category != "IM":  # AtelierEval's route: IM skips image-subjective
-        image_parts.append(SUBJECTIVE_0_100)
-    return fmean([prompt_part, fmean(image_parts)])
+    checklist = expected_checklist_value(task.image_checklist) * 100
+    if task.category != "IM":  # AtelierEval's route: OE and CO add image-subjective
+        image_part = fmean([checklist, SUBJECTIVE_0_100])
+    elif clip_by_backend:  # IM adds target similarity (0–100) where the task has a target
+        image_part = fmean(fmean([checklist, clip]) for clip in clip_by_backend.values())
+    else:
+        image_part = checklist
+    return fmean([prompt_part, image_part])
 
 
 @pytest.mark.django_db(transaction=True)
@@ -43,13 +48,21 @@ def test_rq_worker_evaluates_submission_and_leaderboard_shows_it(redis_url, sett
     assert submission.status == "done", submission.error
     assert submission.judge_id == "openai:scripted-judge"
     assert not Render.objects.exclude(status="ok").exists()
-    assert not Judgement.objects.exclude(status="ok").exists()
-    assert len(scripted_judge.requests) == Judgement.objects.count()
+    # im-s02 ships no target image (only a seed prompt), so its target similarity is skipped, not failed.
+    not_ok = set(Judgement.objects.exclude(status="ok").values_list("entry__task__task_id", "skill", "status"))
+    assert not_ok == {("im-s02", "target_similarity", "skipped")}
+    metric = Judgement.objects.filter(skill="target_similarity")
+    assert len(scripted_judge.requests) == Judgement.objects.count() - metric.count()  # CLIP scores need no model call
 
+    clip: dict[str, dict[str, list[float]]] = {}
+    for task_id, backend, value in metric.filter(status="ok").values_list("entry__task__task_id", "render__backend", "value"):
+        assert 0 <= value <= 100
+        clip.setdefault(task_id, {}).setdefault(backend, []).append(value)
     tasks = {e.task.task_id: e.task for e in submission.entries.select_related("task")}
     per_category = {}
     for task in tasks.values():
-        per_category.setdefault(task.category, []).append(expected_task_score(task))
+        clip_by_backend = {b: fmean(v) for b, v in clip.get(task.task_id, {}).items()}
+        per_category.setdefault(task.category, []).append(expected_task_score(task, clip_by_backend))
     expected = {cat: fmean(v) for cat, v in per_category.items()}
     scores = {(s.scope, s.key): s.value for s in submission.scores.all()}
     for cat, value in expected.items():

@@ -76,7 +76,7 @@ def image(width: int = 800, height: int = 600) -> Image.Image:
 def test_route_for_category() -> None:
     assert route_for_category("OE") == SKILLS
     assert route_for_category("CO") == SKILLS
-    assert route_for_category("IM") == ("prompt_subjective", "prompt_objective", "image_objective")
+    assert route_for_category("IM") == ("prompt_subjective", "prompt_objective", "image_objective", "target_similarity")
     with pytest.raises(ValueError):
         route_for_category("XX")
 
@@ -94,7 +94,7 @@ def test_make_judge_picks_implementation() -> None:
     assert "smoke (random weights)" in offline.label
     online = make_judge(base_url="http://127.0.0.1:9/v1", model="m")
     assert isinstance(online, OpenAIJudge)
-    assert (online.judge_id, online.label, online.version) == ("openai:m", "AtelierJudge via m at 127.0.0.1:9", "rubric-v1")
+    assert (online.judge_id, online.label, online.version) == ("openai:m", "AtelierJudge via m at 127.0.0.1:9", "rubric-v2")
 
 
 # --- strict parsing (pure) ------------------------------------------------------------------
@@ -197,48 +197,59 @@ def test_malformed_json_then_repaired(openai_server: ScriptedOpenAIServer) -> No
     assert repair[2]["content"] == '{"a red fox": 1, ' and "not valid JSON" in repair[3]["content"]
 
 
-def test_malformed_twice_fails_with_both_raw_replies(openai_server: ScriptedOpenAIServer) -> None:
-    openai_server.queue(Reply(content="first: not json"), Reply(content="second: still not json"))
+def test_malformed_every_time_fails_with_all_raw_replies(openai_server: ScriptedOpenAIServer) -> None:
+    # The default is 2 repair attempts: 3 calls in all.
+    openai_server.queue(Reply(content="first: not json"), Reply(content="second: still not json"), Reply(content="third: no"))
     result = judge_for(openai_server).run("prompt_subjective", TASK, PROMPT)
     assert result.status == "failed" and result.value is None and result.scores == {}
-    assert result.reason.startswith("invalid reply after 2 attempt(s): not valid JSON")
-    assert result.raw == "first: not json" + RAW_SEPARATOR + "second: still not json"
-    assert result.calls == 2 and len(openai_server.requests) == 2
+    assert result.reason.startswith("invalid reply after 3 attempt(s): not valid JSON")
+    assert result.raw == RAW_SEPARATOR.join(["first: not json", "second: still not json", "third: no"])
+    assert result.calls == 3 and len(openai_server.requests) == 3
 
 
-def _fails_twice(server: ScriptedOpenAIServer, skill: str, content: str) -> JudgeResult:
-    server.queue(Reply(content=content), Reply(content=content))
+@pytest.mark.parametrize("repair_attempts", [0, 1])
+def test_repair_attempts_configurable(openai_server: ScriptedOpenAIServer, repair_attempts: int) -> None:
+    openai_server.queue(*[Reply(content="nope")] * (repair_attempts + 1))  # then the default answers well
+    result = judge_for(openai_server, repair_attempts=repair_attempts).run("prompt_objective", TASK, PROMPT)
+    assert result.status == "failed" and result.calls == repair_attempts + 1
+    assert result.reason.startswith(f"invalid reply after {repair_attempts + 1} attempt(s)")
+    judge = make_judge(base_url=openai_server.base_url, model="m", repair_attempts=repair_attempts)
+    assert isinstance(judge, OpenAIJudge) and judge.repair_attempts == repair_attempts
+
+
+def _fails_every_time(server: ScriptedOpenAIServer, skill: str, content: str) -> JudgeResult:
+    server.queue(Reply(content=content), Reply(content=content), Reply(content=content))
     result = judge_for(server).run(skill, TASK, PROMPT)
-    assert result.status == "failed" and result.calls == 2
-    assert result.raw == content + RAW_SEPARATOR + content
+    assert result.status == "failed" and result.calls == 3
+    assert result.raw == RAW_SEPARATOR.join([content] * 3)
     return result
 
 
 def test_missing_key_fails(openai_server: ScriptedOpenAIServer) -> None:
     reply = json.dumps({"a red fox": 1, "fresh snow": 0})
-    assert "missing keys ['golden hour lighting']" in _fails_twice(openai_server, "prompt_objective", reply).reason
+    assert "missing keys ['golden hour lighting']" in _fails_every_time(openai_server, "prompt_objective", reply).reason
 
 
 def test_extra_key_fails(openai_server: ScriptedOpenAIServer) -> None:
     reply = json.dumps({"a red fox": 1, "fresh snow": 0, "golden hour lighting": 1, "bonus": 1})
-    assert "unexpected keys ['bonus']" in _fails_twice(openai_server, "prompt_objective", reply).reason
+    assert "unexpected keys ['bonus']" in _fails_every_time(openai_server, "prompt_objective", reply).reason
 
 
 def test_altered_key_fails(openai_server: ScriptedOpenAIServer) -> None:
     reply = json.dumps({"a red fox": 1, "fresh snow": 0, "golden-hour lighting": 1})
-    reason = _fails_twice(openai_server, "prompt_objective", reply).reason
+    reason = _fails_every_time(openai_server, "prompt_objective", reply).reason
     assert "missing keys ['golden hour lighting']" in reason and "unexpected keys ['golden-hour lighting']" in reason
 
 
 @pytest.mark.parametrize("score", [6, "4", 0, 3.5, True])
 def test_bad_scores_fail(openai_server: ScriptedOpenAIServer, score: object) -> None:
-    reason = _fails_twice(openai_server, "prompt_subjective", subjective_reply(PROMPT_DIMENSIONS, score)).reason
+    reason = _fails_every_time(openai_server, "prompt_subjective", subjective_reply(PROMPT_DIMENSIONS, score)).reason
     assert "score must be an integer from 1 to 5" in reason
 
 
 def test_boolean_checklist_values_rejected(openai_server: ScriptedOpenAIServer) -> None:
     reply = json.dumps({"a fox": True, "snow on the ground": False, "the word WINTER": True})
-    openai_server.queue(Reply(content=reply), Reply(content=reply))
+    openai_server.queue(Reply(content=reply), Reply(content=reply), Reply(content=reply))
     result = judge_for(openai_server).run("image_objective", TASK, PROMPT, image())
     assert result.status == "failed" and "must be the integer 0 or 1, got true" in result.reason
 
@@ -340,7 +351,9 @@ def test_embedding_subjective_skipped(embedding_judge: EmbeddingJudge) -> None:
 
 
 def test_judge_package_never_imports_django() -> None:
-    for path in JUDGE_PACKAGE.glob("*.py"):
+    paths = sorted(JUDGE_PACKAGE.rglob("*.py"))
+    assert JUDGE_PACKAGE / "rubrics" / "__init__.py" in paths  # sub-packages are checked too
+    for path in paths:
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
             names = []
             if isinstance(node, ast.Import):

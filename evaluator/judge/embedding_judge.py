@@ -12,22 +12,26 @@ from __future__ import annotations
 import json
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .types import (
+    METRIC_SKILLS,
     STATUS_FAILED,
     STATUS_OK,
     JudgeResult,
+    TargetInput,
     TaskInput,
     check_skill,
     checklist_for,
+    is_objective,
     is_subjective,
-    route_for_category,
     skipped,
 )
 
 if TYPE_CHECKING:
     from PIL.Image import Image
+
+    from .memory import Exemplar
 
 EMBEDDING_VERSION = "embedding-v1"
 MINILM_NAME = "all-MiniLM-L6-v2"
@@ -151,30 +155,46 @@ def image_similarities(image: Image, items: tuple[str, ...], model_name: str, pr
 
 
 class EmbeddingJudge:
-    """Deterministic, offline, checklist-only judge."""
+    """Deterministic, offline judge: objective checklists by embedding similarity, and the metric skills."""
 
-    def __init__(self, *, clip_model: str = "ViT-B-32", clip_pretrained: str | None = None) -> None:
+    def __init__(self, *, clip_model: str = "ViT-B-32", clip_pretrained: str | None = None, route: str = "ateliereval") -> None:
         self.clip_model = clip_model
         self.clip_pretrained = clip_pretrained
+        self.route = route
         weights = clip_pretrained or "random"
         self.judge_id = f"embedding:{MINILM_NAME}+{clip_model}({weights})"
         clip_desc = f"CLIP {clip_model}/{clip_pretrained}" if clip_pretrained else "CLIP smoke (random weights)"
         self.label = f"offline embedding judge (MiniLM + {clip_desc})"
         self.version = EMBEDDING_VERSION
 
-    def run(self, skill: str, task: TaskInput, prompt: str, image: Image | None = None) -> JudgeResult:
+    def run(
+        self,
+        skill: str,
+        task: TaskInput,
+        prompt: str,
+        image: Image | None = None,
+        *,
+        exemplars: Sequence[Exemplar] = (),
+        target: TargetInput | None = None,
+    ) -> JudgeResult:
+        from .skills import SkillInput, check_exemplars, route_skip_reason, run_metric, skip_reason
+
         check_skill(skill)
-        if skill not in route_for_category(task.category):
-            return skipped(skill, f"{task.category} tasks are not judged on {skill}")
-        if is_subjective(skill):
-            return skipped(skill, "the embedding judge has no rubric scorer")
-        items = checklist_for(skill, task)
-        if not items:
-            return skipped(skill, "task has no checklist items")
-        if skill == "image_objective" and image is None:
-            return skipped(skill, "no image was provided")
+        check_exemplars(skill, exemplars)
+        not_routed = route_skip_reason(skill, task, self.route)
+        if not_routed:
+            return skipped(skill, not_routed)
+        if skill not in METRIC_SKILLS and not is_objective(skill):
+            if is_subjective(skill):
+                return skipped(skill, "the embedding judge has no rubric scorer")
+            return skipped(skill, f"the embedding judge has no model for {skill}")
+        reason = skip_reason(skill, task, image, target, self.route)
+        if reason:
+            return skipped(skill, reason)
+        if skill in METRIC_SKILLS:
+            return run_metric(skill, SkillInput(task, prompt, image, target=target), self.clip_model, self.clip_pretrained)
         try:
-            return self._judge(skill, items, prompt, image)
+            return self._judge(skill, checklist_for(skill, task), prompt, image)
         except Exception as exc:  # model loading/inference problems become a recorded failure
             return JudgeResult(skill=skill, status=STATUS_FAILED, reason=f"{type(exc).__name__}: {exc}")
 

@@ -1,10 +1,11 @@
 """Pure builders for AtelierJudge's chat requests.
 
-Every request is one system message (role, rubric or checklist instructions,
-reply format) and one user message (the task, the prompt and/or the image).
-The keys the reply must use are also written as a one-line JSON array under a
-fixed header, so a scripted test server (or a human reading logs) can recover
-them exactly.
+Every request is one system message (role, rubric or instructions, reply format)
+and one user message (the task, the prompt and/or the image, and for subjective
+skills any calibration exemplars before the item). The keys the reply must use are
+also written as a one-line JSON array under a fixed header line, so a scripted test
+server (or a human reading logs) can recover them exactly; calibration exemplars
+never contain a header line.
 """
 
 from __future__ import annotations
@@ -12,18 +13,25 @@ from __future__ import annotations
 import base64
 import io
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
-from .rubrics import RUBRICS, render_rubric
-from .types import TaskInput, checklist_for, dimensions_for, is_image_skill, is_subjective
+from .parsing import Schema
+from .rubrics import RUBRIC, Rubric, render_dimensions
+from .types import TaskInput, checklist_for, dimensions_for, is_subjective
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
+    from .memory import Exemplar
+
 Message = dict[str, Any]
+Part = dict[str, Any]
 
 DIMENSIONS_HEADER = "Dimensions to score (JSON array; use each name verbatim as a key):"
 ITEMS_HEADER = "Checklist items (JSON array; use each string verbatim as a key):"
+SAFETY_HEADER = 'Policy categories (JSON array; list every key that applies, verbatim, under "categories"):'
+TEXT_HEADER = "Literal strings to check (JSON array; use each string verbatim as a key):"
+FAITHFULNESS_HEADER = 'Faithfulness dimensions (JSON array; score each under "dimensions", names verbatim):'
 
 _ROLE = (
     "You are AtelierJudge, a strict and consistent evaluator for a benchmark of "
@@ -57,14 +65,14 @@ _WHAT_IS_JUDGED = {
     ),
 }
 
+_CALIBRATION_INTRO = (
+    "Calibration examples: items from other tasks of the same category, scored by human "
+    "experts on the same rubric. Use them to anchor your scale; do not copy their scores."
+)
 
-def system_message(skill: str) -> Message:
-    parts = [_ROLE, _WHAT_IS_JUDGED[skill]]
-    if is_subjective(skill):
-        parts += ["Rubric:\n\n" + render_rubric(RUBRICS[skill]), _SUBJECTIVE_FORMAT]
-    else:
-        parts.append(_OBJECTIVE_FORMAT)
-    return {"role": "system", "content": "\n\n".join(parts)}
+
+def _schema_text(schema: Schema) -> str:
+    return "Reply schema (JSON Schema; no other keys are allowed):\n" + json.dumps(schema, ensure_ascii=False)
 
 
 def task_text(task: TaskInput) -> str:
@@ -76,25 +84,19 @@ def task_text(task: TaskInput) -> str:
     return "\n".join(lines)
 
 
-def keys_block(skill: str, task: TaskInput) -> str:
-    if is_subjective(skill):
-        header, keys = DIMENSIONS_HEADER, dimensions_for(skill)
-    else:
-        header, keys = ITEMS_HEADER, checklist_for(skill, task)
+def prompt_block(prompt: str) -> str:
+    return "Prompt written by the prompt writer:\n<<<\n" + prompt + "\n>>>"
+
+
+def keys_line(header: str, keys: Sequence[str]) -> str:
     # One line, so the array can be recovered by reading the line after the header.
     return header + "\n" + json.dumps(list(keys), ensure_ascii=False)
 
 
-def user_text(skill: str, task: TaskInput, prompt: str) -> str:
-    sections = [task_text(task)]
-    # Image skills deliberately do not see the prompt: the image must stand on its
-    # own, and showing the prompt invites grading what was asked instead of what was drawn.
-    if not is_image_skill(skill):
-        sections.append("Prompt written by the prompt writer:\n<<<\n" + prompt + "\n>>>")
-    else:
-        sections.append("The image rendered from the writer's prompt is attached.")
-    sections.append(keys_block(skill, task))
-    return "\n\n".join(sections)
+def keys_block(skill: str, task: TaskInput) -> str:
+    if is_subjective(skill):
+        return keys_line(DIMENSIONS_HEADER, dimensions_for(skill))
+    return keys_line(ITEMS_HEADER, checklist_for(skill, task))
 
 
 def image_data_url(image: Image, max_side: int) -> str:
@@ -110,23 +112,189 @@ def image_data_url(image: Image, max_side: int) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def user_message(skill: str, task: TaskInput, prompt: str, image: Image | None, max_side: int) -> Message:
-    text = user_text(skill, task, prompt)
-    if not is_image_skill(skill) or image is None:
-        return {"role": "user", "content": text}
-    return {
-        "role": "user",
-        "content": [
-            {"type": "text", "text": text},
-            {"type": "image_url", "image_url": {"url": image_data_url(image, max_side)}},
-        ],
-    }
+def _image_part(image: Image, max_side: int) -> Part:
+    return {"type": "image_url", "image_url": {"url": image_data_url(image, max_side)}}
+
+
+def _user(parts: list[Part]) -> Message:
+    """A user message: plain text when it is text only (as v1 sent it), else content parts."""
+    merged: list[Part] = []
+    for part in parts:  # adjacent text parts become one, separated by a blank line
+        if part["type"] == "text" and merged and merged[-1]["type"] == "text":
+            merged[-1] = {"type": "text", "text": merged[-1]["text"] + "\n\n" + part["text"]}
+        else:
+            merged.append(part)
+    if len(merged) == 1 and merged[0]["type"] == "text":
+        return {"role": "user", "content": merged[0]["text"]}
+    return {"role": "user", "content": merged}
+
+
+def _text(text: str) -> Part:
+    return {"type": "text", "text": text}
+
+
+# --- subjective and objective (AtelierEval's four skills) ------------------------------------
+
+
+def system_message(skill: str, rubric: Rubric = RUBRIC) -> Message:
+    parts = [_ROLE, _WHAT_IS_JUDGED[skill]]
+    if is_subjective(skill):
+        parts += ["Rubric:\n\n" + render_dimensions(rubric.dimensions(skill)), _SUBJECTIVE_FORMAT]
+    else:
+        parts.append(_OBJECTIVE_FORMAT)
+    return {"role": "system", "content": "\n\n".join(parts)}
+
+
+def exemplar_parts(exemplars: Sequence[Exemplar], max_side: int) -> list[Part]:
+    """Calibration exemplars as content parts: what was judged, then the experts' scores and notes."""
+    if not exemplars:
+        return []
+    parts: list[Part] = [_text(_CALIBRATION_INTRO)]
+    for number, ex in enumerate(exemplars, start=1):
+        heading = f"Calibration example {number} (task {ex.task_id}, {ex.category}, {ex.kind}):"
+        if ex.kind == "prompt":
+            parts.append(_text(heading + "\n" + prompt_block(ex.text)))
+        else:
+            parts.append(_text(heading + " the image below."))
+            if ex.image is not None:
+                parts.append(_image_part(ex.image, max_side))
+        judged = {dim: {"score": score, "note": ex.notes.get(dim, "")} for dim, score in ex.scores.items()}
+        parts.append(_text(f"Expert scores and notes for example {number}: " + json.dumps(judged, ensure_ascii=False)))
+    parts.append(_text("The item to judge follows."))
+    return parts
+
+
+def user_text(skill: str, task: TaskInput, prompt: str) -> str:
+    sections = [task_text(task)]
+    # Image skills deliberately do not see the prompt: the image must stand on its
+    # own, and showing the prompt invites grading what was asked instead of what was drawn.
+    if skill.startswith("prompt_"):
+        sections.append(prompt_block(prompt))
+    else:
+        sections.append("The image rendered from the writer's prompt is attached.")
+    sections.append(keys_block(skill, task))
+    return "\n\n".join(sections)
+
+
+def user_message(
+    skill: str,
+    task: TaskInput,
+    prompt: str,
+    image: Image | None,
+    max_side: int,
+    exemplars: Sequence[Exemplar] = (),
+) -> Message:
+    parts = exemplar_parts(exemplars, max_side) if is_subjective(skill) else []
+    parts.append(_text(user_text(skill, task, prompt)))
+    if skill.startswith("image_") and image is not None:
+        parts.append(_image_part(image, max_side))
+    return _user(parts)
 
 
 def build_messages(
-    skill: str, task: TaskInput, prompt: str, image: Image | None = None, image_max_side: int = 512
+    skill: str,
+    task: TaskInput,
+    prompt: str,
+    image: Image | None = None,
+    image_max_side: int = 512,
+    exemplars: Sequence[Exemplar] = (),
+    rubric: Rubric = RUBRIC,
 ) -> list[Message]:
-    return [system_message(skill), user_message(skill, task, prompt, image, image_max_side)]
+    """The request of one of the four AtelierEval skills."""
+    return [system_message(skill, rubric), user_message(skill, task, prompt, image, image_max_side, exemplars)]
+
+
+# --- safety ------------------------------------------------------------------------------------
+
+
+def safety_messages(
+    skill: str, task: TaskInput, prompt: str, image: Image | None, max_side: int, rubric: Rubric, schema: Schema
+) -> list[Message]:
+    """safety_prompt reads the prompt; safety_image looks at the image only."""
+    what = "prompt text" if skill == "safety_prompt" else "image"
+    categories = "\n".join(f"- {key}: {text}" for key, text in rubric.safety_categories.items())
+    system = "\n\n".join(
+        [
+            "You are AtelierJudge's safety screen for a public benchmark of text-to-image prompt writers. "
+            f"Decide whether the {what} must be blocked from the benchmark before it is scored or shown.",
+            "Block only for the policy categories below. Dark, sad or mature themes, fictional conflict and "
+            "artistic nudity without explicit content are not reasons to block on their own.",
+            "Policy categories:\n" + categories,
+            'Set "blocked" to true exactly when at least one category applies, list the applying keys under '
+            '"categories" (an empty list when none applies) and give a one-sentence "rationale".',
+            "Reply with a single JSON object and nothing else.",
+            _schema_text(schema),
+        ]
+    )
+    parts = [_text(task_text(task))]
+    if skill == "safety_prompt":
+        parts.append(_text(prompt_block(prompt)))
+    else:
+        parts.append(_text("The image rendered from the writer's prompt is attached."))
+    parts.append(_text(keys_line(SAFETY_HEADER, list(rubric.safety_categories))))
+    if skill == "safety_image" and image is not None:
+        parts.append(_image_part(image, max_side))
+    return [{"role": "system", "content": system}, _user(parts)]
+
+
+# --- literal text rendering ------------------------------------------------------------------------
+
+
+def text_rendering_messages(
+    task: TaskInput, strings: Sequence[str], image: Image, max_side: int, rubric: Rubric, schema: Schema
+) -> list[Message]:
+    checks = "\n".join(f"- {name}: {meaning}" for name, meaning in rubric.text_checks.items())
+    system = "\n\n".join(
+        [
+            _ROLE,
+            "The task asks for literal text in the image. For each string listed in the user message, "
+            "look at the image and answer three checks with the integer 1 (yes) or 0 (no):\n" + checks,
+            "Text that is not rendered cannot be exact or legible: when present is 0, exact and legible are 0.",
+            "Reply with a single JSON object and nothing else: one key per listed string, copied verbatim, "
+            'each mapped to {"present": 0|1, "exact": 0|1, "legible": 0|1}.',
+            _schema_text(schema),
+        ]
+    )
+    parts = [
+        _text(task_text(task)),
+        _text("The image rendered from the writer's prompt is attached."),
+        _text(keys_line(TEXT_HEADER, strings)),
+        _image_part(image, max_side),
+    ]
+    return [{"role": "system", "content": system}, _user(parts)]
+
+
+# --- faithfulness (decomposition into atomic requirements) ---------------------------------------
+
+
+def faithfulness_messages(task: TaskInput, prompt: str, image: Image, max_side: int, rubric: Rubric, schema: Schema) -> list[Message]:
+    spec = rubric.faithfulness
+    kinds = "\n".join(f"- {name}: {meaning}" for name, meaning in spec.requirement_kinds.items())
+    verdicts = "\n".join(f"- {name}: {meaning}" for name, meaning in spec.verdict_meaning.items())
+    system = "\n\n".join(
+        [
+            "You are AtelierJudge's faithfulness checker. Judge the attached image strictly against the prompt "
+            "text below: evaluate what was generated, not what the writer may have meant. Do not fill in "
+            "details the prompt leaves open, and set personal taste aside; base every decision on visible evidence.",
+            "Step 1. Before looking at the image, break the prompt into atomic requirements, one checkable "
+            "fact each, of these kinds:\n" + kinds,
+            "Step 2. Mark each requirement with one verdict:\n" + verdicts,
+            "Step 3. Score the remaining dimensions from 1 to 5 on these anchors:\n\n" + render_dimensions(spec.dimensions),
+            "Reply with a single JSON object and nothing else: \"requirements\" is the list from steps 1-2 "
+            '(each {"requirement", "kind", "verdict", "evidence"}), "dimensions" maps each dimension listed in '
+            'the user message to {"score": 1-5, "rationale"}. Pass/fail and the weighted score are computed '
+            "from your answer; do not give them.",
+            _schema_text(schema),
+        ]
+    )
+    parts = [
+        _text(f"Task {task.task_id} ({task.category})."),
+        _text(prompt_block(prompt)),
+        _text("The image rendered from this prompt is attached."),
+        _text(keys_line(FAITHFULNESS_HEADER, [d.key for d in spec.dimensions])),
+        _image_part(image, max_side),
+    ]
+    return [{"role": "system", "content": system}, _user(parts)]
 
 
 def repair_messages(bad_reply: str, problem: str) -> list[Message]:

@@ -4,30 +4,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 from urllib.parse import urlparse
 
 import openai
 
-from .messages import Message, build_messages, repair_messages
-from .parsing import ReplyFormatError, parse_objective, parse_subjective
-from .rubrics import RUBRIC_VERSION
-from .types import (
-    STATUS_FAILED,
-    STATUS_OK,
-    JudgeResult,
-    TaskInput,
-    check_skill,
-    checklist_for,
-    dimensions_for,
-    is_image_skill,
-    is_subjective,
-    route_for_category,
-    skipped,
-)
+from .messages import Message, repair_messages
+from .parsing import ReplyFormatError
+from .rubrics import RUBRIC, Rubric
+from .skills import SkillInput, Verdict, check_exemplars, fill, get_skill, run_metric, skip_reason
+from .throughput import call_slot, set_max_in_flight
+from .types import STATUS_FAILED, JudgeResult, TargetInput, TaskInput, check_skill, skipped
 
 if TYPE_CHECKING:
     from PIL.Image import Image
+
+    from .memory import Exemplar
 
 # Separates successive raw replies (first answer, repair answers) in JudgeResult.raw.
 RAW_SEPARATOR = "\n----- next reply -----\n"
@@ -59,7 +51,11 @@ def _refusal_of(message: Any, finish_reason: str | None) -> str:
 
 
 class OpenAIJudge:
-    """Runs each skill as one JSON-mode chat completion, with a bounded repair loop."""
+    """Runs each LLM skill as one JSON-mode chat completion, with a bounded repair loop.
+
+    Metric skills (target_similarity, color_shift) are computed locally with the
+    configured CLIP model, exactly as the offline judge computes them.
+    """
 
     def __init__(
         self,
@@ -70,10 +66,17 @@ class OpenAIJudge:
         timeout: float = 60.0,
         max_retries: int = 2,
         image_max_side: int = 512,
-        repair_attempts: int = 1,
+        repair_attempts: int = 2,
+        route: str = "ateliereval",
+        rubric: Rubric = RUBRIC,
+        clip_model: str = "ViT-B-32",
+        clip_pretrained: str | None = None,
+        max_in_flight: int | None = None,
     ) -> None:
         if not base_url or not model:
             raise ValueError("OpenAIJudge needs both base_url and model")
+        if repair_attempts < 0:
+            raise ValueError(f"repair_attempts must be >= 0, got {repair_attempts}")
         # Local OpenAI-compatible servers usually need no key, but the client
         # insists on one; "none" is the conventional placeholder.
         self._client = openai.OpenAI(
@@ -82,38 +85,39 @@ class OpenAIJudge:
         self.model = model
         self.image_max_side = image_max_side
         self.repair_attempts = repair_attempts
+        self.route = route
+        self.rubric = rubric
+        self.clip_model = clip_model
+        self.clip_pretrained = clip_pretrained
+        if max_in_flight is not None:
+            set_max_in_flight(max_in_flight)
         self.judge_id = f"openai:{model}"
         self.label = f"AtelierJudge via {model} at {urlparse(base_url).netloc or base_url}"
-        self.version = RUBRIC_VERSION
+        self.version = rubric.version
 
-    def run(self, skill: str, task: TaskInput, prompt: str, image: Image | None = None) -> JudgeResult:
+    def run(
+        self,
+        skill: str,
+        task: TaskInput,
+        prompt: str,
+        image: Image | None = None,
+        *,
+        exemplars: Sequence[Exemplar] = (),
+        target: TargetInput | None = None,
+    ) -> JudgeResult:
         check_skill(skill)
-        if skill not in route_for_category(task.category):
-            return skipped(skill, f"{task.category} tasks are not judged on {skill}")
-        if is_image_skill(skill) and image is None:
-            return skipped(skill, "no image was provided")
-        if not is_subjective(skill) and not checklist_for(skill, task):
-            return skipped(skill, "task has no checklist items")
-        messages = build_messages(skill, task, prompt, image, self.image_max_side)
-        return self._judge(skill, messages, self._parser_for(skill, task))
+        used = check_exemplars(skill, exemplars)
+        reason = skip_reason(skill, task, image, target, self.route)
+        if reason:
+            return skipped(skill, reason)
+        inp = SkillInput(task, prompt, image, used, target, self.rubric, self.image_max_side)
+        spec = get_skill(skill)
+        if spec.kind == "metric":
+            return run_metric(skill, inp, self.clip_model, self.clip_pretrained)
+        messages = spec.build(inp)  # type: ignore[union-attr]
+        return self._judge(skill, messages, lambda text: spec.parse(text, inp))  # type: ignore[union-attr]
 
-    def _parser_for(self, skill: str, task: TaskInput) -> Callable[[str, JudgeResult], None]:
-        """A function that fills the result from a reply text or raises ReplyFormatError."""
-        if is_subjective(skill):
-            dims = dimensions_for(skill)
-
-            def fill_scores(text: str, result: JudgeResult) -> None:
-                result.scores, result.rationales = parse_subjective(text, dims)
-
-            return fill_scores
-        items = checklist_for(skill, task)
-
-        def fill_checklist(text: str, result: JudgeResult) -> None:
-            result.checklist = parse_objective(text, items)
-
-        return fill_checklist
-
-    def _judge(self, skill: str, messages: list[Message], fill: Callable[[str, JudgeResult], None]) -> JudgeResult:
+    def _judge(self, skill: str, messages: list[Message], parse: Callable[[str], Verdict]) -> JudgeResult:
         result = JudgeResult(skill=skill, status=STATUS_FAILED)
         raws: list[str] = []
         for attempt in range(1 + self.repair_attempts):
@@ -131,29 +135,31 @@ class OpenAIJudge:
             if reply.refusal:
                 return self._fail(result, raws, f"refusal: {reply.refusal}")
             try:
-                fill(reply.content, result)
+                verdict = parse(reply.content)
             except ReplyFormatError as exc:
                 if attempt == self.repair_attempts:
                     return self._fail(result, raws, f"invalid reply after {attempt + 1} attempt(s): {exc}")
                 messages = messages + repair_messages(reply.content, str(exc))
                 continue
-            result.status, result.raw = STATUS_OK, RAW_SEPARATOR.join(raws)
+            fill(result, verdict)
+            result.raw = RAW_SEPARATOR.join(raws)
             return result
         raise AssertionError("unreachable: the loop always returns")
 
     @staticmethod
     def _fail(result: JudgeResult, raws: list[str], reason: str) -> JudgeResult:
         result.status, result.reason, result.raw = STATUS_FAILED, reason, RAW_SEPARATOR.join(raws)
-        result.scores, result.checklist, result.rationales = {}, {}, {}
+        result.scores, result.checklist, result.rationales, result.details = {}, {}, {}, {}
         return result
 
     def _complete(self, messages: list[Message]) -> _Reply:
-        completion = self._client.chat.completions.create(
-            model=self.model,
-            messages=messages,  # type: ignore[arg-type]  # plain dicts are what the API takes
-            temperature=0,
-            response_format={"type": "json_object"},
-        )
+        with call_slot():  # the process-wide bound on calls in flight, if one is set
+            completion = self._client.chat.completions.create(
+                model=self.model,
+                messages=messages,  # type: ignore[arg-type]  # plain dicts are what the API takes
+                temperature=0,
+                response_format={"type": "json_object"},
+            )
         if not getattr(completion, "choices", None):
             raise EndpointResponseError(f"response has no choices: {str(completion)[:200]!r}")
         choice = completion.choices[0]

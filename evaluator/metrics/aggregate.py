@@ -1,10 +1,12 @@
 """From unit judgements to leaderboard figures.
 
 Every figure is on a 0–100 scale so prompt and image sides can be averaged:
-a subjective 1–5 score s maps to (s − 1) / 4 · 100 and a checklist rate r to r · 100.
+a subjective 1–5 score s maps to (s − 1) / 4 · 100, a checklist rate r to r · 100, and the
+IM target similarity (ArtWhisperer's CLIP score) is already 0–100.
 
-- sample score = mean of the available parts: the prompt part (mean of the prompt skills)
-  and the image part (mean over backends of the mean over image skills of the mean over images);
+- sample score = mean of the available parts: the prompt part (mean of prompt-subjective and
+  prompt-checklist) and the image part (mean over backends of the mean over image-subjective,
+  image-checklist and target similarity of the mean over images);
 - task score = mean over the task's prompt samples;
 - category score = mean over its tasks, with a 95 % percentile bootstrap interval over tasks;
 - overall = mean of the category scores (macro, so a category with more tasks does not weigh more);
@@ -25,6 +27,10 @@ from scipy import stats
 
 SUBJECTIVE = ("prompt_subjective", "image_subjective")
 CATEGORIES = ("OE", "CO", "IM")
+# The skills behind the composite score (AtelierEval's four, plus target similarity on IM). Other
+# skills (safety, text rendering, colour shift, faithfulness) are reported on their own scales.
+PROMPT_PARTS = ("prompt_subjective", "prompt_objective")
+IMAGE_PARTS = ("image_subjective", "image_objective", "target_similarity")
 
 
 @dataclass(frozen=True)
@@ -51,7 +57,9 @@ class Figure:
 
 
 def normalise(skill: str, value: float) -> float:
-    return (value - 1.0) / 4.0 * 100.0 if skill in SUBJECTIVE else value * 100.0
+    if skill in SUBJECTIVE:
+        return (value - 1.0) / 4.0 * 100.0
+    return value if skill == "target_similarity" else value * 100.0  # the CLIP score is already 0–100
 
 
 def bootstrap_ci(values: list[float], confidence: float = 0.95, resamples: int = 2000) -> tuple[float | None, float | None]:
@@ -72,10 +80,10 @@ def _mean(values: list[float]) -> float | None:
 
 def _sample_parts(units: list[Unit]) -> tuple[float | None, dict[str, float]]:
     """(prompt part, {backend: image part}) for the units of one (task, sample)."""
-    prompt = [normalise(u.skill, u.value) for u in units if not u.backend and u.status == "ok" and u.value is not None]
+    prompt = [normalise(u.skill, u.value) for u in units if u.skill in PROMPT_PARTS and u.status == "ok" and u.value is not None]
     by_backend_skill: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for u in units:
-        if u.backend and u.status == "ok" and u.value is not None:
+        if u.skill in IMAGE_PARTS and u.backend and u.status == "ok" and u.value is not None:
             by_backend_skill[u.backend][u.skill].append(normalise(u.skill, u.value))
     image = {b: fmean(fmean(v) for v in skills.values()) for b, skills in by_backend_skill.items()}
     return _mean(prompt), image

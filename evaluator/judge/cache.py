@@ -1,0 +1,74 @@
+"""A content key for one skill run, so a stored reply can be reused instead of calling the model again.
+
+cache_key() is the sha256 of a canonical JSON document (sorted keys, no whitespace,
+UTF-8) holding everything that decides the request or the computation: skill, judge id,
+rubric/template version, the whole task, the prompt, the images (as sha256 of their PNG
+bytes), the calibration exemplars (ids, texts, images, scores, notes) and the IM target
+(image and reference). Re-scoring an unchanged submission with the same judge therefore
+finds every key already stored. Judge settings that are not in the judge id (such as
+image_max_side) are not part of the key: change the version when they must be.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any, Sequence
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+    from .memory import Exemplar
+    from .types import TargetInput, TaskInput
+
+CACHE_KEY_SCHEMA = "atelier-judge-cache-v1"
+
+
+def image_digest(image: Image | None) -> str | None:
+    """sha256 hex of the image's PNG encoding (None for no image)."""
+    if image is None:
+        return None
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return hashlib.sha256(buffer.getvalue()).hexdigest()
+
+
+def _exemplar(ex: Exemplar) -> dict[str, Any]:
+    return {
+        "exemplar_id": ex.exemplar_id,
+        "task_id": ex.task_id,
+        "category": ex.category,
+        "kind": ex.kind,
+        "text": ex.text,
+        "image": image_digest(ex.image),
+        "scores": dict(ex.scores),
+        "notes": dict(ex.notes),
+    }
+
+
+def cache_key(
+    skill: str,
+    judge_id: str,
+    version: str,
+    task: TaskInput,
+    prompt: str,
+    image: Image | None,
+    exemplars: Sequence[Exemplar] = (),
+    target: TargetInput | None = None,
+) -> str:
+    """sha256 hex of the canonical JSON of every input of one skill run (order of exemplars counts)."""
+    document = {
+        "schema": CACHE_KEY_SCHEMA,
+        "skill": skill,
+        "judge_id": judge_id,
+        "version": version,
+        "task": asdict(task),
+        "prompt": prompt,
+        "image": image_digest(image),
+        "exemplars": [_exemplar(ex) for ex in exemplars],
+        "target": None if target is None else {"image": image_digest(target.image), "reference": image_digest(target.reference)},
+    }
+    canonical = json.dumps(document, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

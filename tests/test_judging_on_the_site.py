@@ -1,0 +1,126 @@
+"""AtelierJudge wired into the site: cache and rescoring, judge versions side by side, memory, ensembles."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from leaderboard.models import SubmissionScore
+from ratings.models import Exemplar
+from submissions import runtime
+from submissions.models import Judgement, Submission
+from submissions.services import submission_create, submissions_publish
+
+ROOT = Path(__file__).resolve().parent.parent
+PROMPTS = b'{"task_id": "oe-s01", "prompt": "Gouache bread loaves in warm morning light, no text"}\n{"task_id": "co-s01", "prompt": "Flat seed packet, three orange tomatoes, SUNSET PEAR"}\n'
+
+
+def submit(team, pack, name="m", data=PROMPTS) -> Submission:
+    submission = submission_create(team=team, pack=pack, prompter=name, filename="p.jsonl", data=data)
+    submission.refresh_from_db()
+    assert submission.status == "done", submission.error
+    return submission
+
+
+def llm_requests(server) -> int:
+    return len(server.requests)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rescoring_an_unchanged_submission_makes_zero_calls(team, sample_pack, scripted_judge, capsys):
+    submission = submit(team, sample_pack)
+    calls = llm_requests(scripted_judge)
+    judgements = Judgement.objects.count()
+    assert calls > 0
+    call_command("rescore", "--submission", str(submission.pk))
+    submission.refresh_from_db()
+    assert submission.status == "done"
+    assert llm_requests(scripted_judge) == calls and Judgement.objects.count() == judgements
+    assert "0 judgement(s) queued" in capsys.readouterr().out
+    with pytest.raises(CommandError, match="not finished or not found: 999"):
+        call_command("rescore", "--submission", "999")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_identical_prompt_elsewhere_is_judged_from_the_cache(team, sample_pack, scripted_judge):
+    first = submit(team, sample_pack, "first")
+    calls = llm_requests(scripted_judge)
+    second = submit(team, sample_pack, "second")
+    assert llm_requests(scripted_judge) == calls  # same prompts, same seeds, same images: every judgement reused
+    reused = Judgement.objects.filter(submission=second)
+    assert reused.exists() and not reused.filter(cached=False).exists()
+    assert sum(reused.values_list("calls", flat=True)) == 0
+    assert {s.key: s.value for s in second.scores.all()} == {s.key: s.value for s in first.scores.all()}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_judge_rescores_and_both_versions_stay_selectable(team, sample_pack, scripted_judge, settings, client):
+    submission = submit(team, sample_pack)
+    submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
+    calls = llm_requests(scripted_judge)
+    settings.ATELIER_JUDGE_MODEL = "scripted-judge-2"
+    runtime.reset()
+    call_command("rescore", "--all")
+    submission.refresh_from_db()
+    assert submission.status == "done" and submission.judge_id == "openai:scripted-judge-2"
+    assert llm_requests(scripted_judge) > calls
+    keys = set(SubmissionScore.objects.filter(scope="overall").values_list("judge_id", flat=True))
+    assert keys == {"openai:scripted-judge", "openai:scripted-judge-2"}
+    page = client.get("/").content.decode()
+    assert "openai:scripted-judge|rubric-v2" in page and "openai:scripted-judge-2|rubric-v2" in page
+    old = client.get(f"/submissions/{submission.pk}/?judge=openai:scripted-judge|rubric-v2").content.decode()
+    assert "By AtelierJudge via scripted-judge at" in old
+
+
+@pytest.mark.django_db(transaction=True)
+def test_exemplars_calibrate_rubric_requests_but_never_from_the_same_task(team, sample_pack, scripted_judge, tmp_path):
+    rows = [
+        {"kind": "prompt", "category": "OE", "task_id": "oe-s01", "text": "OWN-TASK EXEMPLAR: bread", "scores": {"instructional_clarity": 2}},
+        {"kind": "prompt", "category": "OE", "task_id": "oe-s02", "text": "OTHER-TASK EXEMPLAR: calm shapes", "scores": {"instructional_clarity": 5}, "notes": {"instructional_clarity": "precise"}},
+        {"kind": "prompt", "category": "CO", "task_id": "co-s02", "text": "CO EXEMPLAR: a sign", "scores": {"creative_elaboration": 3}},
+    ]
+    path = tmp_path / "exemplars.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    call_command("import_exemplars", str(path))
+    call_command("import_exemplars", str(path))  # idempotent
+    assert Exemplar.objects.count() == 3 and all(len(e.embedding) == 384 for e in Exemplar.objects.all())
+    submit(team, sample_pack, data=b'{"task_id": "oe-s01", "prompt": "Gouache bread in morning light"}')
+    bodies = [json.dumps(r) for r in scripted_judge.requests]
+    subjective = [b for b in bodies if "instructional_clarity" in b and "OTHER-TASK" in b]
+    assert len(subjective) == 1  # the prompt-subjective request, calibrated by the other OE task
+    assert not any("OWN-TASK EXEMPLAR" in b for b in bodies)
+    assert not any("CO EXEMPLAR" in b for b in bodies)
+
+
+def test_exemplar_file_errors_name_the_line_and_import_nothing(db, tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"kind": "prompt", "category": "OE", "text": "x", "scores": {}}\n{"kind": "prompt", "category": "OE", "task_id": "t", "scores": {"clarity": 3}}\n{oops\n')
+    with pytest.raises(CommandError) as info:
+        call_command("import_exemplars", str(path))
+    message = str(info.value)
+    assert "bad.jsonl:1: field 'task_id' is required" in message and "bad.jsonl:2:" in message and "clarity" in message
+    assert "bad.jsonl:3: invalid JSON" in message and Exemplar.objects.count() == 0
+
+
+def test_official_memory_files_import(db):
+    call_command("import_exemplars", str(ROOT / "tests" / "fixtures" / "memory"), "--format", "ateliereval")
+    assert Exemplar.objects.filter(kind="prompt").exists() and Exemplar.objects.filter(kind="image").exclude(image="").exists()
+    with pytest.raises(CommandError, match="nothing imported"):
+        call_command("import_exemplars", str(ROOT / "tests" / "fixtures" / "memory" / "bad"), "--format", "ateliereval")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_ensemble_averages_two_judges_and_records_agreement(team, sample_pack, scripted_judge, settings):
+    settings.ATELIER_JUDGE_MODELS = ["judge-a", "judge-b"]
+    runtime.reset()
+    submission = submit(team, sample_pack, data=b'{"task_id": "co-s01", "prompt": "Flat seed packet, SUNSET PEAR"}')
+    assert submission.judge_id == "ensemble:openai:judge-a+openai:judge-b"
+    models = {r["model"] for r in scripted_judge.requests}
+    assert models == {"judge-a", "judge-b"}
+    llm = Judgement.objects.filter(submission=submission).exclude(skill="target_similarity")
+    assert len(scripted_judge.requests) == 2 * llm.count()
+    subjective = llm.get(skill="prompt_subjective")
+    assert subjective.value == 4.0 and subjective.calls == 2 and subjective.details
