@@ -59,6 +59,9 @@ def test_upload_evaluates_and_page_shows_status_scores_and_provenance(owner_clie
     scores = page.split("<h2>Scores</h2>")[1].split("<h2>")[0]
     for score in submission.scores.filter(scope__in=["overall", "category", "backend"]):
         assert f"<td>{score.key}</td><td class=\"num\">{score.value:.1f}</td>" in scores
+    top1 = submission.scores.get(scope="top1", key="image_objective")
+    assert f"<tr><td>top1</td><td>image_objective</td><td class=\"num\">{top1.value:.3f}</td>" in scores
+    assert "Judge calls: 0" in page  # the offline judge makes no model calls
 
 
 def test_unpublished_submission_is_hidden_from_strangers(client, owner_client, team, sample_pack, example_prompts, stranger):
