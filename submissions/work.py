@@ -183,14 +183,20 @@ def _image(render: Render | None):
 
 
 def _target(judgement: Judgement) -> TargetInput | None:
-    """An IM task's target image, for target similarity and colour shift (no c_k reference render yet)."""
+    """An IM task's target image and, when one was rendered on this render's backend config, the
+    render of its seed prompt that sets the target's c_k scale (manage.py render_targets --references)."""
     task = judgement.entry.task
     if judgement.render is None or task.category != "IM" or not task.target_image:
         return None
     from PIL import Image
 
+    reference = task.references.filter(config_hash=judgement.render.config_hash).first()
     with task.target_image.open("rb") as handle:
-        return TargetInput(image=Image.open(handle).convert("RGB"))
+        target = Image.open(handle).convert("RGB")
+    if reference is None:
+        return TargetInput(image=target)
+    with reference.image.open("rb") as handle:
+        return TargetInput(image=target, reference=Image.open(handle).convert("RGB"))
 
 
 def _exemplars(judgement: Judgement, task: TaskInput, prompt: str, image) -> tuple:

@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Tag, Task, TaskPack
+from .models import Tag, TargetReference, Task, TaskPack
 from .services import task_touch
 
 
@@ -29,3 +29,8 @@ class TaskAdmin(admin.ModelAdmin):
         super().save_related(request, form, formsets, change)
         if task_touch(task=form.instance):
             self.message_user(request, f"{form.instance.task_id} is now version {form.instance.version}; its pack's revision went up.")
+
+
+@admin.register(TargetReference)
+class TargetReferenceAdmin(admin.ModelAdmin):
+    list_display = ("task", "backend", "config_hash", "seed", "created")

@@ -97,3 +97,18 @@ class Task(models.Model):
     @property
     def is_public(self) -> bool:
         return self.split == Split.DEV
+
+
+class TargetReference(models.Model):
+    """A render of an IM task's hidden seed prompt on one backend config: the c_k reference that scales
+    ArtWhisperer's CLIP score per target (c_k = 100 / unclipped score of this render against the target)."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="references")
+    backend = models.CharField(max_length=100)
+    config_hash = models.CharField(max_length=64)
+    seed = models.BigIntegerField()
+    image = models.ImageField(upload_to="references/")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "config_hash"], name="unique_reference")]

@@ -17,7 +17,7 @@ from evaluator.backends import SMOKE_LABEL, BackendConfig, derive_seed, get_rend
 from evaluator.judge import image_embeddings
 from evaluator.metrics.targets import most_representative
 
-from .models import Task, TaskPack
+from .models import TargetReference, Task, TaskPack
 from .services import task_touch
 
 log = logging.getLogger(__name__)
@@ -60,3 +60,20 @@ def targets_render(*, pack: TaskPack, backend: BackendConfig, candidates: int, f
             log.warning("target for %s failed: %s", task.task_id, exc)
             failures.append(f"{task.task_id}: {type(exc).__name__}: {exc}")
     return done, failures
+
+
+def references_render(*, pack: TaskPack, backends: list[BackendConfig]) -> int:
+    """One render of each IM seed prompt per backend config, for the c_k scale of target similarity.
+    Existing references (same task and config hash) are kept. Returns how many were rendered."""
+    done = 0
+    for task in pack.tasks.filter(category="IM").exclude(seed_prompt="").exclude(target_image="").order_by("task_id"):
+        for backend in backends:
+            if TargetReference.objects.filter(task=task, config_hash=backend.version_hash()).exists():
+                continue
+            seed = derive_seed(f"reference:{task.task_id}", 0, 0, backend.name)
+            buffer = io.BytesIO()
+            get_renderer(backend).render(task.seed_prompt, [seed])[0].save(buffer, format="PNG")
+            reference = TargetReference(task=task, backend=backend.name, config_hash=backend.version_hash(), seed=seed)
+            reference.image.save(f"{task.pack.name}/{task.task_id}-{backend.name}.png", ContentFile(buffer.getvalue()))
+            done += 1
+    return done

@@ -124,3 +124,17 @@ def test_an_ensemble_averages_two_judges_and_records_agreement(team, sample_pack
     assert len(scripted_judge.requests) == 2 * llm.count()
     subjective = llm.get(skill="prompt_subjective")
     assert subjective.value == 4.0 and subjective.calls == 2 and subjective.details
+
+
+@pytest.mark.django_db(transaction=True)
+def test_target_similarity_uses_the_reference_render_for_its_scale(team, sample_pack, scripted_judge, capsys):
+    call_command("render_targets", "--pack", "sample", "--backend", "smoke-sd-fast", "--candidates", "2", "--references")
+    assert "4 c_k reference render(s)" in capsys.readouterr().out  # 2 IM tasks with a target and a seed prompt × 2 backends
+    sample_pack.refresh_from_db()
+    submit(team, sample_pack, data=b'{"task_id": "im-s01", "prompt": "Red sun over three blue hills, flat poster"}')
+    scored = Judgement.objects.filter(skill="target_similarity", status="ok")
+    assert scored.count() == 2  # one image on each of the two test backends
+    for judgement in scored:
+        scores = judgement.scores
+        assert scores["scale"] == pytest.approx(100 / scores["reference_raw"])
+        assert judgement.value == pytest.approx(min(max(scores["raw"] * scores["scale"], 0), 100))

@@ -12,7 +12,7 @@ from submissions.models import Membership, Submission, Team
 from submissions.services import submission_create, submissions_publish
 from tasks.loaders import read_own_pack
 from tasks.services import pack_save
-from tasks.targets import targets_render
+from tasks.targets import references_render, targets_render
 
 SAMPLE_PACK = settings.BASE_DIR / "tasks" / "packs" / "sample"
 ORIGINAL_PACK = settings.BASE_DIR / "tasks" / "packs" / "atelier-original"
@@ -33,6 +33,7 @@ class Command(BaseCommand):
         rendered, failures = targets_render(pack=pack, backend=backend, candidates=4)
         if failures:
             raise CommandError("could not render the sample pack's IM targets:\n" + "\n".join(failures))
+        references_render(pack=pack, backends=list(runtime.backend_configs().values()))
         pack.refresh_from_db()
         self.stdout.write(f"Loaded {pack} and the original 360-task pack; {rendered} IM target(s) rendered on {backend.name}.")
         user = self._demo_user()

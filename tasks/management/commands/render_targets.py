@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from submissions import runtime
 from tasks.models import TaskPack
-from tasks.targets import targets_render
+from tasks.targets import references_render, targets_render
 
 
 class Command(BaseCommand):
@@ -13,8 +13,12 @@ class Command(BaseCommand):
         parser.add_argument("--backend", required=True, help="an enabled backend from the backends file")
         parser.add_argument("--candidates", type=int, default=4, help="renders per target to choose from (ArtWhisperer used 10)")
         parser.add_argument("--force", action="store_true", help="re-render targets that already exist")
+        parser.add_argument(
+            "--references", action="store_true",
+            help="also render each seed prompt once on every enabled backend: the c_k reference that scales target similarity",
+        )  # fmt: skip
 
-    def handle(self, *args, pack: str, backend: str, candidates: int, force: bool, **options):
+    def handle(self, *args, pack: str, backend: str, candidates: int, force: bool, references: bool, **options):
         configs = runtime.backend_configs()
         if backend not in configs:
             raise CommandError(f"backend {backend!r} is not enabled; enabled: {', '.join(configs) or 'none'}")
@@ -26,5 +30,8 @@ class Command(BaseCommand):
             raise CommandError(f"no pack {pack!r}; load it with manage.py load_tasks")
         done, failures = targets_render(pack=found, backend=configs[backend], candidates=candidates, force=force)
         self.stdout.write(f"{found}: {done} target(s) rendered on {backend}")
+        if references:
+            count = references_render(pack=found, backends=list(configs.values()))
+            self.stdout.write(f"{count} c_k reference render(s) made on {', '.join(configs)}")
         if failures:
             raise CommandError(f"{len(failures)} target(s) failed:\n" + "\n".join(failures))
