@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -59,7 +60,8 @@ def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int
 def agreement_report(judge: JudgeKey, resamples: int = 1000) -> Report:
     """Cached until a rating changes: the bootstrap costs seconds, the page is public."""
     stamp = ExpertRating.objects.aggregate(n=Count("pk"), last=Max("updated"))
-    key = f"agreement:{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}"
+    raw_key = f"{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}"
+    key = "agreement:" + hashlib.sha256(raw_key.encode()).hexdigest()  # judge ids hold characters memcached refuses
     report = cache.get(key)
     if report is None:
         pairs, labels, unmatched = build_inputs(judge)
