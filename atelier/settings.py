@@ -16,6 +16,8 @@ from urllib.parse import urlparse
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from evaluator.judge.routes import ROUTE_NAMES
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -80,6 +82,8 @@ INSTALLED_APPS = [
     "submissions",
     "leaderboard",
     "ratings",
+    "evaluation",  # the evaluation layer: no models, management commands (reconcile, rescore, embed_exemplars)
+    "atelier",  # the project itself: the demo command, which uses every app
 ]
 
 MIDDLEWARE = [
@@ -150,13 +154,21 @@ ATELIER_JUDGE_IMAGE_MAX_SIDE = envint("ATELIER_JUDGE_IMAGE_MAX_SIDE", "512", min
 # Several comma-separated models make a judge ensemble (mean scores, majority checklists).
 ATELIER_JUDGE_MODELS = [m.strip() for m in os.environ.get("ATELIER_JUDGE_MODELS", "").split(",") if m.strip()]
 ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", "ateliereval")
-if ATELIER_JUDGE_ROUTE not in ("ateliereval", "extended"):
-    raise ImproperlyConfigured(f"ATELIER_JUDGE_ROUTE={ATELIER_JUDGE_ROUTE!r}: expected 'ateliereval' or 'extended'")
+if ATELIER_JUDGE_ROUTE not in ROUTE_NAMES:
+    raise ImproperlyConfigured(f"ATELIER_JUDGE_ROUTE={ATELIER_JUDGE_ROUTE!r}: expected one of {', '.join(ROUTE_NAMES)}")
 ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", "2")
 ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8", minimum=1)
 ATELIER_MEMORY_K = envint("ATELIER_MEMORY_K", "3")
 ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL", "ViT-B-32")
-ATELIER_CLIP_PRETRAINED = os.environ.get("ATELIER_CLIP_PRETRAINED", "") or None
+# A local checkpoint path or an open_clip tag; "random" accepts random weights (figures labelled smoke).
+ATELIER_CLIP_PRETRAINED = os.environ.get("ATELIER_CLIP_PRETRAINED", "").strip() or None
+if OPENAI_BASE_URL and ATELIER_CLIP_PRETRAINED is None:
+    # A real judge must not rank IM tasks by random CLIP features under its own name.
+    raise ImproperlyConfigured(
+        "ATELIER_CLIP_PRETRAINED is unset but OPENAI_BASE_URL configures a real judge: target similarity would use random "
+        "CLIP weights. Set ATELIER_CLIP_PRETRAINED to a local checkpoint path or an open_clip tag, or to 'random' to accept "
+        "figures labelled 'smoke (random weights)'."
+    )
 
 # Uploads: a prompt file larger than this is refused before it is parsed.
 ATELIER_MAX_UPLOAD_BYTES = envint("ATELIER_MAX_UPLOAD_BYTES", str(5 * 1024 * 1024), minimum=1)
@@ -199,5 +211,5 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     # Third-party libraries (open_clip, diffusers) chat at INFO; only our own packages log at LOG_LEVEL.
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {name: {"level": os.environ.get("LOG_LEVEL", "INFO")} for name in ("evaluator", "submissions", "tasks", "leaderboard")},
+    "loggers": {name: {"level": os.environ.get("LOG_LEVEL", "INFO")} for name in ("evaluator", "evaluation", "submissions", "tasks", "leaderboard", "ratings")},
 }

@@ -28,7 +28,8 @@ def main() -> None:
     with ScriptedOpenAIServer() as server:
         server.default = judge_responder
         os.environ.update(DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}", MEDIA_ROOT=str(workdir / "media"),
-                          OPENAI_BASE_URL=server.base_url, ATELIER_JUDGE_MODEL="scripted-judge", DJANGO_SETTINGS_MODULE="atelier.settings")  # fmt: skip
+                          OPENAI_BASE_URL=server.base_url, ATELIER_JUDGE_MODEL="scripted-judge", ATELIER_CLIP_PRETRAINED="random",
+                          DJANGO_SETTINGS_MODULE="atelier.settings")  # fmt: skip
         os.environ.pop("REDIS_URL", None)
         import django
 
@@ -39,10 +40,10 @@ def main() -> None:
 def run(server) -> None:
     from django.core.management import call_command
 
-    from leaderboard.selectors import submission_cost
+    from evaluation.selectors import submission_cost
+    from evaluation.units import submission_rescore
     from submissions.models import Judgement, Submission
     from submissions.services import submission_create, team_create
-    from submissions.work import submission_rescore
     from tasks.loaders import read_own_pack
     from tasks.services import pack_save
 

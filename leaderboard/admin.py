@@ -1,9 +1,9 @@
 from django.contrib import admin
 
-from .models import SubmissionScore
+from .models import Figure
 
 
-@admin.register(SubmissionScore)
-class SubmissionScoreAdmin(admin.ModelAdmin):
-    list_display = ("submission", "scope", "key", "value", "n", "failures")
-    list_filter = ("scope",)
+@admin.register(Figure)
+class FigureAdmin(admin.ModelAdmin):
+    list_display = ("submission", "judge_id", "judge_version", "scope", "key", "value", "scale", "n", "failures")
+    list_filter = ("scope", "scale")

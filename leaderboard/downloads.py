@@ -2,7 +2,9 @@
 
 Rows are produced in chunks of entries (three queries a chunk), so a large submission is
 streamed, never built in memory. Checklist item texts of test-split tasks never leave the
-server: for those tasks only the 0/1 outcomes are given, in item order.
+server: for those tasks only the 0/1 outcomes are given, in item order. Besides AtelierEval's
+four skills (with every rubric dimension and checklist outcome), each other skill has a column
+with its value (a gate's column holds its status), and `scales` names each value's scale.
 """
 
 from __future__ import annotations
@@ -12,18 +14,23 @@ import io
 import json
 from collections.abc import Callable, Iterator
 
-from evaluator.judge import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
-from submissions.models import Judgement, PromptEntry, Submission
-
-from .selectors import JudgeKey, entry_breakdown
+from evaluation.judges import JudgeKey
+from evaluation.selectors import entry_breakdown
+from evaluator.judge.skills import ALL_SKILLS, get_skill, skills_where
+from evaluator.judge.types import DIMENSIONS, Kind, Side
+from submissions.models import Judgement, PromptEntry, Submission, UnitStatus
+from tasks.models import Split
 
 CHUNK = 200
+# AtelierEval's rubric and checklist skill of each side, shown in full; the other skills one column each.
+RUBRIC = {side: skills_where(side=side, kind=Kind.RUBRIC, composite=True)[0] for side in Side}
+CHECKLIST = {side: skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[0] for side in Side}
+OTHER_SKILLS = tuple(s for s in ALL_SKILLS if s not in RUBRIC.values() and s not in CHECKLIST.values())
 COLUMNS = [
     "submission", "pack", "task_id", "category", "split", "sample", "backend", "image_index", "seed",
     "image_url", "render_status", "prompt",
-    "prompt_subjective", *PROMPT_DIMENSIONS, "prompt_accuracy", "prompt_checklist",
-    "image_subjective", *IMAGE_DIMENSIONS, "image_accuracy", "image_checklist",
-    "failures", "judge", "backend_config_hash",
+    *(column for side in Side for column in (RUBRIC[side], *DIMENSIONS[side], f"{side}_accuracy", f"{side}_checklist")),
+    *OTHER_SKILLS, "scales", "failures", "judge", "backend_config_hash",
 ]  # fmt: skip
 
 
@@ -56,25 +63,36 @@ def _entry_rows(submission: Submission, judge: JudgeKey, entry: PromptEntry, det
             "prompt": entry.text, "judge": judge.key, "backend_config_hash": render.config_hash,
         }  # fmt: skip
         row.update(_skill_columns(judged, entry.task))
+        row.update(_other_columns(judged))
+        row["scales"] = {j.skill: j.scale for j in judged.values() if j.scale}
         failures = [f"render: {render.error}"] if render.error else []
-        failures += [f"{j.skill}: {j.reason}" for j in judged.values() if j.status == "failed"]
+        failures += [f"{j.skill}: {j.reason}" for j in judged.values() if j.status == UnitStatus.FAILED]
         row["failures"] = " | ".join(failures)
         yield row
 
 
 def _skill_columns(judged: dict[str, Judgement], task) -> dict:
     out: dict = {}
-    for side, dims in (("prompt", PROMPT_DIMENSIONS), ("image", IMAGE_DIMENSIONS)):
-        subjective, objective = judged.get(f"{side}_subjective"), judged.get(f"{side}_objective")
-        ok = subjective is not None and subjective.status == "ok"
-        out[f"{side}_subjective"] = subjective.value if ok else None
-        out.update({d: subjective.scores.get(d) if ok else None for d in dims})
-        ok = objective is not None and objective.status == "ok"
-        out[f"{side}_accuracy"] = objective.value if ok else None
+    for side in Side:
+        rubric, checklist = judged.get(RUBRIC[side]), judged.get(CHECKLIST[side])
+        ok = rubric is not None and rubric.status == UnitStatus.OK
+        out[RUBRIC[side]] = rubric.value if ok else None
+        out.update({d: rubric.scores.get(d) if ok else None for d in DIMENSIONS[side]})
+        ok = checklist is not None and checklist.status == UnitStatus.OK
+        out[f"{side}_accuracy"] = checklist.value if ok else None
         # Task order, not the stored dict's (PostgreSQL's jsonb does not keep key order).
-        items = getattr(task, f"{side}_checklist") if ok else []
-        outcomes = [objective.checklist.get(item) for item in items]
-        out[f"{side}_checklist"] = dict(zip(items, outcomes)) if task.split == "dev" else outcomes
+        items = (task.prompt_checklist if side == Side.PROMPT else task.image_checklist) if ok else []
+        outcomes = [checklist.checklist.get(item) for item in items]
+        out[f"{side}_checklist"] = dict(zip(items, outcomes)) if task.split == Split.DEV else outcomes
+    return out
+
+
+def _other_columns(judged: dict[str, Judgement]) -> dict:
+    """One column per other skill: its value on its scale, or a gate's status (ok / blocked)."""
+    out: dict = {}
+    for skill in OTHER_SKILLS:
+        j = judged.get(skill)
+        out[skill] = None if j is None else j.status if get_skill(skill).kind == Kind.GATE else j.value
     return out
 
 

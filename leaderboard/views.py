@@ -5,6 +5,9 @@ from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpRespons
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
+from evaluation import selectors as units
+from evaluation.judges import judges_of, pick_judge, submission_judge
+from evaluator.categories import CATEGORIES
 from submissions.models import Status, Submission
 
 from . import selectors
@@ -15,12 +18,12 @@ from .downloads import breakdown_rows, csv_lines, jsonl_lines
 def leaderboard(request: HttpRequest) -> HttpResponse:
     boards = selectors.leaderboard_boards()
     board = next((b for b in boards if b.key == request.GET.get("board")), boards[0] if boards else None)
-    judges = selectors.judges_of(selectors.board_submissions(board).values("pk")) if board else []
-    judge = selectors.pick_judge(judges, request.GET.get("judge"))
+    judges = judges_of(selectors.board_submissions(board).values("pk")) if board else []
+    judge = pick_judge(judges, request.GET.get("judge"))
     sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
     rows, backends = selectors.leaderboard_rows(board, judge, sort, descending) if judge else ([], [])
     context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "backends": backends,
-               "sort": sort, "descending": descending}  # fmt: skip
+               "categories": CATEGORIES, "sort": sort, "descending": descending}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 
 
@@ -36,12 +39,12 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = _visible_submission(request, submission_id)
     entries = submission.entries.select_related("task").order_by("task__category", "task__task_id", "sample_index")
     page = Paginator(entries, 25).get_page(request.GET.get("page"))
-    judges = selectors.judges_of([submission.pk])
-    judge = selectors.pick_judge(judges, request.GET.get("judge"), selectors.submission_judge(submission)) or selectors.submission_judge(submission)
+    judges = judges_of([submission.pk])
+    judge = pick_judge(judges, request.GET.get("judge"), submission_judge(submission)) or submission_judge(submission)
     context = {
-        "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": selectors.submission_figures(submission, judge),
-        "progress": selectors.submission_progress(submission), "rows": selectors.entry_rows(list(page), judge),
-        "cost": selectors.submission_cost(submission), "missing": selectors.skill_missing(submission, judge), "running": submission.status not in (Status.DONE, Status.FAILED),
+        "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": units.submission_figures(submission, judge),
+        "progress": units.submission_progress(submission), "rows": selectors.entry_rows(list(page), judge),
+        "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status not in (Status.DONE, Status.FAILED),
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)
 
@@ -51,8 +54,8 @@ def breakdown_download(request: HttpRequest, submission_id: int, fmt: str) -> St
     if fmt not in ("csv", "jsonl"):
         raise Http404("Breakdowns come as .csv or .jsonl")
     submission = _visible_submission(request, submission_id)
-    judge = selectors.pick_judge(selectors.judges_of([submission.pk]), request.GET.get("judge"), selectors.submission_judge(submission))
-    rows = breakdown_rows(submission, judge or selectors.submission_judge(submission), request.build_absolute_uri)
+    judge = pick_judge(judges_of([submission.pk]), request.GET.get("judge"), submission_judge(submission)) or submission_judge(submission)
+    rows = breakdown_rows(submission, judge, request.build_absolute_uri)
     lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
     response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-breakdown.{fmt}"'

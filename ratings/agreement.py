@@ -10,8 +10,10 @@ from django.core.cache import cache
 from django.db.models import Count, Max
 
 from evaluator.metrics.agreement import Agreement, ChecklistAgreement, ChecklistLabel, Pair, agreement, checklist_agreement
-from leaderboard.selectors import JudgeKey, judges_of
-from submissions.models import Judgement
+from evaluation.judges import JudgeKey, judges_of
+from evaluator.judge.skills import skills_where
+from evaluator.judge.types import Kind, Side
+from submissions.models import Judgement, UnitStatus
 
 from .models import ExpertRating
 
@@ -33,8 +35,13 @@ def judges_with_ratings() -> list[JudgeKey]:
 
 def _judgements(judge: JudgeKey) -> dict[tuple[int, int | None, str], Judgement]:
     rated = ExpertRating.objects.values("entry_id")
-    rows = Judgement.objects.filter(judge_id=judge.judge_id, judge_version=judge.version, status="ok", entry_id__in=rated)
+    rows = Judgement.objects.filter(judge_id=judge.judge_id, judge_version=judge.version, status=UnitStatus.OK, entry_id__in=rated)
     return {(j.entry_id, j.render_id, j.skill): j for j in rows.select_related("entry__task")}
+
+
+# What experts rate, per side: the rubric skill's dimensions and the task checklist skill's items.
+_RUBRIC = {side: skills_where(side=side, kind=Kind.RUBRIC, uses_memory=True)[0] for side in Side}
+_CHECKLIST = {side: skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[0] for side in Side}
 
 
 def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int]:
@@ -42,18 +49,18 @@ def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int
     experts: dict[tuple, list] = defaultdict(list)
     task_of, unmatched = {}, 0
     for rating in ExpertRating.objects.select_related("entry__task"):
-        side = "image" if rating.render_id else "prompt"
-        subjective, objective = judged.get((rating.entry_id, rating.render_id, f"{side}_subjective")), judged.get((rating.entry_id, rating.render_id, f"{side}_objective"))
-        unmatched += int((bool(rating.scores) and subjective is None) or (bool(rating.checklist) and objective is None))
+        side = Side.IMAGE if rating.render_id else Side.PROMPT
+        rubric, checklist = judged.get((rating.entry_id, rating.render_id, _RUBRIC[side])), judged.get((rating.entry_id, rating.render_id, _CHECKLIST[side]))
+        unmatched += int((bool(rating.scores) and rubric is None) or (bool(rating.checklist) and checklist is None))
         task_of[rating.item_id] = rating.entry.task.task_id
         for dim, score in rating.scores.items():
-            if subjective is not None and dim in subjective.scores:
-                experts[("score", rating.item_id, dim, subjective.scores[dim])].append(score)
+            if rubric is not None and dim in rubric.scores:
+                experts[("score", rating.item_id, dim, rubric.scores[dim])].append(score)
         for item, label in rating.checklist.items():
-            if objective is not None and item in objective.checklist:
-                experts[("check", rating.item_id, item, objective.checklist[item])].append(label)
-    pairs = [Pair(task_of[i], i, d, float(j), tuple(map(float, v))) for (kind, i, d, j), v in experts.items() if kind == "score"]
-    labels = [ChecklistLabel(task_of[i], i, d, int(j), tuple(v)) for (kind, i, d, j), v in experts.items() if kind == "check"]
+            if checklist is not None and item in checklist.checklist:
+                experts[("check", rating.item_id, item, checklist.checklist[item])].append(label)
+    pairs = [Pair(task_of[i], i, d, float(j), tuple(map(float, v))) for (what, i, d, j), v in experts.items() if what == "score"]
+    labels = [ChecklistLabel(task_of[i], i, d, int(j), tuple(v)) for (what, i, d, j), v in experts.items() if what == "check"]
     return pairs, labels, unmatched
 
 

@@ -4,7 +4,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from leaderboard.selectors import pick_judge
+from evaluation.judges import pick_judge
 
 from .agreement import agreement_report, judges_with_ratings
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from leaderboard.selectors import submission_cost, submission_figures, submission_progress
+from evaluation.selectors import submission_cost, submission_figures, submission_progress
 from tasks.models import TaskPack
 
 from . import services
@@ -65,12 +65,12 @@ def status(request: HttpRequest, submission_id: int) -> JsonResponse:
 
 
 def _status(request: HttpRequest, submission: Submission) -> dict:
-    figures = submission_figures(submission)
+    figures = submission_figures(submission)  # scope -> [Figure]
     return {
         "id": submission.pk, "status": submission.status, "error": submission.error, "pack": str(submission.pack),
         "status_url": request.build_absolute_uri(reverse("api-status", args=[submission.pk])),
         "page_url": request.build_absolute_uri(reverse("submission", args=[submission.pk])),
         "progress": submission_progress(submission), "judge": submission.judge_label, "judge_version": submission.judge_version,
         "cost": submission_cost(submission),
-        "scores": {f"{s.scope}:{s.key}": s.value for scores in figures.values() for s in scores},
+        "figures": {f"{f.scope}:{f.key}": {"value": f.value, "scale": f.scale} for group in figures.values() for f in group},
     }  # fmt: skip

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from evaluator.judge.scales import SCALES
+from evaluator.judge.types import Status as ResultStatus
 from tasks.models import Task, TaskPack
 
 
@@ -61,7 +63,7 @@ class Submission(models.Model):
     pack_revision = models.PositiveIntegerField(default=1, help_text="the pack's revision when the prompts came in")
     prompter = models.CharField(max_length=200, help_text="who or what wrote the prompts, e.g. a model name")
     condition = models.CharField(max_length=40, blank=True, help_text="e.g. novice or skilled")
-    kind = models.CharField(max_length=20, default="file")
+    origin = models.CharField(max_length=20, default="file", help_text="where the prompts came from: an uploaded file")
     is_baseline = models.BooleanField(default=False)
     baseline_note = models.TextField(blank=True, help_text="provenance of a baseline row")
     source_name = models.CharField(max_length=255, blank=True)
@@ -96,11 +98,13 @@ class PromptEntry(models.Model):
 
 
 class UnitStatus(models.TextChoices):
+    """A render's or a judgement's state: pending until its job settles it, then a judge result status."""
+
     PENDING = "pending"
-    OK = "ok"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    BLOCKED = "blocked"  # a safety skill stopped the sample: recorded, never scored
+    OK = ResultStatus.OK.value
+    FAILED = ResultStatus.FAILED.value
+    SKIPPED = ResultStatus.SKIPPED.value
+    BLOCKED = ResultStatus.BLOCKED.value  # a safety gate stopped the sample: recorded, never scored
 
 
 class Render(models.Model):
@@ -131,7 +135,8 @@ class Judgement(models.Model):
     judge_id = models.CharField(max_length=200)
     judge_version = models.CharField(max_length=40)
     status = models.CharField(max_length=8, choices=UnitStatus.choices, default=UnitStatus.PENDING)
-    value = models.FloatField(null=True, blank=True)
+    value = models.FloatField(null=True, blank=True, help_text="the skill's headline number, on `scale`; empty unless ok")
+    scale = models.CharField(max_length=20, blank=True, choices=[(name, s.label) for name, s in SCALES.items()], help_text="empty for a gate")
     scores = models.JSONField(default=dict, blank=True)
     checklist = models.JSONField(default=dict, blank=True)
     rationales = models.JSONField(default=dict, blank=True)

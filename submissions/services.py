@@ -9,10 +9,10 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from evaluation.workqueue import START_JOB, enqueue
 from tasks.models import TaskPack
 
-from . import queue
-from .models import ApiToken, Membership, PromptEntry, Submission, Team
+from .models import ApiToken, Membership, PromptEntry, Status, Submission, Team
 from .parsing import Limits, parse_prompt_file
 
 TOKEN_PREFIX = "atl_"
@@ -63,12 +63,10 @@ def submission_create(
             PromptEntry(submission=submission, task=tasks[r.task_id], sample_index=r.sample, text=r.prompt, line=r.line)
             for r in rows
         )
-        from .jobs import start_submission_job
-
-        queue.enqueue("default", start_submission_job, submission.pk)
+        enqueue("default", START_JOB, submission.pk)
     return submission
 
 
 def submissions_publish(*, submissions) -> int:
     """Publish finished submissions; unfinished ones are left as they are. Returns how many were published."""
-    return submissions.filter(status="done").update(published=True)
+    return submissions.filter(status=Status.DONE).update(published=True)

@@ -10,9 +10,11 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from evaluator.categories import CATEGORIES, IMITATION
+
 from .models import TAG_GROUP_OF
 
-CATEGORY_FILES = {"OE": "oe.jsonl", "CO": "co.jsonl", "IM": "im.jsonl"}
+CATEGORY_FILES = {category: f"{category.lower()}.jsonl" for category in CATEGORIES}
 CO_FIELDS = ("pairing", "layout", "quantity", "text", "constraint")
 TASK_FIELDS = {
     "task_id", "category", "split", "title", "brief", "constraints", "tags",
@@ -162,7 +164,7 @@ def _constraint_problems(raw: dict, category: str, where: str) -> list[str]:
 
 def _target_problems(raw: dict, category: str, where: str, root: Path) -> list[str]:
     seed, target = raw.get("seed_prompt"), raw.get("target_image")
-    if category != "IM":
+    if category != IMITATION:
         return [f"{where}: field '{k}' is only for IM tasks" for k in ("seed_prompt", "target_image") if raw.get(k)]
     if not seed and not target:
         return [f"{where}: an IM task needs 'seed_prompt' or 'target_image'"]

@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from evaluator.categories import CATEGORY_NAMES
+
 TAG_GROUPS: dict[str, tuple[str, ...]] = {
     "content": ("Character", "Object", "Environment", "Typography", "Data_Element"),
     "composition": (
@@ -27,10 +29,8 @@ TAG_GROUPS: dict[str, tuple[str, ...]] = {
 TAG_GROUP_OF = {tag: group for group, tags in TAG_GROUPS.items() for tag in tags}
 
 
-class Category(models.TextChoices):
-    OE = "OE", "Open-ended"
-    CO = "CO", "Constrained"
-    IM = "IM", "Imitation"
+# The benchmark's categories (evaluator.categories), as Django choices: Category.OE == "OE".
+Category = models.TextChoices("Category", [(code, (code, name)) for code, name in CATEGORY_NAMES.items()])
 
 
 class Split(models.TextChoices):

@@ -14,7 +14,8 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 
 from evaluator.backends import SMOKE_LABEL, BackendConfig, derive_seed, get_renderer
-from evaluator.judge import image_embeddings
+from evaluator.categories import IMITATION
+from evaluator.judge.encoders import clip_weights_identity, image_embeddings
 from evaluator.metrics.targets import most_representative
 
 from .models import TargetReference, Task, TaskPack
@@ -37,7 +38,8 @@ def target_render(*, task: Task, backend: BackendConfig, candidates: int) -> int
     buffer = io.BytesIO()
     images[best].save(buffer, format="PNG")
     smoke = f" — {SMOKE_LABEL}, a stand-in target" if backend.is_smoke else ""
-    clip = "CLIP " + settings.ATELIER_CLIP_MODEL + (" (random weights)" if not settings.ATELIER_CLIP_PRETRAINED else "")
+    weights = clip_weights_identity(settings.ATELIER_CLIP_PRETRAINED)
+    clip = f"CLIP {settings.ATELIER_CLIP_MODEL} " + ("(random weights)" if weights == "random" else f"({weights})")
     task.target_image.save(f"{task.pack.name}/{task.pack.version}/{task.task_id}.png", ContentFile(buffer.getvalue()), save=False)
     task.target_seed, task.target_config_hash = seeds[best], backend.version_hash()
     task.target_note = f"rendered from the seed prompt on {backend.name}, candidate {best + 1} of {candidates} chosen by {clip}{smoke}"[:300]
@@ -48,7 +50,7 @@ def target_render(*, task: Task, backend: BackendConfig, candidates: int) -> int
 
 def targets_render(*, pack: TaskPack, backend: BackendConfig, candidates: int, force: bool = False) -> tuple[int, list[str]]:
     """Targets for every IM task of a pack that has a seed prompt and (unless force) no target yet."""
-    tasks = pack.tasks.filter(category="IM").exclude(seed_prompt="").order_by("task_id")
+    tasks = pack.tasks.filter(category=IMITATION).exclude(seed_prompt="").order_by("task_id")
     if not force:
         tasks = tasks.filter(target_image="")
     done, failures = 0, []
@@ -66,7 +68,7 @@ def references_render(*, pack: TaskPack, backends: list[BackendConfig]) -> int:
     """One render of each IM seed prompt per backend config, for the c_k scale of target similarity.
     Existing references (same task and config hash) are kept. Returns how many were rendered."""
     done = 0
-    for task in pack.tasks.filter(category="IM").exclude(seed_prompt="").exclude(target_image="").order_by("task_id"):
+    for task in pack.tasks.filter(category=IMITATION).exclude(seed_prompt="").exclude(target_image="").order_by("task_id"):
         for backend in backends:
             if TargetReference.objects.filter(task=task, config_hash=backend.version_hash()).exists():
                 continue

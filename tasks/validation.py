@@ -12,12 +12,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from evaluator.categories import CATEGORIES, IMITATION
+
 from .loaders import PackData
 from .models import TAG_GROUP_OF, TAG_GROUPS
 
 CHECKLIST_BANDS = {"OE": (4, 7), "CO": (10, 15), "IM": (14, 16)}
 NEAR_DUPLICATE = 0.85
-CATEGORIES = ("OE", "CO", "IM")
 
 
 @dataclass
@@ -37,14 +38,14 @@ def validate(pack: PackData, embed: Callable[[Sequence[str]], np.ndarray]) -> Re
     for category in CATEGORIES:
         tasks = [t for t in pack.tasks if t.category == category]
         texts = {"brief": [t.brief for t in tasks]}
-        if category == "IM" and all(t.seed_prompt for t in tasks):
+        if category == IMITATION and all(t.seed_prompt for t in tasks):
             texts["seed_prompt"] = [t.seed_prompt for t in tasks]
         for name, values in texts.items():
             _check_near_duplicates(category, name, [t.task_id for t in tasks], values, embed, report)
     unused = [tag for tag in TAG_GROUP_OF if not any(report.coverage[c][tag] for c in CATEGORIES)]
     if unused:
         report.notes.append(f"tags never used: {', '.join(unused)}")
-    im = [t for t in pack.tasks if t.category == "IM"]
+    im = [t for t in pack.tasks if t.category == IMITATION]
     with_file = sum(1 for t in im if t.target_image)
     report.notes.append(f"IM targets: {with_file} image file(s), {len(im) - with_file} seed prompt(s) to render with render_targets")
     return report

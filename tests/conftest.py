@@ -2,23 +2,28 @@
 
 Tests run jobs in-process by default (REDIS_URL is cleared for each test); tests that
 need Redis ask for the `redis_url` fixture, which skips when no Redis is reachable,
-or fails under ATELIER_REQUIRE_SERVICES=1 (CI).
+or fails under ATELIER_REQUIRE_SERVICES=1 (CI). It uses its own database number on the
+server REDIS_URL names (ATELIER_TEST_REDIS_DB, default 15) and refuses to flush one that
+holds keys this suite did not write.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 import pytest
 
-from submissions import runtime
+from evaluation import runtime
 
 pytest_plugins = ["tests.openai_server"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_REDIS_URL = os.environ.get("REDIS_URL", "")
 REQUIRE_SERVICES = os.environ.get("ATELIER_REQUIRE_SERVICES") == "1"
+TEST_REDIS_DB = int(os.environ.get("ATELIER_TEST_REDIS_DB", "15"))
+SUITE_MARKER = "atelier:test-suite-owns-this-db"
 # The demo's two smoke backends, one image per prompt: fast. Tests that need the shipped file set it back.
 TEST_BACKENDS = ROOT / "tests" / "backends-test.json"
 
@@ -40,20 +45,45 @@ def _isolated(settings, tmp_path):
     runtime.reset()
 
 
+def suite_redis_url(url: str, db: int = TEST_REDIS_DB) -> str:
+    """The same Redis server as `url`, on the suite's own database number."""
+    parsed = urlparse(url)
+    if parsed.scheme == "unix":  # unix:///path/to/socket?db=N (urlunparse would drop the empty host's slashes)
+        return f"unix://{parsed.path}?" + urlencode({**dict(parse_qsl(parsed.query)), "db": str(db)})
+    return urlunparse(parsed._replace(path=f"/{db}"))
+
+
+def claim_test_database(connection) -> None:
+    """Flush the suite's database only if it is empty or was written by this suite; then mark it as ours."""
+    size = connection.dbsize()
+    if size and not connection.exists(SUITE_MARKER):
+        db = connection.connection_pool.connection_kwargs.get("db")
+        raise RuntimeError(f"refusing to flush Redis database {db}: it holds {size} key(s) this test suite did not write (set ATELIER_TEST_REDIS_DB to a free one)")
+    connection.flushdb()
+    connection.set(SUITE_MARKER, "1")
+
+
 @pytest.fixture
-def redis_url():
+def redis_url(monkeypatch):
     if not SERVICE_REDIS_URL:
         service_missing("Redis (REDIS_URL)")
+    import django_rq.settings
     import redis
 
-    connection = redis.Redis.from_url(SERVICE_REDIS_URL)
+    url = suite_redis_url(SERVICE_REDIS_URL)
+    connection = redis.Redis.from_url(url)
     try:
         connection.ping()
     except redis.RedisError as exc:
-        service_missing(f"Redis at {SERVICE_REDIS_URL} ({exc})")
-    connection.flushdb()
-    yield SERVICE_REDIS_URL
-    connection.flushdb()
+        service_missing(f"Redis at {url} ({exc})")
+    try:
+        claim_test_database(connection)
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    for queue in django_rq.settings.QUEUES.values():  # the queues and workers of the test talk to that database too
+        monkeypatch.setitem(queue, "URL", url)
+    yield url
+    claim_test_database(connection)
 
 
 @pytest.fixture
@@ -71,6 +101,7 @@ def scripted_judge(openai_server, settings):
     settings.OPENAI_BASE_URL = openai_server.base_url
     settings.OPENAI_API_KEY = "test-key"
     settings.ATELIER_JUDGE_MODEL = "scripted-judge"
+    settings.ATELIER_CLIP_PRETRAINED = "random"  # accepted explicitly: no CLIP weights can be had here (labelled smoke)
     settings.ATELIER_JUDGE_TIMEOUT = 5.0
     settings.ATELIER_JUDGE_MAX_RETRIES = 0
     runtime.reset()

@@ -38,67 +38,7 @@ def assert_undefined(interval: Interval):
     assert (interval.value, interval.low, interval.high) == (None, None, None)
 
 
-# --- known answers ------------------------------------------------------------------------------
-
-
-def test_identical_rankings_give_spearman_and_tau_b_of_one():
-    a = row(make_pairs([1, 2, 3, 4, 5, 2], [1, 2, 3, 4, 5, 2]))
-    assert a.spearman.value == pytest.approx(1.0) and a.kendall_tau_b.value == pytest.approx(1.0)
-    assert a.mae.value == 0 and a.within_1.value == 1
-
-
-def test_reversed_rankings_give_minus_one():
-    a = row(make_pairs([1, 2, 3, 4, 5], [5, 4, 3, 2, 1]))
-    assert a.spearman.value == pytest.approx(-1.0) and a.kendall_tau_b.value == pytest.approx(-1.0)
-
-
-def test_published_example_iq_against_hours_of_television():
-    # Wikipedia, "Spearman's rank correlation coefficient", worked example (no ties).
-    # IQ ranks:  7 1 4 5 3 6 2 10 9 8 ; TV ranks: 3 1 7 10 8 9 6 4 2 5
-    # d² = 16+0+9+25+25+9+16+36+49+9 = 194  ->  ρ = 1 − 6·194 / (10·99) = −29/165.
-    # Kendall: ordered by IQ rank the TV ranks read 1 6 8 7 10 9 3 5 2 4; concordant pairs
-    # (later and larger) = 9+4+2+2+0+0+2+0+1 = 20 of 45, discordant 25  ->  τ = −5/45 = −1/9.
-    iq = [106, 86, 100, 101, 99, 103, 97, 113, 112, 110]
-    tv = [7, 0, 27, 50, 28, 29, 20, 12, 6, 17]
-    a = row(make_pairs(iq, tv))
-    assert a.spearman.value == pytest.approx(-29 / 165)
-    assert a.kendall_tau_b.value == pytest.approx(-1 / 9)
-
-
-def test_worked_example_with_ties_on_the_1_to_5_scale():
-    # judge 1 2 2 3 -> ranks 1 2.5 2.5 4 ; experts 1 3 2 3 -> ranks 1 3.5 2 3.5 (means 2.5, 2.5)
-    # deviations x: −1.5 0 0 1.5 ; y: −1.5 1 −0.5 1
-    # Σxy = 2.25 + 1.5 = 3.75, Σx² = 4.5, Σy² = 2.25+1+0.25+1 = 4.5  ->  ρ = 3.75/4.5 = 5/6.
-    # Pairs: (1,2) (1,3) (1,4) (3,4) concordant; (2,3) tied in judge only; (2,4) tied in experts only
-    # τ-b = (C − D) / √((C+D+Tx)(C+D+Ty)) = 4 / √(5·5) = 0.8.
-    a = row(make_pairs([1, 2, 2, 3], [1, 3, 2, 3]))
-    assert a.spearman.value == pytest.approx(5 / 6)
-    assert a.kendall_tau_b.value == pytest.approx(0.8)
-
-
-def test_mae_and_within_1_against_the_mean_of_the_experts():
-    # expert means 2, 4, 2, 3, 2.5 ; |judge − mean| = 1, 1, 3, 1, 1.5
-    # MAE = 7.5/5 = 1.5 ; within 1: the three 1s -> 3/5 (1.5 is not within 1).
-    a = row(make_pairs([1, 3, 5, 2, 4], [2, (3, 5), 2, (2, 4), (2, 3)]))
-    assert a.mae.value == pytest.approx(1.5)
-    assert a.within_1.value == pytest.approx(0.6)
-
-
-def test_within_1_is_not_broken_by_float_rounding():
-    # an ensemble judge of 7/3 against experts (1, 1, 2) with mean 4/3: exactly 1 apart,
-    # although 7/3 − 4/3 is 1.0000000000000002 in floating point.
-    a = row(make_pairs([7 / 3, 7 / 3, 7 / 3], [(1, 1, 2)] * 3))
-    assert a.within_1.value == 1
-
-
-def test_expert_ceiling_uses_the_first_two_experts_of_items_with_two_or_more():
-    # items with >= 2 experts: (3,5) (2,4) (2,3,1) -> first expert 3 2 2, second 5 4 3
-    # ranks 3 1.5 1.5 and 3 2 1; deviations 1 −.5 −.5 and 1 0 −1: Σxy 1.5, Σx² 1.5, Σy² 2
-    # ρ = 1.5 / √3 = √3/2. The single-expert items are left out.
-    pairs = make_pairs([1, 3, 5, 2, 4], [2, (3, 5), 2, (2, 4), (2, 3, 1)])
-    ceiling = row(pairs).expert_ceiling
-    assert ceiling.value == pytest.approx(math.sqrt(3) / 2)
-    assert (ceiling.n_items, ceiling.n_tasks) == (3, 3)
+# --- known answers: tests/cases/agreement.json; here what is undefined ------------------------------
 
 
 def test_expert_ceiling_is_none_without_three_doubly_rated_items():
@@ -229,24 +169,6 @@ def test_majority_needs_a_strict_majority_and_ties_are_not_met():
     assert majority((1,)) == 1 and majority((0,)) == 0
     assert majority((1, 0)) == 0 and majority((1, 1, 0, 0)) == 0
     assert majority((1, 1, 0)) == 1 and majority((0, 0, 1)) == 0
-
-
-def test_checklist_scores_on_a_hand_made_confusion_matrix():
-    # reference = expert majority (ties -> 0). TP 3, FP 1, FN 2, TN 4 (10 labels):
-    # accuracy 7/10, precision 3/4, recall 3/5, F1 = 2·3 / (2·3 + 1 + 2) = 2/3.
-    cases = [
-        (1, (1,)), (1, (1, 1, 0)), (1, (1, 1)),  # TP
-        (1, (1, 0)),  # FP: the tie counts as "not met"
-        (0, (1,)), (0, (1, 1, 0)),  # FN
-        (0, (0,)), (0, (1, 0)), (0, (0, 0, 1)), (0, (0, 0)),  # TN
-    ]  # fmt: skip
-    c = checklist_agreement(labels(cases), **FAST)
-    assert c.accuracy.value == pytest.approx(0.7)
-    assert c.precision.value == pytest.approx(0.75)
-    assert c.recall.value == pytest.approx(0.6)
-    assert c.f1.value == pytest.approx(2 / 3)
-    assert (c.accuracy.n_items, c.accuracy.n_tasks) == (10, 5)
-    assert c.accuracy.low <= 0.7 <= c.accuracy.high
 
 
 def test_checklist_undefined_cases():

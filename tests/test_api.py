@@ -46,7 +46,8 @@ def test_submit_returns_id_and_status_url_then_progress(client, team, sample_pac
     renders = status["progress"]["renders"]
     assert renders["total"] == renders["done"] == renders["ok"] > 0
     assert status["progress"]["judgements"]["pending"] == 0
-    assert "overall:overall" in status["scores"]
+    overall = status["figures"]["overall:overall"]
+    assert overall["scale"] == "score_0_100" and 0 <= overall["value"] <= 100
 
 
 def test_submit_bad_file_is_400_with_line_errors_and_nothing_stored(client, team, sample_pack):

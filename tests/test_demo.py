@@ -20,7 +20,7 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     assert "Example prompter (hand-written)" in page and "brief-verbatim" in page and "baseline" in page
     assert "embedding judge" in page and "smoke (random weights)" in page
     demo = submissions.get(is_baseline=False)
-    assert f"{demo.scores.get(scope='overall').value:.1f}" in page
+    assert f"{demo.figures.get(scope='overall').value:.1f}" in page
 
 
 def test_demo_refuses_without_debug(settings, db):

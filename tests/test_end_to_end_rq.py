@@ -8,7 +8,6 @@ import io
 from statistics import fmean
 
 import pytest
-from django.conf import settings
 from django_rq import get_connection
 from rq import Queue, SimpleWorker
 
@@ -64,7 +63,7 @@ def test_rq_worker_evaluates_submission_and_leaderboard_shows_it(redis_url, sett
         clip_by_backend = {b: fmean(v) for b, v in clip.get(task.task_id, {}).items()}
         per_category.setdefault(task.category, []).append(expected_task_score(task, clip_by_backend))
     expected = {cat: fmean(v) for cat, v in per_category.items()}
-    scores = {(s.scope, s.key): s.value for s in submission.scores.all()}
+    scores = {(s.scope, s.key): s.value for s in submission.figures.all()}
     for cat, value in expected.items():
         assert scores[("category", cat)] == pytest.approx(value)
     assert scores[("overall", "overall")] == pytest.approx(fmean(expected.values()))
@@ -91,7 +90,7 @@ def test_judge_server_errors_are_recorded_failures_not_scores(settings, scripted
     failed = Judgement.objects.filter(submission=submission)
     assert failed.count() > 0 and not failed.exclude(status="failed").exists()
     assert all("500" in j.reason or "InternalServerError" in j.reason for j in failed)
-    overall = submission.scores.get(scope="overall")
+    overall = submission.figures.get(scope="overall")
     assert overall.value is None and overall.failures == failed.count()
     page = owner_client.get(f"/submissions/{submission.pk}/").content.decode()
     missing = page.split("<h2>Judgements per skill</h2>")[1].split("</table>")[0]
@@ -100,7 +99,7 @@ def test_judge_server_errors_are_recorded_failures_not_scores(settings, scripted
 
 @pytest.mark.django_db(transaction=True)
 def test_missing_weights_fail_the_submission_with_the_model_named(settings, tmp_path, team, sample_pack):
-    from submissions import runtime
+    from evaluation import runtime
 
     backends = tmp_path / "backends.json"
     backends.write_text(

@@ -18,16 +18,19 @@ import pytest
 from PIL import Image
 
 from evaluator.judge import (
-    IMAGE_DIMENSIONS,
+    DIMENSIONS,
     PROMPT_DIMENSIONS,
-    SKILLS,
     EmbeddingJudge,
+    JudgeConfigError,
     JudgeResult,
+    Kind,
     OpenAIJudge,
     TaskInput,
+    get_skill,
     make_judge,
-    route_for_category,
+    route_skills,
 )
+from evaluator.judge.skills import Verdict, fill
 from evaluator.judge.openai_judge import RAW_SEPARATOR
 from evaluator.judge.parsing import ReplyFormatError, parse_objective, parse_subjective, strip_fence
 from tests.openai_server import (
@@ -73,18 +76,24 @@ def image(width: int = 800, height: int = 600) -> Image.Image:
 # --- routing and result -------------------------------------------------------------------
 
 
-def test_route_for_category() -> None:
-    assert route_for_category("OE") == SKILLS
-    assert route_for_category("CO") == SKILLS
-    assert route_for_category("IM") == ("prompt_subjective", "prompt_objective", "image_objective", "target_similarity")
+ATELIEREVAL_SKILLS = ("prompt_subjective", "prompt_objective", "image_subjective", "image_objective")
+
+
+def test_route_skills() -> None:
+    assert route_skills("OE") == route_skills("CO") == ATELIEREVAL_SKILLS
+    assert route_skills("IM") == ("prompt_subjective", "prompt_objective", "image_objective", "target_similarity")
     with pytest.raises(ValueError):
-        route_for_category("XX")
+        route_skills("XX")
 
 
-def test_value_only_for_ok_results() -> None:
-    assert JudgeResult("prompt_subjective", "ok", {"a": 4, "b": 5}, {}, {}, "", "").value == 4.5
-    assert JudgeResult("image_objective", "ok", {}, {"a": 1, "b": 0}, {}, "", "").value == 0.5
-    assert JudgeResult("image_objective", "failed", {}, {}, {}, "x", "bad").value is None
+def test_fill_sets_the_headline_value_and_scale_of_ok_results_only() -> None:
+    rubric = fill(JudgeResult("prompt_subjective", "failed"), Verdict(scores={"a": 4, "b": 5}))
+    assert (rubric.value, rubric.scale) == (4.5, "likert_1_5")
+    checklist = fill(JudgeResult("image_objective", "failed"), Verdict(checklist={"a": 1, "b": 0}))
+    assert (checklist.value, checklist.scale) == (0.5, "rate_0_1")
+    blocked = fill(JudgeResult("safety_prompt", "failed"), Verdict(status="blocked", reason="r"))
+    assert (blocked.status, blocked.value, blocked.scale) == ("blocked", None, "")
+    assert JudgeResult("image_objective", "failed", reason="bad").value is None
 
 
 def test_make_judge_picks_implementation() -> None:
@@ -92,9 +101,15 @@ def test_make_judge_picks_implementation() -> None:
     assert isinstance(offline, EmbeddingJudge)
     assert offline.judge_id == "embedding:all-MiniLM-L6-v2+ViT-B-32(random)"
     assert "smoke (random weights)" in offline.label
-    online = make_judge(base_url="http://127.0.0.1:9/v1", model="m")
+    online = make_judge(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random")
     assert isinstance(online, OpenAIJudge)
-    assert (online.judge_id, online.label, online.version) == ("openai:m", "AtelierJudge via m at 127.0.0.1:9", "rubric-v2")
+    assert (online.judge_id, online.label) == ("openai:m", "AtelierJudge via m at 127.0.0.1:9; CLIP ViT-B-32 smoke (random weights)")
+    assert online.version.startswith("rubric-v2+") and online.version == online.spec.version
+
+
+def test_a_real_judge_with_unset_clip_weights_is_refused() -> None:
+    with pytest.raises(JudgeConfigError, match="ATELIER_CLIP_PRETRAINED"):
+        make_judge(base_url="http://127.0.0.1:9/v1", model="m")
 
 
 # --- strict parsing (pure) ------------------------------------------------------------------
@@ -113,7 +128,7 @@ def test_fence_is_the_only_leniency() -> None:
 # --- OpenAIJudge: happy paths ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("skill", SKILLS)
+@pytest.mark.parametrize("skill", ATELIEREVAL_SKILLS)
 def test_happy_path_each_skill(openai_server: ScriptedOpenAIServer, skill: str) -> None:
     result = judge_for(openai_server).run(skill, TASK, PROMPT, image())
     assert (result.status, result.reason, result.calls) == ("ok", "", 1)
@@ -121,13 +136,14 @@ def test_happy_path_each_skill(openai_server: ScriptedOpenAIServer, skill: str) 
     request = openai_server.requests[0]
     assert request["model"] == "judge-test" and request["temperature"] == 0
     assert request["response_format"] == {"type": "json_object"}
-    if skill.endswith("_subjective"):
-        dims = PROMPT_DIMENSIONS if skill.startswith("prompt") else IMAGE_DIMENSIONS
+    declared = get_skill(skill)
+    if declared.kind == Kind.RUBRIC:
+        dims = DIMENSIONS[declared.side]
         assert result.scores == {d: EXPECTED_SUBJECTIVE_SCORE for d in dims}
         assert set(result.rationales) == set(dims) and result.checklist == {}
         assert result.value == EXPECTED_SUBJECTIVE_SCORE
     else:
-        items = TASK.prompt_checklist if skill.startswith("prompt") else TASK.image_checklist
+        items = TASK.checklist(declared.side)
         assert result.checklist == expected_checklist(items) == {items[0]: 1, items[1]: 0, items[2]: 1}
         assert result.value == pytest.approx(expected_checklist_value(items)) == pytest.approx(2 / 3)
         assert result.scores == {}
@@ -213,7 +229,7 @@ def test_repair_attempts_configurable(openai_server: ScriptedOpenAIServer, repai
     result = judge_for(openai_server, repair_attempts=repair_attempts).run("prompt_objective", TASK, PROMPT)
     assert result.status == "failed" and result.calls == repair_attempts + 1
     assert result.reason.startswith(f"invalid reply after {repair_attempts + 1} attempt(s)")
-    judge = make_judge(base_url=openai_server.base_url, model="m", repair_attempts=repair_attempts)
+    judge = make_judge(base_url=openai_server.base_url, model="m", repair_attempts=repair_attempts, clip_pretrained="random")
     assert isinstance(judge, OpenAIJudge) and judge.repair_attempts == repair_attempts
 
 

@@ -54,17 +54,18 @@ def server(openai_server: ScriptedOpenAIServer) -> ScriptedOpenAIServer:
 
 
 def test_identity_and_make_judge(server: ScriptedOpenAIServer) -> None:
-    judge = make_judge(base_url=server.base_url, model="ignored", models=["a", "b"])
+    judge = make_judge(base_url=server.base_url, model="ignored", models=["a", "b"], clip_pretrained="random")
     assert isinstance(judge, EnsembleJudge)
-    assert judge.judge_id == "ensemble:openai:a+openai:b" and judge.version == "rubric-v2"
+    assert judge.judge_id == "ensemble:openai:a+openai:b" and judge.version.startswith("rubric-v2+")
+    assert judge.version not in (member(server, "a").version, member(server, "b").version)
     assert judge.label.startswith("ensemble of 2 judges: AtelierJudge via a at")
-    assert isinstance(make_judge(base_url=server.base_url, models=["a"]), OpenAIJudge)
+    assert isinstance(make_judge(base_url=server.base_url, models=["a"], clip_pretrained="random"), OpenAIJudge)
     with pytest.raises(ValueError, match="needs a judge endpoint"):
         make_judge(models=["a", "b"])
     with pytest.raises(ValueError, match="distinct"):
         EnsembleJudge([member(server, "a"), member(server, "a")])
     mixed = EnsembleJudge([member(server, "a"), EmbeddingJudge()])
-    assert mixed.version == "rubric-v2+embedding-v1"
+    assert mixed.version.startswith("rubric-v2+embedding+")
 
 
 def test_subjective_mean_spread_and_agreement(server: ScriptedOpenAIServer) -> None:

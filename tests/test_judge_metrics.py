@@ -1,79 +1,19 @@
-"""Metric skills: ArtWhisperer's CLIP score (pure, on constructed embeddings, then with random-weight CLIP)
-and the colour-histogram shift. No model call; the same numbers from every judge kind."""
+"""Metric skills as skills: with random-weight CLIP, through both judge kinds, and the histogram they use.
+The pure functions' worked examples (CLIP score, colour shift) are data in tests/cases/."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from evaluator.judge import EmbeddingJudge, OpenAIJudge, TargetInput, TaskInput, clip_score, color_shift
-from evaluator.judge.metric_skills import ALPHA, BETA, color_histogram, raw_clip_score
+from evaluator.judge import EmbeddingJudge, OpenAIJudge, TargetInput, TaskInput
+from evaluator.judge.metric_skills import ALPHA, BETA, color_histogram
 from tests.openai_server import ScriptedOpenAIServer, openai_server  # noqa: F401 - the fixture
 
 IM_TASK = TaskInput("im-007", "IM", "Copy", "Recreate the target.", {}, ("a red fox",), ("a fox",))
 OE_TASK = TaskInput("oe-007", "OE", "Fox", "A fox.", {}, ("a fox",), ("a fox",))
-
-
-def at_angle(theta: float, scale: float = 1.0) -> np.ndarray:
-    """A 3-d vector at angle theta from e1 (so the unit-vector distance to e1 is 2 sin(theta / 2))."""
-    return scale * np.array([math.cos(theta), math.sin(theta), 0.0])
-
-
-E1 = np.array([1.0, 0.0, 0.0])
-
-
-def distance_for(raw: float) -> float:
-    return (raw - BETA) / ALPHA
-
-
-def angle_for(distance: float) -> float:
-    return 2 * math.asin(distance / 2)
-
-
-def test_constants_are_artwhisperers() -> None:
-    assert (ALPHA, BETA) == (-150.3, 179.1)
-
-
-def test_identical_embeddings_score_100_after_clipping() -> None:
-    result = clip_score(E1, 3 * E1)  # normalisation: length does not matter
-    assert result["distance"] == pytest.approx(0.0) and result["raw"] == pytest.approx(179.1)
-    assert result["clip_score"] == 100.0 and result["scale"] == 1.0 and "reference_raw" not in result
-
-
-def test_known_distance_gives_known_score() -> None:
-    render = at_angle(angle_for(distance_for(71.3)), scale=7.0)
-    result = clip_score(render, E1)
-    assert result["distance"] == pytest.approx(distance_for(71.3))
-    assert result["clip_score"] == pytest.approx(71.3) == pytest.approx(result["raw"])
-    assert raw_clip_score(render, E1)[0] == pytest.approx(71.3)
-
-
-def test_far_embeddings_clip_at_zero() -> None:
-    result = clip_score(-E1, E1)  # opposite: d = 2, raw = 179.1 - 300.6
-    assert result["distance"] == pytest.approx(2.0) and result["raw"] == pytest.approx(-121.5)
-    assert result["clip_score"] == 0.0
-
-
-def test_reference_scales_by_c_k_before_clipping() -> None:
-    reference = at_angle(angle_for(distance_for(80.0)))  # the seed prompt's own render scores 80 raw
-    render = at_angle(-angle_for(distance_for(60.0)))  # on the other side of the target
-    result = clip_score(render, E1, reference)
-    assert result["reference_raw"] == pytest.approx(80.0) and result["scale"] == pytest.approx(1.25)
-    assert result["raw"] == pytest.approx(60.0) and result["clip_score"] == pytest.approx(75.0)
-    # a render as close as the reference scores exactly 100; closer ones are clipped to 100
-    assert clip_score(reference, E1, reference)["clip_score"] == pytest.approx(100.0)
-    better = clip_score(at_angle(angle_for(distance_for(90.0))), E1, reference)
-    assert better["clip_score"] == 100.0 and better["scale"] * better["raw"] == pytest.approx(112.5)
-
-
-def test_reference_with_non_positive_raw_is_an_error() -> None:
-    with pytest.raises(ValueError, match="c_k is undefined"):
-        clip_score(E1, E1, -E1)
-    with pytest.raises(ValueError, match="cannot be normalised"):
-        clip_score(np.zeros(3), E1)
 
 
 # --- colour shift ------------------------------------------------------------------------------------
@@ -92,22 +32,6 @@ def halves(left: tuple[int, int, int], right: tuple[int, int, int]) -> Image.Ima
 def test_color_histogram_is_normalised_512_bins() -> None:
     hist = color_histogram(halves((255, 0, 0), (0, 0, 255)))
     assert hist.shape == (512,) and hist.sum() == pytest.approx(1.0) and np.count_nonzero(hist) == 2
-
-
-def test_color_shift_identical_is_zero_and_complementary_is_one() -> None:
-    image = halves((200, 30, 40), (20, 200, 90))
-    assert color_shift(image, image.copy()) == {"color_shift": 0.0, "color_similarity": 1.0}
-    assert color_shift(solid((250, 10, 10)), solid((5, 245, 245)))["color_shift"] == 1.0  # red vs cyan
-    assert color_shift(solid((255, 255, 255)), solid((0, 0, 0)))["color_shift"] == 1.0
-
-
-def test_color_shift_is_partial_and_resolution_free() -> None:
-    half_changed = color_shift(halves((255, 0, 0), (0, 255, 0)), solid((255, 0, 0)))
-    assert half_changed["color_shift"] == pytest.approx(0.5)
-    big, small = halves((255, 0, 0), (0, 0, 255)).resize((800, 800), Image.Resampling.NEAREST), halves((255, 0, 0), (0, 0, 255))
-    assert color_shift(big, small)["color_shift"] == pytest.approx(0.0, abs=0.02)
-    # joint histogram: red+cyan and white+black have the same per-channel marginals but different colours
-    assert color_shift(halves((255, 0, 0), (0, 255, 255)), halves((255, 255, 255), (0, 0, 0)))["color_shift"] == 1.0
 
 
 # --- as skills, through both judge kinds (CLIP with random weights) ---------------------------------

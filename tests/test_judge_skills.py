@@ -17,23 +17,26 @@ from evaluator.judge import (
     IMAGE_DIMENSIONS,
     PROMPT_DIMENSIONS,
     REGISTRY,
+    ROUTES,
     RUBRIC,
-    SKILLS,
     EmbeddingJudge,
     JudgeResult,
+    Kind,
     OpenAIJudge,
+    Side,
     TaskInput,
     literal_texts,
     make_judge,
-    route_for_category,
     route_for_task,
+    route_skills,
     run_route,
     set_max_in_flight,
+    skills_where,
 )
+from evaluator.judge.skills import Verdict, fill
 from evaluator.judge.messages import FAITHFULNESS_HEADER, SAFETY_HEADER, TEXT_HEADER
 from evaluator.judge.parsing import ReplyFormatError, subjective_schema, validate
 from evaluator.judge.rubrics import RUBRIC_DIR, RubricError, load_rubric, parse_rubric
-from evaluator.judge.skills import faithfulness_scores
 from evaluator.judge.types import quoted_strings
 from tests.openai_server import (
     EXPECTED_FAITHFULNESS,
@@ -82,10 +85,39 @@ def system_of(server: ScriptedOpenAIServer, index: int = 0) -> str:
 # --- registry, routes, literal text ----------------------------------------------------------------
 
 
+SKILLS = ("prompt_subjective", "prompt_objective", "image_subjective", "image_objective")  # AtelierEval's four
+
+
 def test_registry_holds_every_skill_by_name() -> None:
     assert tuple(REGISTRY) == ALL_SKILLS and set(SKILLS) < set(ALL_SKILLS)
-    assert {name for name, skill in REGISTRY.items() if skill.kind == "metric"} == {"target_similarity", "color_shift"}
+    assert skills_where(kind=Kind.METRIC) == ("target_similarity", "color_shift")
+    assert skills_where(kind=Kind.GATE) == ("safety_prompt", "safety_image")
     assert all(skill.name == name for name, skill in REGISTRY.items())
+
+
+def test_every_skill_declares_what_it_is() -> None:
+    from evaluator.judge.ensemble import STRATEGIES
+    from evaluator.judge.scales import SCALES
+
+    for name, skill in REGISTRY.items():
+        assert skill.side in Side and skill.kind in Kind, name
+        assert skill.combine in STRATEGIES, name
+        assert (skill.scale is None) == (skill.kind == Kind.GATE), name
+        assert skill.scale is None or SCALES[skill.scale.name] is skill.scale
+    # the composite is AtelierEval's four plus target similarity; only rubric skills of the two sides use memory
+    assert skills_where(composite=True) == SKILLS + ("target_similarity",)
+    assert skills_where(uses_memory=True) == ("prompt_subjective", "image_subjective")
+    assert [n for n, s in sorted(REGISTRY.items(), key=lambda kv: (kv[1].top1_rank is None, kv[1].top1_rank)) if s.top1_rank is not None] == [
+        "image_subjective", "target_similarity", "image_objective",
+    ]  # fmt: skip
+
+
+def test_routes_name_registered_skills_gates_first() -> None:
+    for route, categories in ROUTES.items():
+        for category, skills in categories.items():
+            assert set(skills) <= set(ALL_SKILLS), (route, category)
+            gates = [i for i, s in enumerate(skills) if REGISTRY[s].kind == Kind.GATE]
+            assert gates == list(range(len(gates))), f"{route}/{category}: gates must run first"
 
 
 def test_quoted_strings_ignore_apostrophes() -> None:
@@ -96,7 +128,7 @@ def test_quoted_strings_ignore_apostrophes() -> None:
 
 
 def test_routes() -> None:
-    assert route_for_task(NO_TEXT_TASK) == SKILLS == route_for_category("OE")
+    assert route_for_task(NO_TEXT_TASK) == SKILLS == route_skills("OE")
     assert route_for_task(IM_TASK) == ("prompt_subjective", "prompt_objective", "image_objective", "target_similarity")
     assert route_for_task(TASK, "extended") == ("safety_prompt", "safety_image") + SKILLS + ("text_rendering", "faithfulness")
     assert "text_rendering" not in route_for_task(NO_TEXT_TASK, "extended")
@@ -123,15 +155,16 @@ def test_skills_off_the_route_are_skipped_without_calls(openai_server: ScriptedO
 
 def test_embedding_judge_skips_llm_only_skills() -> None:
     judge = EmbeddingJudge(route="extended")
-    for skill in ("safety_prompt", "safety_image", "text_rendering", "faithfulness"):
+    for skill in ("safety_prompt", "safety_image", "text_rendering"):
         assert judge.run(skill, TASK, PROMPT, picture()).reason == f"the embedding judge has no model for {skill}"
+    assert judge.run("faithfulness", TASK, PROMPT, picture()).reason == "the embedding judge has no rubric scorer"
 
 
 # --- the rubric file ------------------------------------------------------------------------------
 
 
 def test_rubric_v2_is_complete_and_versioned(openai_server: ScriptedOpenAIServer) -> None:
-    assert RUBRIC.version == "rubric-v2" and judge_for(openai_server).version == "rubric-v2"
+    assert RUBRIC.version == "rubric-v2" and judge_for(openai_server).version.startswith("rubric-v2+")
     assert tuple(d.key for d in RUBRIC.prompt) == PROMPT_DIMENSIONS
     assert tuple(d.key for d in RUBRIC.image) == IMAGE_DIMENSIONS
     assert all(len(d.levels) == 5 for d in RUBRIC.prompt + RUBRIC.image)
@@ -155,7 +188,7 @@ def test_rubric_loader_rejects_bad_files(tmp_path) -> None:
     path = tmp_path / "v9.json"
     path.write_text(json.dumps({**good, "version": "rubric-v9"}))
     assert load_rubric(path).version == "rubric-v9"
-    assert judge_for_rubric_version(load_rubric(path)) == "rubric-v9"
+    assert judge_for_rubric_version(load_rubric(path)).startswith("rubric-v9+")
 
 
 def judge_for_rubric_version(rubric) -> str:
@@ -306,22 +339,11 @@ def test_faithfulness_happy_path(openai_server: ScriptedOpenAIServer) -> None:
     assert user[-1]["type"] == "image_url"
 
 
-def test_faithfulness_weighting() -> None:
+def test_faithfulness_weights_put_instruction_faithfulness_first() -> None:
+    # The weighted score's worked examples are data in tests/cases/faithfulness.json.
     weights = RUBRIC.faithfulness.weights
     assert weights["instruction_faithfulness"] > max(w for k, w in weights.items() if k != "instruction_faithfulness")
     assert sum(weights.values()) == pytest.approx(1.0)
-    perfect = {d.key: 5 for d in RUBRIC.faithfulness.dimensions}
-    worst = {d.key: 1 for d in RUBRIC.faithfulness.dimensions}
-    assert faithfulness_scores(["met"] * 3, perfect)["weighted_score"] == pytest.approx(1.0)
-    assert faithfulness_scores(["critical_miss"], worst) == {
-        "weighted_score": 0.0, "instruction_faithfulness": 0.0, **{k: 0.0 for k in perfect}, "passed": 0.0,
-    }  # fmt: skip
-    # one critical miss among four: fails, instruction faithfulness 0.75, and it costs more than any other dimension
-    missed = faithfulness_scores(["met", "met", "met", "critical_miss"], perfect)
-    assert missed["passed"] == 0.0 and missed["instruction_faithfulness"] == 0.75
-    assert missed["weighted_score"] == pytest.approx(1 - 0.25 * weights["instruction_faithfulness"])
-    minor = faithfulness_scores(["met", "minor_miss"], perfect)
-    assert minor["passed"] == 1.0 and minor["instruction_faithfulness"] == 0.75
 
 
 def faithful_reply(requirements: object, dims: object = None) -> str:
@@ -361,13 +383,18 @@ def test_faithfulness_schema_is_strict(openai_server: ScriptedOpenAIServer, repl
 # --- results and throughput --------------------------------------------------------------------------
 
 
+def value_of(skill: str, **verdict: object) -> tuple[float | None, str]:
+    result = fill(JudgeResult(skill, "failed"), Verdict(**verdict))  # type: ignore[arg-type]
+    return result.value, result.scale
+
+
 def test_result_value_and_details_defaults() -> None:
     assert JudgeResult("prompt_subjective", "ok").details == {}
-    assert JudgeResult("faithfulness", "ok", scores={"weighted_score": 0.7}).value == 0.7
-    assert JudgeResult("target_similarity", "ok", scores={"clip_score": 71.3, "raw": 71.3}).value == 71.3
-    assert JudgeResult("color_shift", "ok", scores={"color_shift": 0.25}).value == 0.25
-    assert JudgeResult("safety_prompt", "ok").value is None
-    assert JudgeResult("prompt_subjective", "blocked", scores={"a": 4}).value is None
+    assert value_of("faithfulness", scores={"weighted_score": 0.7}) == (0.7, "rate_0_1")
+    assert value_of("target_similarity", scores={"clip_score": 71.3, "raw": 71.3}) == (71.3, "score_0_100")
+    assert value_of("color_shift", scores={"color_shift": 0.25}) == (0.25, "distance_0_1")
+    assert value_of("safety_prompt") == (None, "")
+    assert value_of("prompt_subjective", status="blocked", scores={"a": 4}) == (None, "likert_1_5")
 
 
 def test_max_in_flight_bounds_concurrent_calls(openai_server: ScriptedOpenAIServer) -> None:
@@ -375,7 +402,7 @@ def test_max_in_flight_bounds_concurrent_calls(openai_server: ScriptedOpenAIServ
     openai_server.default = slow
     task = TaskInput("oe-4", "OE", "t", "b", {}, ("a fox",), ())
     try:
-        judge = make_judge(base_url=openai_server.base_url, model="m", timeout=5, max_in_flight=1)
+        judge = make_judge(base_url=openai_server.base_url, model="m", timeout=5, max_in_flight=1, clip_pretrained="random")
         threads = [threading.Thread(target=judge.run, args=("prompt_objective", task, "a fox")) for _ in range(4)]
         for t in threads:
             t.start()

@@ -6,15 +6,22 @@ import json
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from django.core.management import CommandError, call_command
 
-from leaderboard.models import SubmissionScore
-from ratings.models import Exemplar
-from submissions import runtime
+from evaluator.judge import PROMPT_DIMENSIONS
+from leaderboard.models import Figure
+from ratings.models import Exemplar, ExemplarEmbedding
+from evaluation import runtime
 from submissions.models import Judgement, Submission
 from submissions.services import submission_create, submissions_publish
 
 ROOT = Path(__file__).resolve().parent.parent
+MEMORY = ROOT / "tests" / "fixtures" / "memory"
+
+
+def prompt_scores(score: int) -> dict[str, int]:
+    return {d: score for d in PROMPT_DIMENSIONS}
 PROMPTS = b'{"task_id": "oe-s01", "prompt": "Gouache bread loaves in warm morning light, no text"}\n{"task_id": "co-s01", "prompt": "Flat seed packet, three orange tomatoes, SUNSET PEAR"}\n'
 
 
@@ -53,40 +60,41 @@ def test_an_identical_prompt_elsewhere_is_judged_from_the_cache(team, sample_pac
     reused = Judgement.objects.filter(submission=second)
     assert reused.exists() and not reused.filter(cached=False).exists()
     assert sum(reused.values_list("calls", flat=True)) == 0
-    assert {s.key: s.value for s in second.scores.all()} == {s.key: s.value for s in first.scores.all()}
+    assert {s.key: s.value for s in second.figures.all()} == {s.key: s.value for s in first.figures.all()}
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_new_judge_rescores_and_both_versions_stay_selectable(team, sample_pack, scripted_judge, settings, client):
     submission = submit(team, sample_pack)
     submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
-    calls = llm_requests(scripted_judge)
+    calls, first = llm_requests(scripted_judge), f"{submission.judge_id}|{submission.judge_version}"
     settings.ATELIER_JUDGE_MODEL = "scripted-judge-2"
     runtime.reset()
     call_command("rescore", "--all")
     submission.refresh_from_db()
     assert submission.status == "done" and submission.judge_id == "openai:scripted-judge-2"
     assert llm_requests(scripted_judge) > calls
-    keys = set(SubmissionScore.objects.filter(scope="overall").values_list("judge_id", flat=True))
+    keys = set(Figure.objects.filter(scope="overall").values_list("judge_id", flat=True))
     assert keys == {"openai:scripted-judge", "openai:scripted-judge-2"}
     page = client.get("/").content.decode()
-    assert "openai:scripted-judge|rubric-v2" in page and "openai:scripted-judge-2|rubric-v2" in page
-    old = client.get(f"/submissions/{submission.pk}/?judge=openai:scripted-judge|rubric-v2").content.decode()
+    assert first in page and f"{submission.judge_id}|{submission.judge_version}" in page and first != f"{submission.judge_id}|{submission.judge_version}"
+    old = client.get(f"/submissions/{submission.pk}/", {"judge": first}).content.decode()
     assert "By AtelierJudge via scripted-judge at" in old
 
 
 @pytest.mark.django_db(transaction=True)
 def test_exemplars_calibrate_rubric_requests_but_never_from_the_same_task(team, sample_pack, scripted_judge, tmp_path):
     rows = [
-        {"kind": "prompt", "category": "OE", "task_id": "oe-s01", "text": "OWN-TASK EXEMPLAR: bread", "scores": {"instructional_clarity": 2}},
-        {"kind": "prompt", "category": "OE", "task_id": "oe-s02", "text": "OTHER-TASK EXEMPLAR: calm shapes", "scores": {"instructional_clarity": 5}, "notes": {"instructional_clarity": "precise"}},
-        {"kind": "prompt", "category": "CO", "task_id": "co-s02", "text": "CO EXEMPLAR: a sign", "scores": {"creative_elaboration": 3}},
+        {"side": "prompt", "category": "OE", "task_id": "oe-s01", "text": "OWN-TASK EXEMPLAR: bread", "scores": prompt_scores(2)},
+        {"side": "prompt", "category": "OE", "task_id": "oe-s02", "text": "OTHER-TASK EXEMPLAR: calm shapes", "scores": prompt_scores(5), "notes": {"instructional_clarity": "precise"}},
+        {"side": "prompt", "category": "CO", "task_id": "co-s02", "text": "CO EXEMPLAR: a sign", "scores": prompt_scores(3)},
     ]
     path = tmp_path / "exemplars.jsonl"
     path.write_text("\n".join(json.dumps(r) for r in rows))
     call_command("import_exemplars", str(path))
     call_command("import_exemplars", str(path))  # idempotent
-    assert Exemplar.objects.count() == 3 and all(len(e.embedding) == 384 for e in Exemplar.objects.all())
+    assert Exemplar.objects.count() == 3 and ExemplarEmbedding.objects.count() == 3
+    assert all(len(e.vector) == 384 for e in ExemplarEmbedding.objects.all())
     submit(team, sample_pack, data=b'{"task_id": "oe-s01", "prompt": "Gouache bread in morning light"}')
     bodies = [json.dumps(r) for r in scripted_judge.requests]
     subjective = [b for b in bodies if "instructional_clarity" in b and "OTHER-TASK" in b]
@@ -97,19 +105,33 @@ def test_exemplars_calibrate_rubric_requests_but_never_from_the_same_task(team, 
 
 def test_exemplar_file_errors_name_the_line_and_import_nothing(db, tmp_path):
     path = tmp_path / "bad.jsonl"
-    path.write_text('{"kind": "prompt", "category": "OE", "text": "x", "scores": {}}\n{"kind": "prompt", "category": "OE", "task_id": "t", "scores": {"clarity": 3}}\n{oops\n')
+    path.write_text(
+        '{"side": "prompt", "category": "OE", "text": "x", "scores": {}}\n'
+        '{"side": "prompt", "category": "OE", "task_id": "t", "scores": {"clarity": 3}}\n{oops\n'
+        '{"side": "prompt", "category": "OE", "task_id": "t", "text": "y", "scores": {"instructional_clarity": 3}}\n'
+    )
     with pytest.raises(CommandError) as info:
         call_command("import_exemplars", str(path))
     message = str(info.value)
     assert "bad.jsonl:1: field 'task_id' is required" in message and "bad.jsonl:2:" in message and "clarity" in message
-    assert "bad.jsonl:3: invalid JSON" in message and Exemplar.objects.count() == 0
+    assert "bad.jsonl:3: invalid JSON" in message and "bad.jsonl:4: field 'scores': missing dimension(s) ['creative_elaboration'" in message
+    assert Exemplar.objects.count() == 0
 
 
-def test_official_memory_files_import(db):
-    call_command("import_exemplars", str(ROOT / "tests" / "fixtures" / "memory"), "--format", "ateliereval")
-    assert Exemplar.objects.filter(kind="prompt").exists() and Exemplar.objects.filter(kind="image").exclude(image="").exists()
+def test_official_memory_files_import_strictly(db):
+    with pytest.raises(CommandError, match="memory_oe.json record 0 \\(oe_01\\): field 'task_id': no OE task 'oe_01' in any loaded pack"):
+        call_command("import_exemplars", str(MEMORY), "--format", "ateliereval")  # the tasks are not loaded yet
+    call_command("load_tasks", str(ROOT / "tests" / "fixtures" / "ateliereval"), "--format", "ateliereval")
+    call_command("import_exemplars", str(MEMORY), "--format", "ateliereval", "--pack", "ateliereval")
+    assert Exemplar.objects.filter(side="prompt").count() == 4 and Exemplar.objects.filter(side="image").exclude(image="").count() == 2
     with pytest.raises(CommandError, match="nothing imported"):
-        call_command("import_exemplars", str(ROOT / "tests" / "fixtures" / "memory" / "bad"), "--format", "ateliereval")
+        call_command("import_exemplars", str(MEMORY / "bad"), "--format", "ateliereval")
+    unknown = ROOT / "tests" / "fixtures" / "memory-unknown-task"
+    with pytest.raises(CommandError, match="record 0 \\(oe_99\\): field 'task_id': no OE task 'oe_99' in pack ateliereval"):
+        call_command("import_exemplars", str(unknown), "--format", "ateliereval", "--pack", "ateliereval")
+    assert Exemplar.objects.count() == 6  # nothing of the refused file was stored
+    call_command("import_exemplars", str(unknown), "--format", "ateliereval", "--allow-unknown-tasks")
+    assert Exemplar.objects.filter(task_id="oe_99").count() == 1
 
 
 @pytest.mark.django_db(transaction=True)
@@ -138,3 +160,37 @@ def test_target_similarity_uses_the_reference_render_for_its_scale(team, sample_
         scores = judgement.scores
         assert scores["scale"] == pytest.approx(100 / scores["reference_raw"])
         assert judgement.value == pytest.approx(min(max(scores["raw"] * scores["scale"], 0), 100))
+
+
+@pytest.fixture
+def tiny_clip(settings):
+    """A second CLIP architecture (tiny, random weights) to switch to: open_clip reads its config from the fixtures."""
+    import open_clip
+
+    if "atelier-tiny-clip" not in open_clip.list_models():
+        open_clip.add_model_config(ROOT / "tests" / "fixtures" / "clip" / "atelier-tiny-clip.json")
+    return "atelier-tiny-clip"
+
+
+def test_exemplar_embeddings_follow_the_clip_model(db, settings, tiny_clip, capsys):
+    from evaluation.memory import embedding_model, exemplars_for
+
+    call_command("load_tasks", str(ROOT / "tests" / "fixtures" / "ateliereval"), "--format", "ateliereval")
+    call_command("import_exemplars", str(MEMORY), "--format", "ateliereval")
+    assert "6 exemplar(s) added, 0 already present; 6 embedding(s) computed" in capsys.readouterr().out
+    before = embedding_model("image")
+    assert before == "ViT-B-32:random" and ExemplarEmbedding.objects.filter(model=before).count() == 2
+
+    settings.ATELIER_CLIP_MODEL = tiny_clip  # the judge's CLIP changes: the pool for it must not be empty
+    query = Image.new("RGB", (24, 16), (20, 120, 140))
+    found = exemplars_for(task_id="oe_02", category="OE", side="image", prompt="", image=query)
+    assert [e.task_id for e in found] == ["oe_01"]  # embedded on first use with the new model, never the judged task
+    vectors = ExemplarEmbedding.objects.filter(model="atelier-tiny-clip:random")
+    assert vectors.count() == 2 and all(len(v.vector) == 32 for v in vectors)
+    assert ExemplarEmbedding.objects.filter(model=before).count() == 2  # the old model's vectors stay for the old judge
+
+    ExemplarEmbedding.objects.filter(model="atelier-tiny-clip:random").delete()
+    call_command("import_exemplars", str(MEMORY), "--format", "ateliereval")  # re-import: nothing new, embeddings refreshed
+    assert "0 exemplar(s) added, 6 already present; 2 embedding(s) computed" in capsys.readouterr().out
+    call_command("embed_exemplars")
+    assert "0 embedding(s) computed; 6 exemplar(s) now embedded with prompt: all-MiniLM-L6-v2" in capsys.readouterr().out

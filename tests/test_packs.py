@@ -61,6 +61,10 @@ def broken_copy(tmp_path: Path, edit) -> Path:
         (lambda p: _rewrite(p / "dataset/co_120.json", 0, "category", ["#NotATag"]), "co_120.json record 0: field 'category' must be a list of known tags"),
         (lambda p: _rewrite(p / "evaluator/objective/checklist/im_checklist.json", 1, "image_checkpoint", "one string"), "im_checklist.json record 1 (im_02)"),
         (lambda p: (p / "evaluator/objective/checklist/oe_checklist.json").unlink(), "oe_checklist.json: file not found"),
+        (lambda p: _rewrite(p / "evaluator/objective/checklist/co_checklist.json", 1, "task_id", "co_77"),
+         "co_checklist.json record 1 (co_77): field 'task_id': no task with this id in co_120.json"),
+        (lambda p: _rewrite(p / "evaluator/objective/checklist/oe_checklist.json", 1, "task_id", "oe_01"),
+         "oe_checklist.json record 1 (oe_01): field 'task_id': a second checklist for this task (first: oe_checklist.json record 0)"),
     ],
 )
 def test_importer_names_file_record_and_field_and_loads_nothing(tmp_path, db, edit, message):

@@ -57,9 +57,9 @@ def test_upload_evaluates_and_page_shows_status_scores_and_provenance(owner_clie
     assert 'class="thumb"' in page
     assert "breakdown.csv" in page
     scores = page.split("<h2>Scores</h2>")[1].split("<h2>")[0]
-    for score in submission.scores.filter(scope__in=["overall", "category", "backend"]):
+    for score in submission.figures.filter(scope__in=["overall", "category", "backend"]):
         assert f"<td>{score.key}</td><td class=\"num\">{score.value:.1f}</td>" in scores
-    top1 = submission.scores.get(scope="top1", key="image_objective")
+    top1 = submission.figures.get(scope="top1", key="image_objective")
     assert f"<tr><td>top1</td><td>image_objective</td><td class=\"num\">{top1.value:.3f}</td>" in scores
     assert "Judge calls: 0" in page  # the offline judge makes no model calls
 
@@ -79,7 +79,7 @@ def test_published_submission_is_on_the_leaderboard(client, owner_client, team, 
     submission = Submission.objects.get()
     assert submission.published
     page = client.get("/").content.decode()
-    overall = submission.scores.get(scope="overall").value
+    overall = submission.figures.get(scope="overall").value
     assert "Model X" in page and f"{overall:.1f}" in page
     assert submission.judge_label in page
 
@@ -89,7 +89,7 @@ def test_leaderboard_sorts_by_column(client, owner_client, team, sample_pack, ex
     data = "\n".join(json.dumps({"task_id": t, "prompt": "a thing"}) for t in ("oe-s01", "co-s01", "im-s01")).encode()
     owner_client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "Terse", "file": SimpleUploadedFile("t.jsonl", data)})
     publish_all(admin_user)
-    scores = {s.prompter: s.scores.get(scope="category", key="OE").value for s in Submission.objects.all()}
+    scores = {s.prompter: s.figures.get(scope="category", key="OE").value for s in Submission.objects.all()}
     best, worst = sorted(scores, key=scores.get, reverse=True)
     ascending = client.get("/?sort=OE&dir=asc").content.decode()
     descending = client.get("/?sort=OE&dir=desc").content.decode()

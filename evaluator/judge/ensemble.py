@@ -1,44 +1,37 @@
 """EnsembleJudge: several judges answer every skill and their verdicts are combined.
 
-Combination (pure, see combine()):
-  * subjective: per dimension, the mean over the members that succeeded; details keep
-    each member's scores and the spread (max - min) per dimension;
-  * objective checklists and text_rendering flags: majority vote, a tie counts as 0 (not met);
-  * faithfulness: mean of each number, pass/fail by majority (a tie fails);
-  * safety: blocked when any member that answered blocks (a screen errs on the safe side);
-  * metric skills: identical for every member, so only the first member computes them;
-  * details["agreement"]: the share of dimensions/items/flags on which all succeeding
-    members agree; calls and tokens are summed over all members; failed members are
-    listed in details["failed_members"]; if every member fails, the result fails with
-    every member's reason.
+How a skill's answers are combined is declared by the skill (skills.Skill.combine) and
+implemented here, one pure strategy each:
+  * mean_scores (rubric dimensions): per dimension, the mean over the members that
+    succeeded; details keep each member's scores and the spread (max - min);
+  * majority_checklist and majority_text_flags: majority vote, a tie counts as 0 (not met);
+  * mean_faithfulness: mean of each number, pass/fail by majority (a tie fails);
+  * any_blocks (gates): blocked when any member that answered blocks (a screen errs on
+    the safe side);
+  * first_member (metrics): the members' numbers are the same computation, so only the
+    first member computes them.
+Every strategy records details["agreement"], the share of dimensions/items/flags on which
+all succeeding members agree. Calls and tokens are summed over all members; failed members
+are listed in details["failed_members"]; if every member fails, the result fails with
+every member's reason.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from statistics import fmean
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
-from .skills import TEXT_CHECKS, text_rendering_verdict
-from .types import (
-    METRIC_SKILLS,
-    STATUS_BLOCKED,
-    STATUS_FAILED,
-    STATUS_OK,
-    STATUS_SKIPPED,
-    Judge,
-    JudgeResult,
-    TargetInput,
-    TaskInput,
-    check_skill,
-    is_objective,
-    is_subjective,
-)
+from .skills import REGISTRY, TEXT_CHECKS, Verdict, fill, get_skill, text_rendering_verdict
+from .spec import ensemble_spec
+from .types import Judge, JudgeResult, Kind, Status, TargetInput, TaskInput
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
     from .memory import Exemplar
+
+Answers = Sequence[tuple[str, JudgeResult]]  # (member judge_id, its ok or blocked result)
 
 
 def majority(votes: Sequence[int]) -> int:
@@ -53,77 +46,97 @@ def _agreement(columns: Sequence[Sequence[object]]) -> float:
     return sum(len(set(col)) == 1 for col in columns) / len(columns)
 
 
-def _merged_rationales(oks: Sequence[tuple[str, JudgeResult]]) -> dict[str, str]:
-    keys = list(dict.fromkeys(k for _, r in oks for k in r.rationales))
-    return {k: "\n".join(f"[{jid}] {r.rationales[k]}" for jid, r in oks if k in r.rationales) for k in keys}
+def mean_scores(answered: Answers) -> Verdict:
+    dims = list(answered[0][1].scores)
+    columns = [[r.scores[d] for _, r in answered] for d in dims]
+    details = {"members": {jid: dict(r.scores) for jid, r in answered}, "spread": {d: max(c) - min(c) for d, c in zip(dims, columns)}}
+    return Verdict(scores={d: fmean(col) for d, col in zip(dims, columns)}, details={**details, "agreement": _agreement(columns)})
+
+
+def majority_checklist(answered: Answers) -> Verdict:
+    items = list(answered[0][1].checklist)
+    columns = [[r.checklist[i] for _, r in answered] for i in items]
+    details = {"members": {jid: dict(r.checklist) for jid, r in answered}, "agreement": _agreement(columns)}
+    return Verdict(checklist={i: majority(col) for i, col in zip(items, columns)}, details=details)
+
+
+def majority_text_flags(answered: Answers) -> Verdict:
+    strings = list(answered[0][1].details["strings"])
+    flags = {s: {c: majority([r.details["strings"][s][c] for _, r in answered]) for c in TEXT_CHECKS} for s in strings}
+    verdict = text_rendering_verdict(flags)
+    columns = [[r.details["strings"][s][c] for _, r in answered] for s in strings for c in TEXT_CHECKS]
+    verdict.details.update(members={jid: r.details["strings"] for jid, r in answered}, agreement=_agreement(columns))
+    return verdict
+
+
+def mean_faithfulness(answered: Answers) -> Verdict:
+    keys = [k for k in answered[0][1].scores if k != "passed"]
+    passed = majority([int(r.scores["passed"]) for _, r in answered])
+    scores = {k: fmean(r.scores[k] for _, r in answered) for k in keys} | {"passed": float(passed)}
+    dims = list(answered[0][1].details.get("dimension_scores", {}))
+    columns = [[r.details["dimension_scores"][d] for _, r in answered] for d in dims] + [[r.scores["passed"] for _, r in answered]]
+    details = {
+        "passed": bool(passed),
+        "members": {jid: dict(r.scores) for jid, r in answered},
+        "member_requirements": {jid: r.details.get("requirements", []) for jid, r in answered},
+        "spread": {k: max(r.scores[k] for _, r in answered) - min(r.scores[k] for _, r in answered) for k in keys},
+        "agreement": _agreement(columns),
+    }
+    return Verdict(scores=scores, details=details)
+
+
+def any_blocks(answered: Answers) -> Verdict:
+    blocking = {jid: r.details.get("categories", []) for jid, r in answered if r.status == Status.BLOCKED}
+    categories = list(dict.fromkeys(c for cats in blocking.values() for c in cats))
+    details = {"members": {jid: r.status for jid, r in answered}, "blocked": bool(blocking), "categories": categories}
+    details["agreement"] = _agreement([[r.status for _, r in answered]])
+    if not blocking:
+        return Verdict(details=details)
+    skill = answered[0][1].skill
+    reason = f"blocked by {skill} ({len(blocking)} of {len(answered)} members): {', '.join(categories)}"
+    return Verdict(status=Status.BLOCKED, details=details, reason=reason)
+
+
+def first_member(answered: Answers) -> Verdict:
+    first = answered[0][1]
+    return Verdict(scores=dict(first.scores), checklist=dict(first.checklist), details=dict(first.details))
+
+
+STRATEGIES: dict[str, Callable[[Answers], Verdict]] = {
+    f.__name__: f for f in (mean_scores, majority_checklist, majority_text_flags, mean_faithfulness, any_blocks, first_member)
+}
+
+
+def _merged_rationales(answered: Answers) -> dict[str, str]:
+    keys = list(dict.fromkeys(k for _, r in answered for k in r.rationales))
+    return {k: "\n".join(f"[{jid}] {r.rationales[k]}" for jid, r in answered if k in r.rationales) for k in keys}
+
+
+def _totals(skill: str, results: Sequence[tuple[str, JudgeResult]]) -> JudgeResult:
+    """A failed result carrying every member's calls, tokens and raw replies."""
+    out = JudgeResult(skill=skill, status=Status.FAILED)
+    out.calls = sum(r.calls for _, r in results)
+    out.prompt_tokens = sum(r.prompt_tokens for _, r in results)
+    out.completion_tokens = sum(r.completion_tokens for _, r in results)
+    out.raw = "\n".join(f"[{jid}]\n{r.raw}" for jid, r in results if r.raw)
+    return out
 
 
 def combine(skill: str, results: Sequence[tuple[str, JudgeResult]]) -> JudgeResult:
     """One result from (member judge_id, member result) pairs of the same skill."""
-    out = JudgeResult(skill=skill, status=STATUS_FAILED)
-    for _, r in results:
-        out.calls += r.calls
-        out.prompt_tokens += r.prompt_tokens
-        out.completion_tokens += r.completion_tokens
-    out.raw = "\n".join(f"[{jid}]\n{r.raw}" for jid, r in results if r.raw)
-    answered = [(jid, r) for jid, r in results if r.status in (STATUS_OK, STATUS_BLOCKED)]
-    failed = {jid: r.reason for jid, r in results if r.status == STATUS_FAILED}
+    out = _totals(skill, results)
+    answered = [(jid, r) for jid, r in results if r.status in (Status.OK, Status.BLOCKED)]
+    failed = {jid: r.reason for jid, r in results if r.status == Status.FAILED}
     if not answered:
-        if not failed:  # every member skipped, for the same input the same reason
-            out.status, out.reason = STATUS_SKIPPED, results[0][1].reason if results else "the ensemble has no members"
+        if not failed:  # every member skipped: for the same input, for the same reason
+            out.status, out.reason = Status.SKIPPED, results[0][1].reason if results else "the ensemble has no members"
         else:
             out.reason = "every member failed: " + "; ".join(f"{jid}: {reason}" for jid, reason in failed.items())
         return out
-    out.status = STATUS_OK
-    out.rationales = _merged_rationales(answered)
-    details: dict[str, object] = {"members": {}, "failed_members": failed}
-    if skill.startswith("safety_"):
-        blocking = {jid: r.details.get("categories", []) for jid, r in answered if r.status == STATUS_BLOCKED}
-        categories = list(dict.fromkeys(c for cats in blocking.values() for c in cats))
-        details["members"] = {jid: r.status for jid, r in answered}
-        details.update(blocked=bool(blocking), categories=categories, agreement=_agreement([[r.status for _, r in answered]]))
-        if blocking:
-            out.status = STATUS_BLOCKED
-            out.reason = f"blocked by {skill} ({len(blocking)} of {len(answered)} members): {', '.join(categories)}"
-    elif is_subjective(skill):
-        dims = list(answered[0][1].scores)
-        columns = [[r.scores[d] for _, r in answered] for d in dims]
-        out.scores = {d: fmean(col) for d, col in zip(dims, columns)}
-        details["members"] = {jid: dict(r.scores) for jid, r in answered}
-        details.update(spread={d: max(col) - min(col) for d, col in zip(dims, columns)}, agreement=_agreement(columns))
-    elif is_objective(skill):
-        items = list(answered[0][1].checklist)
-        columns = [[r.checklist[i] for _, r in answered] for i in items]
-        out.checklist = {i: majority(col) for i, col in zip(items, columns)}
-        details["members"] = {jid: dict(r.checklist) for jid, r in answered}
-        details["agreement"] = _agreement(columns)
-    elif skill == "text_rendering":
-        strings = list(answered[0][1].details["strings"])
-        flags = {s: {c: majority([r.details["strings"][s][c] for _, r in answered]) for c in TEXT_CHECKS} for s in strings}
-        verdict = text_rendering_verdict(flags)
-        out.scores, out.checklist = verdict.scores, verdict.checklist
-        columns = [[r.details["strings"][s][c] for _, r in answered] for s in strings for c in TEXT_CHECKS]
-        details.update(verdict.details, members={jid: r.details["strings"] for jid, r in answered}, agreement=_agreement(columns))
-    elif skill == "faithfulness":
-        keys = [k for k in answered[0][1].scores if k != "passed"]
-        out.scores = {k: fmean(r.scores[k] for _, r in answered) for k in keys}
-        passed = majority([int(r.scores["passed"]) for _, r in answered])
-        out.scores["passed"] = float(passed)
-        dims = list(answered[0][1].details.get("dimension_scores", {}))
-        columns = [[r.details["dimension_scores"][d] for _, r in answered] for d in dims]
-        columns.append([r.scores["passed"] for _, r in answered])
-        details.update(
-            passed=bool(passed),
-            members={jid: dict(r.scores) for jid, r in answered},
-            member_requirements={jid: r.details.get("requirements", []) for jid, r in answered},
-            spread={k: max(r.scores[k] for _, r in answered) - min(r.scores[k] for _, r in answered) for k in keys},
-            agreement=_agreement(columns),
-        )
-    else:  # metric skills: the members' numbers are the same computation
-        first = answered[0][1]
-        out.scores, out.checklist, details = dict(first.scores), dict(first.checklist), {**first.details, "failed_members": failed}
-    out.details = details
-    return out
+    verdict = STRATEGIES[get_skill(skill).combine](answered)
+    verdict.rationales = _merged_rationales(answered)
+    verdict.details["failed_members"] = failed
+    return fill(out, verdict)
 
 
 class EnsembleJudge:
@@ -136,10 +149,8 @@ class EnsembleJudge:
         if len(set(ids)) != len(ids):
             raise ValueError(f"ensemble members must be distinct judges, got {ids}")
         self.members = tuple(members)
-        self.judge_id = "ensemble:" + "+".join(ids)
-        self.label = f"ensemble of {len(ids)} judges: " + "; ".join(m.label for m in members)
-        versions = list(dict.fromkeys(m.version for m in members))
-        self.version = versions[0] if len(versions) == 1 else "+".join(versions)
+        self.spec = ensemble_spec(tuple(m.spec for m in members), {name: s.combine for name, s in REGISTRY.items()})
+        self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
     def run(
         self,
@@ -151,8 +162,7 @@ class EnsembleJudge:
         exemplars: Sequence[Exemplar] = (),
         target: TargetInput | None = None,
     ) -> JudgeResult:
-        check_skill(skill)
-        members = self.members[:1] if skill in METRIC_SKILLS else self.members
+        members = self.members[:1] if get_skill(skill).kind == Kind.METRIC else self.members
 
         def one(member: Judge) -> tuple[str, JudgeResult]:
             return member.judge_id, member.run(skill, task, prompt, image, exemplars=exemplars, target=target)

@@ -1,7 +1,7 @@
 """Memory: human-scored calibration exemplars, their retrieval, and the official release's files.
 
-AtelierJudge's subjective branch puts the K most similar scored exemplars of the same
-category and kind before the item it judges. Similarity is cosine between
+AtelierJudge's rubric skills put the K most similar scored exemplars of the same
+category and side before the item they judge. Similarity is cosine between
 all-MiniLM-L6-v2 embeddings of prompts (text_embeddings) or CLIP embeddings of images
 (image_embeddings). Unlike the official release, retrieval here never returns an
 exemplar of the task being judged: the item's own human scores would leak the answer.
@@ -17,16 +17,17 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 import numpy as np
 
+from ..categories import CATEGORIES
+from .encoders import image_embeddings, text_embeddings
 from .rubrics import RUBRIC, Rubric
-from .types import CATEGORIES, IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
+from .types import DIMENSIONS, Side
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-KINDS: tuple[str, ...] = ("prompt", "image")
-_DIMENSIONS_OF_KIND = {"prompt": PROMPT_DIMENSIONS, "image": IMAGE_DIMENSIONS}
+SIDES: tuple[str, ...] = tuple(Side)
 # prompt_from_prompt_memory_oe.json, image_from_image_memory_co.json, ...
-_MEMORY_FILE = re.compile(r"\A(?P<kind>prompt|image)_from_(?P=kind)_memory_(?P<category>oe|co|im)\.json\Z")
+_MEMORY_FILE = re.compile(r"\A(?P<side>prompt|image)_from_(?P=side)_memory_(?P<category>oe|co|im)\.json\Z")
 
 
 class MemoryFormatError(ValueError):
@@ -35,27 +36,27 @@ class MemoryFormatError(ValueError):
 
 @dataclass
 class Exemplar:
-    """One human-scored item: a prompt (kind "prompt") or a rendered image (kind "image")."""
+    """One human-scored item: a prompt (side "prompt") or a rendered image (side "image")."""
 
     exemplar_id: str
     task_id: str
     category: str
-    kind: str  # "prompt" | "image"
-    text: str = ""  # the prompt (kind "prompt")
-    image: Image | None = None  # the image (kind "image")
+    side: str  # a Side value
+    text: str = ""  # the prompt (side "prompt")
+    image: Image | None = None  # the image (side "image")
     scores: dict[str, int] = field(default_factory=dict)  # dimension key -> 1..5
     notes: dict[str, str] = field(default_factory=dict)  # dimension key -> the expert's note
     image_path: str = ""  # where the image came from (official files), for provenance
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"exemplar {self.exemplar_id!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.side not in SIDES:
+            raise ValueError(f"exemplar {self.exemplar_id!r}: side must be one of {SIDES}, got {self.side!r}")
         if self.category not in CATEGORIES:
             raise ValueError(f"exemplar {self.exemplar_id!r}: unknown category {self.category!r}")
-        allowed = _DIMENSIONS_OF_KIND[self.kind]
+        allowed = DIMENSIONS[Side(self.side)]
         unknown = [d for d in list(self.scores) + list(self.notes) if d not in allowed]
         if unknown:
-            raise ValueError(f"exemplar {self.exemplar_id!r}: {sorted(set(unknown))} are not {self.kind} dimensions {allowed}")
+            raise ValueError(f"exemplar {self.exemplar_id!r}: {sorted(set(unknown))} are not {self.side} dimensions {allowed}")
         bad = {d: s for d, s in self.scores.items() if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 5}
         if bad:
             raise ValueError(f"exemplar {self.exemplar_id!r}: scores must be integers 1..5, got {bad}")
@@ -77,20 +78,20 @@ def retrieve(
     pool: Sequence[tuple[Exemplar, np.ndarray]],
     *,
     category: str,
-    kind: str,
+    side: str,
     exclude_task_id: str,
     k: int = 3,
 ) -> list[Exemplar]:
-    """The k exemplars most similar (cosine) to `query` among those of this category and kind.
+    """The k exemplars most similar (cosine) to `query` among those of this category and side.
 
     Exemplars of `exclude_task_id` (the task being judged) are never returned. Ties are
     broken by exemplar_id, so the result does not depend on the pool's order.
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {SIDES}, got {side!r}")
     if k <= 0:
         return []
-    candidates = [(ex, vec) for ex, vec in pool if ex.category == category and ex.kind == kind and ex.task_id != exclude_task_id]
+    candidates = [(ex, vec) for ex, vec in pool if ex.category == category and ex.side == side and ex.task_id != exclude_task_id]
     if not candidates:
         return []
     sims = cosine_similarities(query, np.stack([np.asarray(vec, dtype=np.float64).ravel() for _, vec in candidates]))
@@ -102,10 +103,8 @@ def embed_exemplars(
     exemplars: Sequence[Exemplar], *, clip_model: str = "ViT-B-32", clip_pretrained: str | None = None
 ) -> list[tuple[Exemplar, np.ndarray]]:
     """(exemplar, unit embedding) pairs: MiniLM for prompts, CLIP for images (without an image: skipped)."""
-    from .embedding_judge import image_embeddings, text_embeddings
-
-    prompts = [ex for ex in exemplars if ex.kind == "prompt"]
-    images = [ex for ex in exemplars if ex.kind == "image" and ex.image is not None]
+    prompts = [ex for ex in exemplars if ex.side == Side.PROMPT]
+    images = [ex for ex in exemplars if ex.side == Side.IMAGE and ex.image is not None]
     pairs: list[tuple[Exemplar, np.ndarray]] = []
     if prompts:
         pairs += list(zip(prompts, text_embeddings([ex.text for ex in prompts])))
@@ -123,12 +122,94 @@ def _normalise(name: str) -> str:
 
 
 def dimension_names(rubric: Rubric = RUBRIC) -> dict[str, str]:
-    """Normalised display name, alias or key -> dimension key, for both kinds."""
+    """Normalised display name, alias or key -> dimension key, for both sides."""
     names: dict[str, str] = {}
     for dim in rubric.prompt + rubric.image:
         for name in (dim.key, dim.title, *dim.aliases):
             names[_normalise(name)] = dim.key
     return names
+
+
+@dataclass(frozen=True)
+class _MemoryFile:
+    """What a memory file's name says: the side and category of every record, and its field names."""
+
+    name: str
+    side: Side
+    category: str
+    rubric: Rubric
+
+    @property
+    def text_field(self) -> str:
+        return "prompt" if self.side == Side.PROMPT else "image_path"
+
+    @property
+    def dims_field(self) -> str:
+        return f"{self.side}_dimensions"
+
+
+def _memory_file(filename: str, rubric: Rubric) -> _MemoryFile:
+    match = _MEMORY_FILE.match(Path(filename).name)
+    if match is None:
+        raise MemoryFormatError(f"{filename}: not an official memory file name (prompt_from_prompt_memory_<oe|co|im>.json or image_from_image_memory_<oe|co>.json)")
+    return _MemoryFile(filename, Side(match["side"]), match["category"].upper(), rubric)
+
+
+def _dimension_scores(dims: Any, where: str, file: _MemoryFile) -> tuple[dict[str, int], dict[str, str]]:
+    """(scores, notes) of one record: every dimension of its side exactly once, each an integer 1..5."""
+    field_name, names, allowed = file.dims_field, dimension_names(file.rubric), DIMENSIONS[file.side]
+    if not isinstance(dims, dict) or not dims:
+        raise MemoryFormatError(f"{where}: field {field_name!r} must be a non-empty object of dimension -> {{score, note}}")
+    scores: dict[str, int] = {}
+    notes: dict[str, str] = {}
+    for display, entry in dims.items():
+        key = names.get(_normalise(str(display)))
+        if key is None or key not in allowed:
+            known = [d.title for d in file.rubric.dimensions_of(file.side)]
+            raise MemoryFormatError(f"{where}: field {field_name!r}: unknown {file.side} dimension {display!r} (known: {known})")
+        if key in scores:
+            raise MemoryFormatError(f"{where}: field {field_name!r}: dimension {display!r} given twice")
+        scores[key], notes[key] = _score_and_note(entry, f"{where}: field {field_name!r}.{display!r}")
+    missing = [d.title for d in file.rubric.dimensions_of(file.side) if d.key not in scores]
+    if missing:
+        raise MemoryFormatError(f"{where}: field {field_name!r}: missing dimension(s) {missing}; every record scores all {len(allowed)}")
+    return scores, notes
+
+
+def _score_and_note(entry: Any, where: str) -> tuple[int, str]:
+    score = entry.get("score") if isinstance(entry, dict) else None
+    if isinstance(score, float) and score.is_integer():
+        score = int(score)
+    if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
+        raise MemoryFormatError(f"{where}.score must be an integer 1..5, got {score!r}")
+    note = entry.get("note", "")
+    if not isinstance(note, str):
+        raise MemoryFormatError(f"{where}.note must be a string")
+    return score, note
+
+
+def _memory_record(record: Any, index: int, file: _MemoryFile, image_root: Path | None, load_images: bool) -> Exemplar:
+    where = f"{file.name} record {index}"
+    if not isinstance(record, dict):
+        raise MemoryFormatError(f"{where}: expected a JSON object")
+    task_id = record.get("task_id")
+    if not isinstance(task_id, str) or not task_id.strip():
+        raise MemoryFormatError(f"{where}: field 'task_id' missing or not a non-empty string")
+    where = f"{where} ({task_id})"
+    value = record.get(file.text_field)
+    if not isinstance(value, str) or not value.strip():
+        raise MemoryFormatError(f"{where}: field {file.text_field!r} missing or not a non-empty string")
+    scores, notes = _dimension_scores(record.get(file.dims_field), where, file)
+    is_prompt = file.side == Side.PROMPT
+    image = _open_image(Path(image_root or ".") / value, where, file.text_field) if not is_prompt and load_images else None
+    return Exemplar(
+        exemplar_id=where, task_id=task_id, category=file.category,
+        side=file.side, text=value if is_prompt else "", image=image, scores=scores, notes=notes, image_path="" if is_prompt else value,
+    )  # fmt: skip
+
+
+def _same_content(a: Exemplar, b: Exemplar) -> bool:
+    return (a.text, a.image_path, a.scores, a.notes) == (b.text, b.image_path, b.scores, b.notes)
 
 
 def parse_memory_records(
@@ -142,70 +223,24 @@ def parse_memory_records(
     """Exemplars from the records of one official memory file (already read as JSON).
 
     `filename` must be one of prompt_from_prompt_memory_{oe,co,im}.json or
-    image_from_image_memory_{oe,co}.json: it gives the kind and category. Image paths
-    are resolved under `image_root`; with load_images=False images are not opened.
+    image_from_image_memory_{oe,co}.json: it gives the side and category. Every record
+    must score all four dimensions of its side. A task may appear once: a repeated record
+    with the same content is kept once, one with different content is an error (which of
+    the two would the judge trust?). Image paths are resolved under `image_root`; with
+    load_images=False images are not opened.
     """
-    match = _MEMORY_FILE.match(Path(filename).name)
-    if match is None:
-        raise MemoryFormatError(f"{filename}: not an official memory file name (prompt_from_prompt_memory_<oe|co|im>.json or image_from_image_memory_<oe|co>.json)")
-    kind, category = match["kind"], match["category"].upper()
+    file = _memory_file(filename, rubric)
     if not isinstance(records, list):
         raise MemoryFormatError(f"{filename}: expected a JSON list of records")
-    names = dimension_names(rubric)
-    allowed = _DIMENSIONS_OF_KIND[kind]
-    text_field, dims_field = ("prompt", "prompt_dimensions") if kind == "prompt" else ("image_path", "image_dimensions")
-    exemplars = []
+    first: dict[str, tuple[int, Exemplar]] = {}
     for index, record in enumerate(records):
-        where = f"{filename} record {index}"
-        if not isinstance(record, dict):
-            raise MemoryFormatError(f"{where}: expected a JSON object")
-        task_id = record.get("task_id")
-        if not isinstance(task_id, str) or not task_id.strip():
-            raise MemoryFormatError(f"{where}: field 'task_id' missing or not a non-empty string")
-        where = f"{where} ({task_id})"
-        value = record.get(text_field)
-        if not isinstance(value, str) or not value.strip():
-            raise MemoryFormatError(f"{where}: field {text_field!r} missing or not a non-empty string")
-        dims = record.get(dims_field)
-        if not isinstance(dims, dict) or not dims:
-            raise MemoryFormatError(f"{where}: field {dims_field!r} must be a non-empty object of dimension -> {{score, note}}")
-        scores: dict[str, int] = {}
-        notes: dict[str, str] = {}
-        for display, entry in dims.items():
-            key = names.get(_normalise(str(display)))
-            if key is None or key not in allowed:
-                raise MemoryFormatError(
-                    f"{where}: field {dims_field!r}: unknown {kind} dimension {display!r} "
-                    f"(known: {[d.title for d in rubric.dimensions(kind + '_subjective')]})"
-                )
-            if key in scores:
-                raise MemoryFormatError(f"{where}: field {dims_field!r}: dimension {display!r} given twice")
-            score = entry.get("score") if isinstance(entry, dict) else None
-            if isinstance(score, float) and score.is_integer():
-                score = int(score)
-            if isinstance(score, bool) or not isinstance(score, int) or not 1 <= score <= 5:
-                raise MemoryFormatError(f"{where}: field {dims_field!r}.{display!r}.score must be an integer 1..5, got {score!r}")
-            note = entry.get("note", "")
-            if not isinstance(note, str):
-                raise MemoryFormatError(f"{where}: field {dims_field!r}.{display!r}.note must be a string")
-            scores[key], notes[key] = score, note
-        image = None
-        if kind == "image" and load_images:
-            image = _open_image(Path(image_root or ".") / value, where, text_field)
-        exemplars.append(
-            Exemplar(
-                exemplar_id=f"official:{kind}:{category.lower()}:{index}:{task_id}",
-                task_id=task_id,
-                category=category,
-                kind=kind,
-                text=value if kind == "prompt" else "",
-                image=image,
-                scores=scores,
-                notes=notes,
-                image_path=value if kind == "image" else "",
-            )
-        )
-    return exemplars
+        exemplar = _memory_record(record, index, file, image_root, load_images)
+        if exemplar.task_id not in first:
+            first[exemplar.task_id] = (index, exemplar)
+        elif not _same_content(first[exemplar.task_id][1], exemplar):
+            earlier = first[exemplar.task_id][0]
+            raise MemoryFormatError(f"{filename} record {index} ({exemplar.task_id}): field 'task_id': repeats record {earlier} with different content")
+    return [exemplar for _, exemplar in first.values()]
 
 
 def _open_image(path: Path, where: str, field_name: str) -> Image:

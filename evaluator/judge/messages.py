@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from .parsing import Schema
 from .rubrics import RUBRIC, Rubric, render_dimensions
-from .types import TaskInput, checklist_for, dimensions_for, is_subjective
+from .types import DIMENSIONS, Kind, Side, TaskInput
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -53,13 +53,13 @@ _OBJECTIVE_FORMAT = (
 )
 
 _WHAT_IS_JUDGED = {
-    "prompt_subjective": "Score the prompt text against the client brief on the rubric below.",
-    "image_subjective": "Score the image against the client brief on the rubric below.",
-    "prompt_objective": (
+    (Kind.RUBRIC, Side.PROMPT): "Score the prompt text against the client brief on the rubric below.",
+    (Kind.RUBRIC, Side.IMAGE): "Score the image against the client brief on the rubric below.",
+    (Kind.CHECKLIST, Side.PROMPT): (
         "For each checklist item decide whether the prompt text states it explicitly or "
         "unmistakably. Judge the words only, not what an image model might happen to draw."
     ),
-    "image_objective": (
+    (Kind.CHECKLIST, Side.IMAGE): (
         "For each checklist item decide whether the image visibly satisfies it. "
         "Judge only what can be seen; when in doubt, answer 0."
     ),
@@ -93,10 +93,10 @@ def keys_line(header: str, keys: Sequence[str]) -> str:
     return header + "\n" + json.dumps(list(keys), ensure_ascii=False)
 
 
-def keys_block(skill: str, task: TaskInput) -> str:
-    if is_subjective(skill):
-        return keys_line(DIMENSIONS_HEADER, dimensions_for(skill))
-    return keys_line(ITEMS_HEADER, checklist_for(skill, task))
+def keys_block(kind: Kind, side: Side, task: TaskInput) -> str:
+    if kind == Kind.RUBRIC:
+        return keys_line(DIMENSIONS_HEADER, DIMENSIONS[side])
+    return keys_line(ITEMS_HEADER, task.checklist(side))
 
 
 def image_data_url(image: Image, max_side: int) -> str:
@@ -133,13 +133,13 @@ def _text(text: str) -> Part:
     return {"type": "text", "text": text}
 
 
-# --- subjective and objective (AtelierEval's four skills) ------------------------------------
+# --- rubric and checklist (AtelierEval's four skills) ----------------------------------------
 
 
-def system_message(skill: str, rubric: Rubric = RUBRIC) -> Message:
-    parts = [_ROLE, _WHAT_IS_JUDGED[skill]]
-    if is_subjective(skill):
-        parts += ["Rubric:\n\n" + render_dimensions(rubric.dimensions(skill)), _SUBJECTIVE_FORMAT]
+def system_message(kind: Kind, side: Side, rubric: Rubric = RUBRIC) -> Message:
+    parts = [_ROLE, _WHAT_IS_JUDGED[(kind, side)]]
+    if kind == Kind.RUBRIC:
+        parts += ["Rubric:\n\n" + render_dimensions(rubric.dimensions_of(side)), _SUBJECTIVE_FORMAT]
     else:
         parts.append(_OBJECTIVE_FORMAT)
     return {"role": "system", "content": "\n\n".join(parts)}
@@ -151,8 +151,8 @@ def exemplar_parts(exemplars: Sequence[Exemplar], max_side: int) -> list[Part]:
         return []
     parts: list[Part] = [_text(_CALIBRATION_INTRO)]
     for number, ex in enumerate(exemplars, start=1):
-        heading = f"Calibration example {number} (task {ex.task_id}, {ex.category}, {ex.kind}):"
-        if ex.kind == "prompt":
+        heading = f"Calibration example {number} (task {ex.task_id}, {ex.category}, {ex.side}):"
+        if ex.side == Side.PROMPT:
             parts.append(_text(heading + "\n" + prompt_block(ex.text)))
         else:
             parts.append(_text(heading + " the image below."))
@@ -164,35 +164,27 @@ def exemplar_parts(exemplars: Sequence[Exemplar], max_side: int) -> list[Part]:
     return parts
 
 
-def user_text(skill: str, task: TaskInput, prompt: str) -> str:
+def user_text(kind: Kind, side: Side, task: TaskInput, prompt: str) -> str:
     sections = [task_text(task)]
     # Image skills deliberately do not see the prompt: the image must stand on its
     # own, and showing the prompt invites grading what was asked instead of what was drawn.
-    if skill.startswith("prompt_"):
+    if side == Side.PROMPT:
         sections.append(prompt_block(prompt))
     else:
         sections.append("The image rendered from the writer's prompt is attached.")
-    sections.append(keys_block(skill, task))
+    sections.append(keys_block(kind, side, task))
     return "\n\n".join(sections)
 
 
-def user_message(
-    skill: str,
-    task: TaskInput,
-    prompt: str,
-    image: Image | None,
-    max_side: int,
-    exemplars: Sequence[Exemplar] = (),
-) -> Message:
-    parts = exemplar_parts(exemplars, max_side) if is_subjective(skill) else []
-    parts.append(_text(user_text(skill, task, prompt)))
-    if skill.startswith("image_") and image is not None:
+def _judged_item(kind: Kind, side: Side, task: TaskInput, prompt: str, image: Image | None, max_side: int) -> list[Part]:
+    parts = [_text(user_text(kind, side, task, prompt))]
+    if side == Side.IMAGE and image is not None:
         parts.append(_image_part(image, max_side))
-    return _user(parts)
+    return parts
 
 
-def build_messages(
-    skill: str,
+def rubric_messages(
+    side: Side,
     task: TaskInput,
     prompt: str,
     image: Image | None = None,
@@ -200,18 +192,26 @@ def build_messages(
     exemplars: Sequence[Exemplar] = (),
     rubric: Rubric = RUBRIC,
 ) -> list[Message]:
-    """The request of one of the four AtelierEval skills."""
-    return [system_message(skill, rubric), user_message(skill, task, prompt, image, image_max_side, exemplars)]
+    """The request of a rubric skill (prompt or image side), calibration exemplars first."""
+    parts = exemplar_parts(exemplars, image_max_side) + _judged_item(Kind.RUBRIC, side, task, prompt, image, image_max_side)
+    return [system_message(Kind.RUBRIC, side, rubric), _user(parts)]
+
+
+def checklist_messages(
+    side: Side, task: TaskInput, prompt: str, image: Image | None = None, image_max_side: int = 512, rubric: Rubric = RUBRIC
+) -> list[Message]:
+    """The request of a checklist skill (prompt or image side)."""
+    return [system_message(Kind.CHECKLIST, side, rubric), _user(_judged_item(Kind.CHECKLIST, side, task, prompt, image, image_max_side))]
 
 
 # --- safety ------------------------------------------------------------------------------------
 
 
 def safety_messages(
-    skill: str, task: TaskInput, prompt: str, image: Image | None, max_side: int, rubric: Rubric, schema: Schema
+    side: Side, task: TaskInput, prompt: str, image: Image | None, max_side: int, rubric: Rubric, schema: Schema
 ) -> list[Message]:
-    """safety_prompt reads the prompt; safety_image looks at the image only."""
-    what = "prompt text" if skill == "safety_prompt" else "image"
+    """The prompt-side screen reads the prompt; the image-side screen looks at the image only."""
+    what = "prompt text" if side == Side.PROMPT else "image"
     categories = "\n".join(f"- {key}: {text}" for key, text in rubric.safety_categories.items())
     system = "\n\n".join(
         [
@@ -227,12 +227,12 @@ def safety_messages(
         ]
     )
     parts = [_text(task_text(task))]
-    if skill == "safety_prompt":
+    if side == Side.PROMPT:
         parts.append(_text(prompt_block(prompt)))
     else:
         parts.append(_text("The image rendered from the writer's prompt is attached."))
     parts.append(_text(keys_line(SAFETY_HEADER, list(rubric.safety_categories))))
-    if skill == "safety_image" and image is not None:
+    if side == Side.IMAGE and image is not None:
         parts.append(_image_part(image, max_side))
     return [{"role": "system", "content": system}, _user(parts)]
 

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .encoders import clip_weights_identity, image_embeddings
+
 if TYPE_CHECKING:
     from PIL.Image import Image
 
@@ -111,13 +113,10 @@ class MetricOutput:
 
 def target_similarity(render: Image, target: Image, reference: Image | None, clip_model: str, clip_pretrained: str | None) -> MetricOutput:
     """CLIP-embed render, target (and reference) in one batch and score them."""
-    from .embedding_judge import image_embeddings
-
     images = [render, target] + ([reference] if reference is not None else [])
     vecs = image_embeddings(images, clip_model, clip_pretrained)
     scores = clip_score(vecs[0], vecs[1], vecs[2] if reference is not None else None)
-    weights = clip_pretrained or "random"
-    return MetricOutput(scores=scores, details={"clip_model": f"{clip_model}({weights})", "alpha": ALPHA, "beta": BETA})
+    return MetricOutput(scores=scores, details={"clip_model": f"{clip_model}({clip_weights_identity(clip_pretrained)})", "alpha": ALPHA, "beta": BETA})
 
 
 def color_shift_output(render: Image, target: Image) -> MetricOutput:

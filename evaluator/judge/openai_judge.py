@@ -11,10 +11,13 @@ import openai
 
 from .messages import Message, repair_messages
 from .parsing import ReplyFormatError
+from .routes import DEFAULT_ROUTE, check_route, route_skip_reason
 from .rubrics import RUBRIC, Rubric
-from .skills import SkillInput, Verdict, check_exemplars, fill, get_skill, run_metric, skip_reason
+from .skills import SkillInput, Verdict, check_exemplars, fill, get_skill, input_skip_reason, run_metric
+from .encoders import open_clip_pretrained
+from .spec import clip_spec, openai_spec
 from .throughput import call_slot, set_max_in_flight
-from .types import STATUS_FAILED, JudgeResult, TargetInput, TaskInput, check_skill, skipped
+from .types import JudgeResult, Kind, Status, TargetInput, TaskInput, skipped
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -23,6 +26,8 @@ if TYPE_CHECKING:
 
 # Separates successive raw replies (first answer, repair answers) in JudgeResult.raw.
 RAW_SEPARATOR = "\n----- next reply -----\n"
+# Sent with every request; part of the judge spec, since they change the answers.
+REQUEST_OPTIONS = {"temperature": 0, "response_format": {"type": "json_object"}}
 
 
 @dataclass(frozen=True)
@@ -54,7 +59,9 @@ class OpenAIJudge:
     """Runs each LLM skill as one JSON-mode chat completion, with a bounded repair loop.
 
     Metric skills (target_similarity, color_shift) are computed locally with the
-    configured CLIP model, exactly as the offline judge computes them.
+    configured CLIP model, exactly as the offline judge computes them. clip_pretrained:
+    a local checkpoint path or open_clip tag; None or "random" means random weights, and
+    the judge's label then says "smoke (random weights)".
     """
 
     def __init__(
@@ -67,7 +74,7 @@ class OpenAIJudge:
         max_retries: int = 2,
         image_max_side: int = 512,
         repair_attempts: int = 2,
-        route: str = "ateliereval",
+        route: str = DEFAULT_ROUTE,
         rubric: Rubric = RUBRIC,
         clip_model: str = "ViT-B-32",
         clip_pretrained: str | None = None,
@@ -85,15 +92,18 @@ class OpenAIJudge:
         self.model = model
         self.image_max_side = image_max_side
         self.repair_attempts = repair_attempts
-        self.route = route
+        self.route = check_route(route)
         self.rubric = rubric
         self.clip_model = clip_model
-        self.clip_pretrained = clip_pretrained
+        self.clip_pretrained = open_clip_pretrained(clip_pretrained)
         if max_in_flight is not None:
             set_max_in_flight(max_in_flight)
-        self.judge_id = f"openai:{model}"
-        self.label = f"AtelierJudge via {model} at {urlparse(base_url).netloc or base_url}"
-        self.version = rubric.version
+        self.spec = openai_spec(
+            model=model, endpoint=urlparse(base_url).netloc or base_url, route=self.route, rubric=rubric,
+            clip=clip_spec(clip_model, clip_pretrained), image_max_side=image_max_side, repair_attempts=repair_attempts,
+            request=REQUEST_OPTIONS,
+        )  # fmt: skip
+        self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
     def run(
         self,
@@ -105,20 +115,19 @@ class OpenAIJudge:
         exemplars: Sequence[Exemplar] = (),
         target: TargetInput | None = None,
     ) -> JudgeResult:
-        check_skill(skill)
+        spec = get_skill(skill)
         used = check_exemplars(skill, exemplars)
-        reason = skip_reason(skill, task, image, target, self.route)
+        reason = route_skip_reason(skill, task, self.route) or input_skip_reason(skill, task, image, target)
         if reason:
             return skipped(skill, reason)
         inp = SkillInput(task, prompt, image, used, target, self.rubric, self.image_max_side)
-        spec = get_skill(skill)
-        if spec.kind == "metric":
+        if spec.kind == Kind.METRIC:
             return run_metric(skill, inp, self.clip_model, self.clip_pretrained)
-        messages = spec.build(inp)  # type: ignore[union-attr]
-        return self._judge(skill, messages, lambda text: spec.parse(text, inp))  # type: ignore[union-attr]
+        messages = spec.build(inp)  # type: ignore[attr-defined]
+        return self._judge(skill, messages, lambda text: spec.parse(text, inp))  # type: ignore[attr-defined]
 
     def _judge(self, skill: str, messages: list[Message], parse: Callable[[str], Verdict]) -> JudgeResult:
-        result = JudgeResult(skill=skill, status=STATUS_FAILED)
+        result = JudgeResult(skill=skill, status=Status.FAILED)
         raws: list[str] = []
         for attempt in range(1 + self.repair_attempts):
             result.calls += 1
@@ -148,8 +157,8 @@ class OpenAIJudge:
 
     @staticmethod
     def _fail(result: JudgeResult, raws: list[str], reason: str) -> JudgeResult:
-        result.status, result.reason, result.raw = STATUS_FAILED, reason, RAW_SEPARATOR.join(raws)
-        result.scores, result.checklist, result.rationales, result.details = {}, {}, {}, {}
+        result.status, result.reason, result.raw = Status.FAILED, reason, RAW_SEPARATOR.join(raws)
+        result.scores, result.checklist, result.rationales, result.details, result.value = {}, {}, {}, {}, None
         return result
 
     def _complete(self, messages: list[Message]) -> _Reply:
@@ -157,8 +166,7 @@ class OpenAIJudge:
             completion = self._client.chat.completions.create(
                 model=self.model,
                 messages=messages,  # type: ignore[arg-type]  # plain dicts are what the API takes
-                temperature=0,
-                response_format={"type": "json_object"},
+                **REQUEST_OPTIONS,  # type: ignore[arg-type]
             )
         if not getattr(completion, "choices", None):
             raise EndpointResponseError(f"response has no choices: {str(completion)[:200]!r}")

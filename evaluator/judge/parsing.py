@@ -12,6 +12,8 @@ import json
 import re
 from typing import Any
 
+from jsonschema import Draft202012Validator, ValidationError, validators
+
 _FENCE = re.compile(r"\A\s*```(?:json)?[ \t]*\n(?P<body>.*?)\n?[ \t]*```\s*\Z", re.DOTALL | re.IGNORECASE)
 
 
@@ -80,72 +82,73 @@ def parse_objective(text: str, items: tuple[str, ...]) -> dict[str, int]:
     return {item: data[item] for item in items}
 
 
-# --- a small validator for the JSON Schema subset the reply schemas use -----------------------
+# --- reply schemas, checked with jsonschema ---------------------------------------------------------
 #
-# jsonschema is not a dependency of this project, and the replies need only: type, properties,
-# required, additionalProperties (false), enum, minimum/maximum, minLength, items, minItems,
-# maxItems and uniqueItems. Messages name the path, so the repair turn can say what to fix.
+# The jsonschema package validates; this module only words its errors for the repair turn, naming
+# the path in the reply ("requirements[0].verdict") and quoting values as JSON. "integer" is strict:
+# 5.0 and true are not the integers a rubric asks for.
 
 Schema = dict[str, Any]
 _IDENT = re.compile(r"\A[A-Za-z_][A-Za-z0-9_]*\Z")
+_STRICT_TYPES = Draft202012Validator.TYPE_CHECKER.redefine("integer", lambda _checker, value: _is_int(value))
+_Validator = validators.extend(Draft202012Validator, type_checker=_STRICT_TYPES)
+_TYPE_WORDS = {"object": "a JSON object", "array": "a JSON array", "string": "a string", "boolean": "true or false"}
+_MAX_PROBLEMS = 3
 
 
-def _child(path: str, key: str) -> str:
-    name = key if _IDENT.match(key) else json.dumps(key, ensure_ascii=False)
-    return f"{path}.{name}" if path else name
+def _path(parts: Any) -> str:
+    out = ""
+    for part in parts:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            name = part if _IDENT.match(part) else json.dumps(part, ensure_ascii=False)
+            out += f".{name}" if out else name
+    return out
 
 
-def validate(value: Any, schema: Schema, path: str = "") -> None:
-    """Raise ReplyFormatError naming the first place where `value` does not follow `schema`."""
-    where = path or "the reply"
-    kind = schema.get("type")
-    if "enum" in schema and value not in schema["enum"]:
-        raise ReplyFormatError(f"{where} must be one of {json.dumps(schema['enum'])}, got {json.dumps(value)}")
-    if kind == "object":
-        if not isinstance(value, dict):
-            raise ReplyFormatError(f"{where} must be a JSON object, got {json.dumps(value)[:80]}")
-        properties: dict[str, Schema] = schema.get("properties", {})
-        required = list(schema.get("required", ()))
-        missing = [key for key in required if key not in value]
-        extra = [key for key in value if key not in properties] if schema.get("additionalProperties") is False else []
-        problems = ([f"missing keys {missing}"] if missing else []) + ([f"unexpected keys {extra}"] if extra else [])
-        if problems:
-            raise ReplyFormatError(f"{path + ': ' if path else ''}{'; '.join(problems)}")
-        for key, sub in properties.items():
-            if key in value:
-                validate(value[key], sub, _child(path, key))
-    elif kind == "array":
-        if not isinstance(value, list):
-            raise ReplyFormatError(f"{where} must be a JSON array, got {json.dumps(value)[:80]}")
-        if len(value) < schema.get("minItems", 0):
-            raise ReplyFormatError(f"{where} needs at least {schema['minItems']} entries, got {len(value)}")
-        if "maxItems" in schema and len(value) > schema["maxItems"]:
-            raise ReplyFormatError(f"{where} may have at most {schema['maxItems']} entries, got {len(value)}")
-        if schema.get("uniqueItems"):
-            seen = [json.dumps(v, sort_keys=True) for v in value]
-            repeated = sorted({s for s in seen if seen.count(s) > 1})
-            if repeated:
-                raise ReplyFormatError(f"{where} repeats {', '.join(repeated)}")
-        if "items" in schema:
-            for index, item in enumerate(value):
-                validate(item, schema["items"], f"{where if path else ''}[{index}]")
-    elif kind == "integer":
-        low, high = schema.get("minimum"), schema.get("maximum")
-        ok = _is_int(value) and (low is None or value >= low) and (high is None or value <= high)
-        if not ok:
-            if (low, high) == (0, 1):
-                raise ReplyFormatError(f"{where} must be the integer 0 or 1, got {json.dumps(value)}")
-            raise ReplyFormatError(f"{where} must be an integer from {low} to {high}, got {json.dumps(value)}")
-    elif kind == "string":
-        if not isinstance(value, str):
-            raise ReplyFormatError(f"{where} must be a string, got {json.dumps(value)[:80]}")
-        if len(value.strip()) < schema.get("minLength", 0):
-            raise ReplyFormatError(f"{where} must not be empty")
-    elif kind == "boolean":
-        if not isinstance(value, bool):
-            raise ReplyFormatError(f"{where} must be true or false, got {json.dumps(value)}")
-    elif kind is not None:
-        raise ValueError(f"schema type {kind!r} is not supported by this validator")
+def _literal(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)[:80]
+
+
+def _integer_problem(where: str, value: Any, schema: Schema) -> str:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    if (low, high) == (0, 1):
+        return f"{where} must be the integer 0 or 1, got {_literal(value)}"
+    return f"{where} must be an integer from {low} to {high}, got {_literal(value)}"
+
+
+def _describe(error: ValidationError) -> str:
+    path = _path(error.absolute_path)
+    where, prefix = path or "the reply", f"{path}: " if path else ""
+    keyword, value, expected = error.validator, error.instance, error.validator_value
+    if keyword == "required":
+        return f"{prefix}missing keys {[k for k in expected if k not in value]}"
+    if keyword == "additionalProperties":
+        return f"{prefix}unexpected keys {[k for k in value if k not in error.schema.get('properties', {})]}"
+    if keyword in ("minimum", "maximum") or (keyword == "type" and expected == "integer"):
+        return _integer_problem(where, value, error.schema)
+    if keyword == "type":
+        return f"{where} must be {_TYPE_WORDS.get(expected, expected)}, got {_literal(value)}"
+    if keyword == "enum":
+        return f"{where} must be one of {json.dumps(expected, ensure_ascii=False)}, got {_literal(value)}"
+    if keyword == "minItems":
+        return f"{where} needs at least {expected} entries, got {len(value)}"
+    if keyword == "maxItems":
+        return f"{where} may have at most {expected} entries, got {len(value)}"
+    if keyword == "uniqueItems":
+        return f"{where} repeats an entry"
+    if keyword == "pattern":  # the only pattern the reply schemas use is "not blank"
+        return f"{where} must not be empty"
+    return f"{where}: {error.message}"
+
+
+def validate(value: Any, schema: Schema) -> None:
+    """Raise ReplyFormatError naming the first few places (outermost first) where `value` breaks `schema`."""
+    errors = sorted(_Validator(schema).iter_errors(value), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        problems = list(dict.fromkeys(_describe(e) for e in errors))
+        raise ReplyFormatError("; ".join(problems[:_MAX_PROBLEMS]))
 
 
 def strict_object(properties: dict[str, Schema]) -> Schema:

@@ -1,36 +1,28 @@
-"""AtelierJudge's skill library: every skill by name, each a pure request/reply pair or a pure metric.
+"""AtelierJudge's skill registry: every skill by name, and what each one is.
 
-An LLM skill builds one chat request (`build`) and turns one reply text into a Verdict
+Each skill declares its side (reads the prompt or one image), its kind (rubric, checklist,
+metric, gate), the scale of its value, how an ensemble combines its members' answers
+(a strategy name in ensemble.STRATEGIES), whether it enters the leaderboard composite,
+and its rank for AtelierEval's top-1 of N. Code elsewhere asks the registry
+(`get_skill(name).kind`, `skills_where(...)`) instead of reading a skill's name.
+
+A model skill builds one chat request (`build`) and turns one reply text into a Verdict
 or raises ReplyFormatError (`parse`); the judge around it makes the call, repairs and
-counts. A metric skill computes its Verdict from the images (`compute`). REGISTRY maps
-every name in types.ALL_SKILLS to its skill object; the objects are light, and the
-models a metric needs (CLIP) load on first use only.
+counts. A metric skill computes its Verdict from the images (`compute`). The objects are
+light; the models a metric needs (CLIP) load on first use only.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, Sequence, Union
+from statistics import fmean
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import messages as msg
 from .parsing import ReplyFormatError, Schema, load_validated, parse_objective, parse_subjective, score_schema, strict_object
 from .rubrics import RUBRIC, Rubric
-from .types import (
-    ALL_SKILLS,
-    STATUS_BLOCKED,
-    STATUS_FAILED,
-    STATUS_OK,
-    TARGET_SKILLS,
-    JudgeResult,
-    TargetInput,
-    TaskInput,
-    checklist_for,
-    dimensions_for,
-    is_image_skill,
-    is_subjective,
-    literal_texts,
-    skills_of_route,
-)
+from .scales import DISTANCE_0_1, LIKERT_1_5, RATE_0_1, SCORE_0_100, Scale
+from .types import DIMENSIONS, JudgeResult, Kind, Side, Status, TargetInput, TaskInput, failed, literal_texts
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -57,7 +49,7 @@ class SkillInput:
 class Verdict:
     """What a reply or a metric says; the judge copies it into a JudgeResult."""
 
-    status: str = STATUS_OK  # ok | blocked
+    status: str = Status.OK  # ok | blocked
     scores: dict[str, float] = field(default_factory=dict)
     checklist: dict[str, int] = field(default_factory=dict)
     rationales: dict[str, str] = field(default_factory=dict)
@@ -65,58 +57,83 @@ class Verdict:
     reason: str = ""
 
 
-class LLMSkill(Protocol):
+class Skill:
+    """The declarations every skill makes; subclasses add build/parse (model skills) or compute (metrics)."""
+
     name: str
-    kind: str  # "llm"
+    side: Side
+    kind: Kind
+    scale: Scale | None  # None: a gate, whose verdict is its status
+    combine: str  # ensemble strategy, by name (ensemble.STRATEGIES)
+    composite: bool = False  # part of the leaderboard's 0–100 composite score
+    top1_rank: int | None = None  # lower ranks first when picking the best image of N (top-1)
+    needs_target: bool = False  # an IM target image must be given
+    uses_memory: bool = False  # calibration exemplars of its side are put before the item
 
-    def skip_reason(self, task: TaskInput) -> str | None: ...
-    def build(self, inp: SkillInput) -> list[Message]: ...
-    def parse(self, text: str, inp: SkillInput) -> Verdict: ...
+    def applies(self, task: TaskInput) -> bool:
+        """Whether a route plans this skill for the task at all (text rendering needs quoted text)."""
+        return True
 
+    def skip_reason(self, task: TaskInput) -> str | None:
+        return None
 
-class MetricSkill(Protocol):
-    name: str
-    kind: str  # "metric"
+    def headline(self, verdict: Verdict) -> float | None:
+        """The value on `scale` of an ok verdict."""
+        raise NotImplementedError
 
-    def skip_reason(self, task: TaskInput) -> str | None: ...
-    def compute(self, inp: SkillInput, *, clip_model: str, clip_pretrained: str | None) -> Verdict: ...
-
-
-Skill = Union[LLMSkill, MetricSkill]
+    def __repr__(self) -> str:
+        return f"<skill {self.name}: {self.side} {self.kind}>"
 
 
 # --- AtelierEval's four skills -------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SubjectiveSkill:
-    name: str
-    kind: str = "llm"
+class SubjectiveSkill(Skill):
+    """Four anchored 1–5 rubric dimensions of one side (rubric file), with calibration exemplars."""
 
-    def skip_reason(self, task: TaskInput) -> str | None:
-        return None
+    kind, scale, combine, composite, uses_memory = Kind.RUBRIC, LIKERT_1_5, "mean_scores", True, True
+
+    def __init__(self, name: str, side: Side) -> None:
+        self.name, self.side = name, side
+        self.top1_rank = 0 if side == Side.IMAGE else None
+
+    def dimensions(self) -> tuple[str, ...]:
+        return DIMENSIONS[self.side]
 
     def build(self, inp: SkillInput) -> list[Message]:
-        return msg.build_messages(self.name, inp.task, inp.prompt, inp.image, inp.image_max_side, inp.exemplars, inp.rubric)
+        return msg.rubric_messages(self.side, inp.task, inp.prompt, inp.image, inp.image_max_side, inp.exemplars, inp.rubric)
 
     def parse(self, text: str, inp: SkillInput) -> Verdict:
-        scores, rationales = parse_subjective(text, dimensions_for(self.name))
+        scores, rationales = parse_subjective(text, self.dimensions())
         return Verdict(scores=dict(scores), rationales=rationales)
 
+    def headline(self, verdict: Verdict) -> float | None:
+        return fmean(verdict.scores.values()) if verdict.scores else None
 
-@dataclass(frozen=True)
-class ObjectiveSkill:
-    name: str
-    kind: str = "llm"
+
+class ObjectiveSkill(Skill):
+    """The task's checklist of one side: each item met (1) or not (0)."""
+
+    kind, scale, combine, composite = Kind.CHECKLIST, RATE_0_1, "majority_checklist", True
+
+    def __init__(self, name: str, side: Side) -> None:
+        self.name, self.side = name, side
+        self.top1_rank = 2 if side == Side.IMAGE else None
+
+    def items(self, task: TaskInput) -> tuple[str, ...]:
+        return task.checklist(self.side)
 
     def skip_reason(self, task: TaskInput) -> str | None:
-        return None if checklist_for(self.name, task) else "task has no checklist items"
+        return None if self.items(task) else "task has no checklist items"
 
     def build(self, inp: SkillInput) -> list[Message]:
-        return msg.build_messages(self.name, inp.task, inp.prompt, inp.image, inp.image_max_side, rubric=inp.rubric)
+        return msg.checklist_messages(self.side, inp.task, inp.prompt, inp.image, inp.image_max_side, inp.rubric)
 
     def parse(self, text: str, inp: SkillInput) -> Verdict:
-        return Verdict(checklist=parse_objective(text, checklist_for(self.name, inp.task)))
+        return Verdict(checklist=parse_objective(text, self.items(inp.task)))
+
+    def headline(self, verdict: Verdict) -> float | None:
+        return fmean(verdict.checklist.values()) if verdict.checklist else None
 
 
 # --- safety --------------------------------------------------------------------------------------
@@ -127,28 +144,27 @@ def safety_schema(rubric: Rubric) -> Schema:
         {
             "blocked": {"type": "boolean"},
             "categories": {"type": "array", "items": {"enum": list(rubric.safety_categories)}, "uniqueItems": True},
-            "rationale": {"type": "string", "minLength": 1},
+            "rationale": {"type": "string", "pattern": r"\S"},
         }
     )
 
 
-@dataclass(frozen=True)
-class SafetySkill:
-    """Whether the prompt (safety_prompt) or the image (safety_image) must be blocked.
+class SafetySkill(Skill):
+    """A gate: whether the prompt (prompt side) or the image (image side) must be blocked.
 
     Reply: {"blocked": bool, "categories": [policy keys], "rationale": str}; "blocked" must
     be true exactly when a category is listed. A blocked sample's result has status
-    "blocked" and no score; details = {"blocked", "categories"}.
+    "blocked" and no value; details = {"blocked", "categories"}. What a block stops is
+    decided in gate.py: a blocked prompt stops the whole sample, a blocked image that image.
     """
 
-    name: str
-    kind: str = "llm"
+    kind, scale, combine = Kind.GATE, None, "any_blocks"
 
-    def skip_reason(self, task: TaskInput) -> str | None:
-        return None
+    def __init__(self, name: str, side: Side) -> None:
+        self.name, self.side = name, side
 
     def build(self, inp: SkillInput) -> list[Message]:
-        return msg.safety_messages(self.name, inp.task, inp.prompt, inp.image, inp.image_max_side, inp.rubric, safety_schema(inp.rubric))
+        return msg.safety_messages(self.side, inp.task, inp.prompt, inp.image, inp.image_max_side, inp.rubric, safety_schema(inp.rubric))
 
     def parse(self, text: str, inp: SkillInput) -> Verdict:
         data = load_validated(text, safety_schema(inp.rubric))
@@ -158,8 +174,11 @@ class SafetySkill:
         details = {"blocked": data["blocked"], "categories": categories}
         rationales = {"safety": data["rationale"]}
         if data["blocked"]:
-            return Verdict(status=STATUS_BLOCKED, rationales=rationales, details=details, reason=f"blocked by {self.name}: {', '.join(categories)}")
+            return Verdict(status=Status.BLOCKED, rationales=rationales, details=details, reason=f"blocked by {self.name}: {', '.join(categories)}")
         return Verdict(rationales=rationales, details=details)
+
+    def headline(self, verdict: Verdict) -> float | None:
+        return None
 
 
 # --- literal text rendering ----------------------------------------------------------------------
@@ -172,8 +191,7 @@ def text_rendering_schema(strings: Sequence[str]) -> Schema:
     return strict_object({s: strict_object({check: flag for check in TEXT_CHECKS}) for s in strings})
 
 
-@dataclass(frozen=True)
-class TextRenderingSkill:
+class TextRenderingSkill(Skill):
     """For each string a checklist item quotes: is it present, spelled exactly, legible (0/1 each).
 
     checklist: string -> 1 when all three hold; scores: the share of strings passing each
@@ -181,8 +199,10 @@ class TextRenderingSkill:
     string -> {"present", "exact", "legible"}.
     """
 
-    name: str = "text_rendering"
-    kind: str = "llm"
+    name, side, kind, scale, combine = "text_rendering", Side.IMAGE, Kind.CHECKLIST, RATE_0_1, "majority_text_flags"
+
+    def applies(self, task: TaskInput) -> bool:
+        return bool(literal_texts(task))
 
     def skip_reason(self, task: TaskInput) -> str | None:
         return None if literal_texts(task) else "no checklist item quotes literal text"
@@ -200,6 +220,9 @@ class TextRenderingSkill:
                 raise ReplyFormatError(f"{s!r}: exact and legible must be 0 when present is 0")
         return text_rendering_verdict({s: {c: int(data[s][c]) for c in TEXT_CHECKS} for s in strings})
 
+    def headline(self, verdict: Verdict) -> float | None:
+        return verdict.scores.get("text_accuracy")
+
 
 def text_rendering_verdict(flags: dict[str, dict[str, int]]) -> Verdict:
     n = len(flags)
@@ -216,7 +239,7 @@ def faithfulness_schema(rubric: Rubric) -> Schema:
     spec = rubric.faithfulness
     requirement = strict_object(
         {
-            "requirement": {"type": "string", "minLength": 1},
+            "requirement": {"type": "string", "pattern": r"\S"},
             "kind": {"enum": list(spec.requirement_kinds)},
             "verdict": {"enum": list(spec.verdict_credit)},
             "evidence": {"type": "string"},
@@ -244,8 +267,7 @@ def faithfulness_scores(verdicts: Sequence[str], dimension_scores: dict[str, flo
     return {"weighted_score": weighted, **components, "passed": float("critical_miss" not in verdicts)}
 
 
-@dataclass(frozen=True)
-class FaithfulnessSkill:
+class FaithfulnessSkill(Skill):
     """After a human guideline for prompt faithfulness: atomic requirements, verdicts, weighted score.
 
     Sees the prompt and the image, not the brief: the guideline judges what was generated
@@ -254,11 +276,7 @@ class FaithfulnessSkill:
     details: passed, requirements, counts per verdict, the raw 1..5 dimension scores, weights.
     """
 
-    name: str = "faithfulness"
-    kind: str = "llm"
-
-    def skip_reason(self, task: TaskInput) -> str | None:
-        return None
+    name, side, kind, scale, combine = "faithfulness", Side.IMAGE, Kind.RUBRIC, RATE_0_1, "mean_faithfulness"
 
     def build(self, inp: SkillInput) -> list[Message]:
         assert inp.image is not None  # checked before building
@@ -271,31 +289,27 @@ class FaithfulnessSkill:
         dims = {key: entry["score"] for key, entry in data["dimensions"].items()}
         scores = faithfulness_scores(verdicts, dims, inp.rubric)
         counts = {v: verdicts.count(v) for v in inp.rubric.faithfulness.verdict_credit}
-        return Verdict(
-            scores=scores,
-            rationales={key: entry["rationale"] for key, entry in data["dimensions"].items()},
-            details={
-                "passed": scores["passed"] == 1.0,
-                "requirements": requirements,
-                "counts": counts,
-                "dimension_scores": dims,
-                "weights": dict(inp.rubric.faithfulness.weights),
-            },
-        )
+        details = {
+            "passed": scores["passed"] == 1.0,
+            "requirements": requirements,
+            "counts": counts,
+            "dimension_scores": dims,
+            "weights": dict(inp.rubric.faithfulness.weights),
+        }
+        return Verdict(scores=scores, rationales={key: entry["rationale"] for key, entry in data["dimensions"].items()}, details=details)
+
+    def headline(self, verdict: Verdict) -> float | None:
+        return verdict.scores.get("weighted_score")
 
 
 # --- metric skills ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class TargetSimilaritySkill:
+class TargetSimilaritySkill(Skill):
     """ArtWhisperer's CLIP score of the render against the IM target (see metric_skills)."""
 
-    name: str = "target_similarity"
-    kind: str = "metric"
-
-    def skip_reason(self, task: TaskInput) -> str | None:
-        return None
+    name, side, kind, scale, combine = "target_similarity", Side.IMAGE, Kind.METRIC, SCORE_0_100, "first_member"
+    composite, top1_rank, needs_target = True, 1, True
 
     def compute(self, inp: SkillInput, *, clip_model: str, clip_pretrained: str | None) -> Verdict:
         from .metric_skills import target_similarity
@@ -304,16 +318,14 @@ class TargetSimilaritySkill:
         out = target_similarity(inp.image, inp.target.image, inp.target.reference, clip_model, clip_pretrained)
         return Verdict(scores=out.scores, details=out.details)
 
+    def headline(self, verdict: Verdict) -> float | None:
+        return verdict.scores.get("clip_score")
 
-@dataclass(frozen=True)
-class ColorShiftSkill:
+
+class ColorShiftSkill(Skill):
     """Total-variation distance between 8x8x8 RGB histograms of render and target (see metric_skills)."""
 
-    name: str = "color_shift"
-    kind: str = "metric"
-
-    def skip_reason(self, task: TaskInput) -> str | None:
-        return None
+    name, side, kind, scale, combine, needs_target = "color_shift", Side.IMAGE, Kind.METRIC, DISTANCE_0_1, "first_member", True
 
     def compute(self, inp: SkillInput, *, clip_model: str, clip_pretrained: str | None) -> Verdict:
         from .metric_skills import color_shift_output
@@ -322,20 +334,26 @@ class ColorShiftSkill:
         out = color_shift_output(inp.image, inp.target.image)
         return Verdict(scores=out.scores, details=out.details)
 
+    def headline(self, verdict: Verdict) -> float | None:
+        return verdict.scores.get("color_shift")
+
 
 REGISTRY: dict[str, Skill] = {
-    "prompt_subjective": SubjectiveSkill("prompt_subjective"),
-    "prompt_objective": ObjectiveSkill("prompt_objective"),
-    "image_subjective": SubjectiveSkill("image_subjective"),
-    "image_objective": ObjectiveSkill("image_objective"),
-    "safety_prompt": SafetySkill("safety_prompt"),
-    "safety_image": SafetySkill("safety_image"),
-    "text_rendering": TextRenderingSkill(),
-    "faithfulness": FaithfulnessSkill(),
-    "target_similarity": TargetSimilaritySkill(),
-    "color_shift": ColorShiftSkill(),
+    skill.name: skill
+    for skill in (
+        SubjectiveSkill("prompt_subjective", Side.PROMPT),
+        ObjectiveSkill("prompt_objective", Side.PROMPT),
+        SubjectiveSkill("image_subjective", Side.IMAGE),
+        ObjectiveSkill("image_objective", Side.IMAGE),
+        SafetySkill("safety_prompt", Side.PROMPT),
+        SafetySkill("safety_image", Side.IMAGE),
+        TextRenderingSkill(),
+        FaithfulnessSkill(),
+        TargetSimilaritySkill(),
+        ColorShiftSkill(),
+    )
 }
-assert tuple(REGISTRY) == ALL_SKILLS
+ALL_SKILLS: tuple[str, ...] = tuple(REGISTRY)
 
 
 def get_skill(name: str) -> Skill:
@@ -345,50 +363,49 @@ def get_skill(name: str) -> Skill:
         raise ValueError(f"unknown judge skill {name!r}; expected one of {ALL_SKILLS}") from None
 
 
-def route_skip_reason(skill: str, task: TaskInput, route: str = "ateliereval") -> str | None:
-    if skill not in skills_of_route(task.category, route):
-        suffix = "" if route == "ateliereval" else f" on the {route} route"
-        return f"{task.category} tasks are not judged on {skill}{suffix}"
-    return None
+def skills_where(**declared: Any) -> tuple[str, ...]:
+    """Names of the skills whose declarations match, in registry order: skills_where(side=Side.IMAGE, composite=True)."""
+    return tuple(name for name, skill in REGISTRY.items() if all(getattr(skill, k) == v for k, v in declared.items()))
 
 
-def skip_reason(
-    skill: str,
-    task: TaskInput,
-    image: Image | None,
-    target: TargetInput | None,
-    route: str = "ateliereval",
-) -> str | None:
-    """Why this skill does not run on this input (None: it runs). Same for every judge kind."""
-    not_routed = route_skip_reason(skill, task, route)
-    if not_routed:
-        return not_routed
-    own = get_skill(skill).skip_reason(task)
+def memory_skill(side: Side) -> str:
+    """The skill whose requests carry calibration exemplars of this side."""
+    (name,) = skills_where(side=side, uses_memory=True)
+    return name
+
+
+def input_skip_reason(skill: str, task: TaskInput, image: Image | None, target: TargetInput | None) -> str | None:
+    """Why this skill cannot run on this input (None: it can). Same for every judge kind."""
+    spec = get_skill(skill)
+    own = spec.skip_reason(task)
     if own:
         return own
-    if is_image_skill(skill) and image is None:
+    if spec.side == Side.IMAGE and image is None:
         return "no image was provided"
-    if skill in TARGET_SKILLS and target is None:
+    if spec.needs_target and target is None:
         return "no target image was provided"
     return None
 
 
 def check_exemplars(skill: str, exemplars: Sequence[Exemplar]) -> tuple[Exemplar, ...]:
-    """The exemplars a skill uses: subjective skills take those of their own kind; others none."""
-    if not is_subjective(skill):
+    """The exemplars a skill uses: skills with memory take exemplars of their own side; others none."""
+    spec = get_skill(skill)
+    if not spec.uses_memory:
         return ()
-    kind = skill.split("_", 1)[0]
-    wrong = [ex.exemplar_id for ex in exemplars if ex.kind != kind]
+    wrong = [ex.exemplar_id for ex in exemplars if ex.side != spec.side]
     if wrong:
-        raise ValueError(f"{skill} takes {kind} exemplars only; got other kinds: {wrong}")
+        raise ValueError(f"{skill} takes {spec.side} exemplars only; got other sides: {wrong}")
     return tuple(exemplars)
 
 
 def fill(result: JudgeResult, verdict: Verdict) -> JudgeResult:
-    """Copy a verdict into a result (status ok or blocked)."""
+    """Copy a verdict into a result (status ok or blocked), with the skill's headline value and scale."""
+    spec = get_skill(result.skill)
     result.status, result.reason = verdict.status, verdict.reason
     result.scores, result.checklist = dict(verdict.scores), dict(verdict.checklist)
     result.rationales, result.details = dict(verdict.rationales), dict(verdict.details)
+    result.value = spec.headline(verdict) if verdict.status == Status.OK else None
+    result.scale = spec.scale.name if spec.scale else ""
     return result
 
 
@@ -396,7 +413,7 @@ def run_metric(skill: str, inp: SkillInput, clip_model: str, clip_pretrained: st
     """A metric skill's result; model or image problems become a recorded failure."""
     spec = get_skill(skill)
     try:
-        verdict = spec.compute(inp, clip_model=clip_model, clip_pretrained=clip_pretrained)  # type: ignore[union-attr]
-    except Exception as exc:  # noqa: BLE001 - loading/inference problems are recorded, not raised
-        return JudgeResult(skill=skill, status=STATUS_FAILED, reason=f"{type(exc).__name__}: {exc}")
-    return fill(JudgeResult(skill=skill, status=STATUS_OK), verdict)
+        verdict = spec.compute(inp, clip_model=clip_model, clip_pretrained=clip_pretrained)  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - loading/inference problems are recorded on the result, not raised
+        return failed(skill, f"{type(exc).__name__}: {exc}")
+    return fill(JudgeResult(skill=skill, status=Status.OK), verdict)

@@ -1,17 +1,22 @@
 """From unit judgements to leaderboard figures.
 
-Every figure is on a 0–100 scale so prompt and image sides can be averaged:
-a subjective 1–5 score s maps to (s − 1) / 4 · 100, a checklist rate r to r · 100, and the
-IM target similarity (ArtWhisperer's CLIP score) is already 0–100.
+A unit carries its value with the name of its scale (evaluator.judge.scales) and says whether
+it is part of the composite; this module never looks at which skill wrote it. Composite
+figures are on 0–100 so prompt and image sides can be averaged: a 1–5 rubric score s maps to
+(s − 1) / 4 · 100, a 0–1 rate r to r · 100, and a 0–100 score (ArtWhisperer's CLIP score)
+stays as it is (scales.Scale.to_100).
 
-- sample score = mean of the available parts: the prompt part (mean of prompt-subjective and
-  prompt-checklist) and the image part (mean over backends of the mean over image-subjective,
-  image-checklist and target similarity of the mean over images);
+- sample score = mean of the available parts: the prompt part (mean over the prompt-side
+  composite skills: rubric and checklist) and the image part (mean over backends of the mean
+  over image-side composite skills, rubric, checklist and target similarity, of the mean over images);
 - task score = mean over the task's prompt samples;
 - category score = mean over its tasks, with a 95 % percentile bootstrap interval over tasks;
 - overall = mean of the category scores (macro, so a category with more tasks does not weigh more);
 - backend score = the image part on that backend alone, averaged the same way;
-- top-1 (AtelierEval's "best of N"): the best image per prompt and backend, its score and checklist accuracy.
+- top-1 (AtelierEval's "best of N"): the best image per prompt and backend (ranked by the unit
+  with the lowest top1_rank present: image rubric, then target similarity, then checklist), with
+  every value of that image;
+- skill figures: each skill on its own scale, averaged per task first.
 Failed units are left out of the means and counted (a failed render is a unit with skill
 "render"); skipped units (a skill the judge does not have) are neither scored nor counted.
 """
@@ -25,12 +30,11 @@ from statistics import fmean
 import numpy as np
 from scipy import stats
 
-SUBJECTIVE = ("prompt_subjective", "image_subjective")
-CATEGORIES = ("OE", "CO", "IM")
-# The skills behind the composite score (AtelierEval's four, plus target similarity on IM). Other
-# skills (safety, text rendering, colour shift, faithfulness) are reported on their own scales.
-PROMPT_PARTS = ("prompt_subjective", "prompt_objective")
-IMAGE_PARTS = ("image_subjective", "image_objective", "target_similarity")
+from ..categories import CATEGORIES
+from ..judge.scales import SCORE_0_100, scale_named
+from ..judge.types import Status
+
+COMPOSITE_SCALE = SCORE_0_100.name
 
 
 @dataclass(frozen=True)
@@ -39,27 +43,35 @@ class Unit:
     category: str
     sample: int
     skill: str
-    status: str  # ok | failed | skipped
+    status: str  # a Status value
     value: float | None
     backend: str = ""  # "" for prompt-side units
     image: int = -1  # the render's id for image-side units, so skills of one image can be paired
+    scale: str = ""  # the value's scale (scales.SCALES); "" for a gate or a failed render
+    composite: bool = False  # part of the composite score
+    top1_rank: int | None = None  # ranks images for top-1 (lowest present rank decides)
+
+    @property
+    def scored(self) -> bool:
+        return self.status == Status.OK and self.value is not None and bool(self.scale)
 
 
 @dataclass(frozen=True)
 class Figure:
-    scope: str  # overall | category | backend | skill
+    scope: str  # overall | category | backend | skill | top1
     key: str
     value: float | None
     n: int
     failures: int
     ci_low: float | None = None
     ci_high: float | None = None
+    scale: str = COMPOSITE_SCALE
 
 
-def normalise(skill: str, value: float) -> float:
-    if skill in SUBJECTIVE:
-        return (value - 1.0) / 4.0 * 100.0
-    return value if skill == "target_similarity" else value * 100.0  # the CLIP score is already 0–100
+def normalise(unit: Unit) -> float:
+    """The unit's value on 0–100 (its scale's map)."""
+    assert unit.value is not None
+    return scale_named(unit.scale).to_100(unit.value)
 
 
 def bootstrap_ci(values: list[float], confidence: float = 0.95, resamples: int = 2000) -> tuple[float | None, float | None]:
@@ -80,11 +92,11 @@ def _mean(values: list[float]) -> float | None:
 
 def _sample_parts(units: list[Unit]) -> tuple[float | None, dict[str, float]]:
     """(prompt part, {backend: image part}) for the units of one (task, sample)."""
-    prompt = [normalise(u.skill, u.value) for u in units if u.skill in PROMPT_PARTS and u.status == "ok" and u.value is not None]
+    prompt = [normalise(u) for u in units if u.composite and not u.backend and u.scored]
     by_backend_skill: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for u in units:
-        if u.skill in IMAGE_PARTS and u.backend and u.status == "ok" and u.value is not None:
-            by_backend_skill[u.backend][u.skill].append(normalise(u.skill, u.value))
+        if u.composite and u.backend and u.scored:
+            by_backend_skill[u.backend][u.skill].append(normalise(u))
     image = {b: fmean(fmean(v) for v in skills.values()) for b, skills in by_backend_skill.items()}
     return _mean(prompt), image
 
@@ -134,27 +146,28 @@ def figures(units: list[Unit]) -> list[Figure]:
     return out
 
 
-TOP1_SCORE_ORDER = ("image_subjective", "target_similarity", "image_objective")
-
-
 def _top1_figures(units: list[Unit]) -> list[Figure]:
     """AtelierEval's top-1 of N: per (task, sample, backend) keep the image with the best image score
-    (image-subjective where judged, else target similarity, else checklist accuracy; ties go to the
-    first image) and report its score and its checklist accuracy, averaged per task, then over tasks."""
-    images: dict[tuple[str, int, str], dict[int, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
+    (by the lowest top1_rank present: image rubric where judged, else target similarity, else checklist
+    accuracy; better on the unit's scale; ties go to the first image) and report its values, averaged
+    per task, then over tasks, each on its own scale."""
+    images: dict[tuple[str, int, str], dict[int, dict[str, Unit]]] = defaultdict(lambda: defaultdict(dict))
     for u in units:
-        if u.backend and u.image >= 0 and u.status == "ok" and u.value is not None:
-            images[(u.task_id, u.sample, u.backend)][u.image][u.skill] = u.value
+        if u.backend and u.image >= 0 and u.scored:
+            images[(u.task_id, u.sample, u.backend)][u.image][u.skill] = u
     per_task: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    scales: dict[str, str] = {}
     for (task_id, _, _), by_image in images.items():
-        ranking = next((s for s in TOP1_SCORE_ORDER if any(s in v for v in by_image.values())), None)
-        if ranking is None:
+        ranked = [u for image in by_image.values() for u in image.values() if u.top1_rank is not None]
+        if not ranked:
             continue
-        best = max(sorted(by_image), key=lambda i: by_image[i].get(ranking, float("-inf")))
-        for skill, value in by_image[best].items():
-            per_task[skill][task_id].append(value)
+        ranking = min(ranked, key=lambda u: u.top1_rank).skill  # type: ignore[arg-type, return-value]
+        best = max(sorted(by_image), key=lambda i: normalise(by_image[i][ranking]) if ranking in by_image[i] else float("-inf"))
+        for skill, unit in by_image[best].items():
+            per_task[skill][task_id].append(unit.value)  # type: ignore[arg-type]
+            scales[skill] = unit.scale
     return [
-        Figure("top1", skill, fmean(fmean(v) for v in tasks.values()), len(tasks), 0, *bootstrap_ci([fmean(v) for v in tasks.values()]))
+        Figure("top1", skill, fmean(fmean(v) for v in tasks.values()), len(tasks), 0, *bootstrap_ci([fmean(v) for v in tasks.values()]), scale=scales[skill])
         for skill, tasks in sorted(per_task.items())
     ]
 
@@ -162,21 +175,23 @@ def _top1_figures(units: list[Unit]) -> list[Figure]:
 def _skill_figures(units: list[Unit], failures: dict[tuple[str, str], int]) -> list[Figure]:
     """Each skill on its own scale (1–5 or 0–1), averaged per task first."""
     per_task: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    scales: dict[str, str] = {}
     for u in units:
-        if u.status == "ok" and u.value is not None:
-            per_task[u.skill][u.task_id].append(u.value)
-    skills = sorted({u.skill for u in units if u.status != "skipped" and u.skill != "render"})
+        if u.scored:
+            per_task[u.skill][u.task_id].append(u.value)  # type: ignore[arg-type]
+        if u.scale and u.status != Status.SKIPPED:
+            scales[u.skill] = u.scale
     out = []
-    for skill in skills:
+    for skill in sorted(scales):  # judged skills with a value scale: gates and failed renders have none
         values = [fmean(v) for v in per_task[skill].values()]
-        out.append(Figure("skill", skill, _mean(values), len(values), failures[("skill", skill)], *bootstrap_ci(values)))
+        out.append(Figure("skill", skill, _mean(values), len(values), failures[("skill", skill)], *bootstrap_ci(values), scale=scales[skill]))
     return out
 
 
 def _failures(units: list[Unit]) -> dict[tuple[str, str], int]:
     counts: dict[tuple[str, str], int] = defaultdict(int)
     for u in units:
-        if u.status != "failed":
+        if u.status != Status.FAILED:
             continue
         for key in (("overall", "overall"), ("category", u.category), ("skill", u.skill)):
             counts[key] += 1

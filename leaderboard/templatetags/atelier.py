@@ -1,5 +1,7 @@
 from django import template
 
+from evaluator.judge.scales import SCALES
+
 register = template.Library()
 
 
@@ -12,3 +14,10 @@ def lookup(mapping, key):
 @register.filter
 def score(value, digits: int = 1):
     return "—" if value is None else f"{value:.{digits}f}"
+
+
+@register.filter
+def on_scale(value, scale_name: str):
+    """A figure or judgement value with as many decimals as its scale shows (1 for 0–100, 2 for 1–5, 3 for 0–1)."""
+    scale = SCALES.get(scale_name)
+    return score(value, scale.digits if scale else 3)

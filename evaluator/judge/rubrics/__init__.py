@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..types import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
+from ..types import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS, Side
 
 RUBRIC_DIR = Path(__file__).resolve().parent
 DEFAULT_RUBRIC_FILE = "v2.json"
@@ -40,10 +40,6 @@ class Dimension:
     levels: tuple[Level, Level, Level, Level, Level]  # anchors for scores 1..5
     aliases: tuple[str, ...] = ()
 
-    @property
-    def name(self) -> str:  # the v1 attribute name
-        return self.key
-
 
 @dataclass(frozen=True)
 class Faithfulness:
@@ -64,12 +60,9 @@ class Rubric:
     safety_categories: dict[str, str]  # key -> description
     text_checks: dict[str, str]  # present/exact/legible -> meaning
 
-    def dimensions(self, skill: str) -> tuple[Dimension, ...]:
-        if skill == "prompt_subjective":
-            return self.prompt
-        if skill == "image_subjective":
-            return self.image
-        raise ValueError(f"{skill!r} has no rubric dimensions")
+    def dimensions_of(self, side: Side) -> tuple[Dimension, ...]:
+        """The four anchored dimensions a rubric skill of this side scores."""
+        return self.prompt if side == Side.PROMPT else self.image
 
 
 def _need(data: Any, key: str, kind: type | tuple[type, ...], where: str) -> Any:
@@ -180,7 +173,6 @@ def load_rubric(path: str | Path | None = None) -> Rubric:
 
 RUBRIC = load_rubric()
 RUBRIC_VERSION = RUBRIC.version
-RUBRICS: dict[str, tuple[Dimension, ...]] = {"prompt_subjective": RUBRIC.prompt, "image_subjective": RUBRIC.image}
 
 
 def render_dimensions(dimensions: tuple[Dimension, ...]) -> str:
@@ -190,6 +182,3 @@ def render_dimensions(dimensions: tuple[Dimension, ...]) -> str:
         anchors = "\n".join(f"  {score} ({lv.label}): {lv.anchor}" for score, lv in enumerate(dim.levels, start=1))
         blocks.append(f"{dim.key} ({dim.title}): {dim.question}\n{anchors}")
     return "\n\n".join(blocks)
-
-
-render_rubric = render_dimensions  # the v1 name

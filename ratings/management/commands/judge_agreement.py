@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.selectors import pick_judge
+from evaluation.judges import pick_judge
 from ratings.agreement import agreement_report, judges_with_ratings
 
 

@@ -10,13 +10,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--pack", required=True, help="pack name, or name@version (default: latest version)")
-        parser.add_argument("--kind", choices=sorted(BASELINES), default="brief-verbatim")
+        parser.add_argument("--baseline", choices=sorted(BASELINES), default="brief-verbatim")
         parser.add_argument("--publish", action="store_true", help="publish it once it is done")
 
-    def handle(self, *args, pack: str, kind: str, publish: bool, **options):
+    def handle(self, *args, pack: str, baseline: str, publish: bool, **options):
         name, _, version = pack.partition("@")
         found = TaskPack.objects.filter(name=name, **({"version": version} if version else {})).order_by("-loaded_at").first()
         if found is None:
             raise CommandError(f"no pack {pack!r}; load one with manage.py load_tasks")
-        submission = baseline_create(pack=found, kind=kind, publish=publish)
-        self.stdout.write(f"baseline {kind} on {found}: submission #{submission.pk} ({submission.status})")
+        submission = baseline_create(pack=found, baseline=baseline, publish=publish)
+        self.stdout.write(f"baseline {baseline} on {found}: submission #{submission.pk} ({submission.status})")

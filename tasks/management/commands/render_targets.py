@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions import runtime
+from evaluation import runtime
 from tasks.models import TaskPack
 from tasks.targets import references_render, targets_render
 

@@ -1,6 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from submissions import runtime, work
+from evaluation import runtime
+from evaluation.units import submission_rescore
 from submissions.models import Status, Submission
 
 
@@ -21,5 +22,5 @@ class Command(BaseCommand):
                 raise CommandError(f"not finished or not found: {', '.join(map(str, sorted(missing)))}")
         judge = runtime.judge()
         for pk in targets.values_list("pk", flat=True):
-            queued = work.submission_rescore(pk)
+            queued = submission_rescore(pk)
             self.stdout.write(f"#{pk}: {queued} judgement(s) queued for {judge.judge_id} {judge.version}")

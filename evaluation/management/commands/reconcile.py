@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 
-from submissions import queue, work
-from submissions.jobs import judge_job, render_job, start_submission_job
+from evaluation.units import pending_units, submission_advance
+from evaluation.workqueue import JUDGE_JOB, RENDER_JOB, START_JOB, enqueue, render_queue
 from submissions.models import Status, Submission
 
 
@@ -11,14 +11,14 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         for submission in Submission.objects.exclude(status__in=[Status.DONE, Status.FAILED]):
             if submission.status == Status.QUEUED:
-                queue.enqueue("default", start_submission_job, submission.pk)
+                enqueue("default", START_JOB, submission.pk)
                 self.stdout.write(f"#{submission.pk}: start re-enqueued")
                 continue
-            pairs, judgements = work.pending_units(submission.pk)
+            pairs, judgements = pending_units(submission.pk)
             for entry_id, backend in pairs:
-                queue.enqueue(f"render-{backend}", render_job, entry_id, backend)
+                enqueue(render_queue(backend), RENDER_JOB, entry_id, backend)
             for judgement_id in judgements:
-                queue.enqueue("judge", judge_job, judgement_id)
+                enqueue("judge", JUDGE_JOB, judgement_id)
             if not pairs and not judgements:
-                work.submission_advance(submission.pk)
+                submission_advance(submission.pk)
             self.stdout.write(f"#{submission.pk}: {len(pairs)} render job(s), {len(judgements)} judge job(s) re-enqueued")

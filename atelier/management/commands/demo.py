@@ -1,4 +1,3 @@
-from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -6,9 +5,9 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from ratings.services import expert_ratings_import
-from submissions import runtime
+from evaluation import runtime
 from submissions.baselines import baseline_create
-from submissions.models import Membership, Submission, Team
+from submissions.models import Membership, Status, Submission, Team
 from submissions.services import submission_create, submissions_publish
 from tasks.loaders import read_own_pack
 from tasks.services import pack_save
@@ -40,14 +39,14 @@ class Command(BaseCommand):
         team, _ = Team.objects.get_or_create(name="Demo team", defaults={"slug": "demo-team"})
         Membership.objects.get_or_create(team=team, user=user, defaults={"is_owner": True})
         same = {"team": team, "pack": pack, "pack_revision": pack.revision, "source_name": EXAMPLE_PROMPTS.name}
-        demo = Submission.objects.filter(**same).exclude(status="failed").first()
+        demo = Submission.objects.filter(**same).exclude(status=Status.FAILED).first()
         if demo is None:
             self.stdout.write(f"Evaluating {EXAMPLE_PROMPTS.name} on {pack} ({'RQ workers' if settings.REDIS_URL else 'in-process'})…")
             demo = submission_create(team=team, pack=pack, prompter="Example prompter (hand-written)", filename=EXAMPLE_PROMPTS.name, data=EXAMPLE_PROMPTS.read_bytes())
-        baseline = baseline_create(pack=pack, kind="brief-verbatim")
+        baseline = baseline_create(pack=pack, baseline="brief-verbatim")
         published = submissions_publish(submissions=Submission.objects.filter(pk__in=[demo.pk, baseline.pk]))
         demo.refresh_from_db()
-        if demo.status == "done":
+        if demo.status == Status.DONE:
             count = expert_ratings_import(submission=demo, filename=EXAMPLE_RATINGS.name, data=EXAMPLE_RATINGS.read_bytes())
             self.stdout.write(f"Imported {count} hand ratings of the example prompts (one rater): see /judge/.")
         for s in Submission.objects.filter(pk__in=[demo.pk, baseline.pk]):

@@ -11,7 +11,8 @@ import functools
 from django.conf import settings
 
 from evaluator.backends import BackendConfig, load_backend_configs
-from evaluator.judge import Judge, make_judge
+from evaluator.judge.factory import make_judge
+from evaluator.judge.types import Judge
 
 
 @functools.cache

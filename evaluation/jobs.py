@@ -1,4 +1,4 @@
-"""RQ entry points: thin, take ids, call a work function.
+"""RQ entry points: thin, take ids, call one unit of work (enqueued by name: see workqueue).
 
 A job that raises first writes why onto the rows it was working on (and the submission
 moves on or fails), then re-raises so RQ's failed-job registry keeps the traceback too.
@@ -6,8 +6,11 @@ moves on or fails), then re-raises so RQ's failed-job registry keeps the traceba
 
 from __future__ import annotations
 
-from . import work
-from .models import Judgement, PromptEntry, Render, UnitStatus
+from submissions.models import Judgement, PromptEntry, Render, UnitStatus
+
+from .judging import judge_unit
+from .rendering import render_entry
+from .units import submission_advance, submission_fail, submission_finish, submission_start
 
 
 def _why(exc: Exception) -> str:
@@ -16,33 +19,33 @@ def _why(exc: Exception) -> str:
 
 def start_submission_job(submission_id: int) -> None:
     try:
-        work.submission_start(submission_id)
+        submission_start(submission_id)
     except Exception as exc:
-        work.submission_fail(submission_id, f"could not start: {_why(exc)}")
+        submission_fail(submission_id, f"could not start: {_why(exc)}")
         raise
 
 
 def render_job(entry_id: int, backend: str) -> None:
     try:
-        work.render_entry(entry_id, backend)
+        render_entry(entry_id, backend)
     except Exception as exc:
         Render.objects.filter(entry_id=entry_id, backend=backend, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, error=_why(exc))
-        work.submission_advance(PromptEntry.objects.values_list("submission_id", flat=True).get(pk=entry_id))
+        submission_advance(PromptEntry.objects.values_list("submission_id", flat=True).get(pk=entry_id))
         raise
 
 
 def judge_job(judgement_id: int) -> None:
     try:
-        work.judge_unit(judgement_id)
+        judge_unit(judgement_id)
     except Exception as exc:
         Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=_why(exc))
-        work.submission_advance(Judgement.objects.values_list("submission_id", flat=True).get(pk=judgement_id))
+        submission_advance(Judgement.objects.values_list("submission_id", flat=True).get(pk=judgement_id))
         raise
 
 
 def finish_submission_job(submission_id: int) -> None:
     try:
-        work.submission_finish(submission_id)
+        submission_finish(submission_id)
     except Exception as exc:
-        work.submission_fail(submission_id, f"scoring failed: {_why(exc)}")
+        submission_fail(submission_id, f"scoring failed: {_why(exc)}")
         raise

@@ -1,8 +1,12 @@
 """One seam for queueing work: RQ when REDIS_URL is set, an in-process FIFO otherwise.
 
+(Named workqueue, not queue, so it never shadows the standard library's queue module.)
+
 Jobs are always enqueued after the surrounding transaction commits, so a worker never
 sees an id whose row is not there yet (django-rq's commit mode, done by hand so the
-in-process runner gets the same guarantee).
+in-process runner gets the same guarantee). Jobs are named by dotted path, as rq itself
+stores them: the unit work that enqueues the next job never imports the job module that
+calls it (no import cycle), and a test checks that every name resolves.
 """
 
 from __future__ import annotations
@@ -11,27 +15,40 @@ import logging
 from collections import deque
 from typing import Any, Callable
 
+import django_rq
 from django.conf import settings
 from django.db import transaction
+from django.utils.module_loading import import_string
+
+START_JOB = "evaluation.jobs.start_submission_job"
+RENDER_JOB = "evaluation.jobs.render_job"
+JUDGE_JOB = "evaluation.jobs.judge_job"
+FINISH_JOB = "evaluation.jobs.finish_submission_job"
+JOBS = (START_JOB, RENDER_JOB, JUDGE_JOB, FINISH_JOB)
 
 log = logging.getLogger(__name__)
 _inline: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
 _draining = False
 
 
-def enqueue(queue_name: str, func: Callable[..., Any], *args: Any) -> None:
+def render_queue(backend: str) -> str:
+    return f"render-{backend}"
+
+
+def enqueue(queue_name: str, job: str, *args: Any) -> None:
+    """Run `job` (a dotted path in JOBS) with `args` on `queue_name` once the current transaction commits."""
     if queue_name not in settings.ATELIER_QUEUES:
         raise ValueError(f"unknown queue {queue_name!r}")
-    transaction.on_commit(lambda: _send(queue_name, func, args))
+    if job not in JOBS:
+        raise ValueError(f"unknown job {job!r}")
+    transaction.on_commit(lambda: _send(queue_name, job, args))
 
 
-def _send(queue_name: str, func: Callable[..., Any], args: tuple[Any, ...]) -> None:
+def _send(queue_name: str, job: str, args: tuple[Any, ...]) -> None:
     if settings.REDIS_URL:
-        import django_rq
-
-        django_rq.get_queue(queue_name).enqueue(func, *args, job_timeout=settings.RQ_QUEUES[queue_name]["DEFAULT_TIMEOUT"])
+        django_rq.get_queue(queue_name).enqueue(job, *args, job_timeout=settings.RQ_QUEUES[queue_name]["DEFAULT_TIMEOUT"])
         return
-    _inline.append((func, args))
+    _inline.append((import_string(job), args))
     _drain()
 
 

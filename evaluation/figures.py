@@ -1,0 +1,38 @@
+"""Rebuilding a submission's leaderboard figures from its stored units, in one transaction."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from evaluator.judge.skills import get_skill
+from evaluator.metrics.aggregate import Unit, figures
+from leaderboard.models import Figure
+from submissions.models import Judgement, Render, Submission, UnitStatus
+
+_UNIT_FIELDS = ("entry__task__task_id", "entry__task__category", "entry__sample_index", "skill", "status", "value", "render__backend", "render_id", "scale")
+_RENDER_FIELDS = ("entry__task__task_id", "entry__task__category", "entry__sample_index", "backend")
+
+
+def submission_units(submission: Submission, judge_id: str, judge_version: str) -> list[Unit]:
+    """The plain units the aggregation reads: each judgement's value with its stored scale, and the
+    skill's declared composite membership and top-1 rank; failed renders as units of their own."""
+    rows = Judgement.objects.filter(submission=submission, judge_id=judge_id, judge_version=judge_version).values_list(*_UNIT_FIELDS)
+    units = []
+    for task_id, category, sample, skill, status, value, backend, render, scale in rows:
+        declared = get_skill(skill)
+        units.append(Unit(task_id, category, sample, skill, status, value, backend or "", render or -1, scale, declared.composite, declared.top1_rank))
+    failed = Render.objects.filter(entry__submission=submission, status=UnitStatus.FAILED).values_list(*_RENDER_FIELDS)
+    units += [Unit(t, c, s, "render", UnitStatus.FAILED, None, b) for t, c, s, b in failed]
+    return units
+
+
+@transaction.atomic
+def figures_rebuild(*, submission: Submission) -> list[Figure]:
+    """Recompute the figures of the submission's current judge; other judges' figures are kept."""
+    judge = {"judge_id": submission.judge_id, "judge_version": submission.judge_version}
+    Figure.objects.filter(submission=submission, **judge).delete()
+    return Figure.objects.bulk_create(
+        Figure(submission=submission, **judge, judge_label=submission.judge_label, scope=f.scope, key=f.key, value=f.value,
+               scale=f.scale, n=f.n, failures=f.failures, ci_low=f.ci_low, ci_high=f.ci_high)  # fmt: skip
+        for f in figures(submission_units(submission, **judge))
+    )

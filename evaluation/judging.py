@@ -1,0 +1,134 @@
+"""The judge unit: one skill on one prompt (or one image), with the cache and the safety gate.
+
+Writing a result is a claim on the judgement's pending state: `filter(pk=..., status=pending)
+.update(...)`. A judgement a gate blocked while its job was running is therefore never
+overwritten by the late result (the calls it spent are still counted). The gate itself is
+evaluator.judge.gate, the same rule the library's run_route applies: a gate that blocks
+stops its siblings (already judged or not), and a judgement whose sample is already
+blocked is stopped before any call.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db.models import F, Q
+from django.utils import timezone
+from PIL import Image
+
+from evaluator.judge.cache import cache_key
+from evaluator.judge.gate import Block, block_of, stops
+from evaluator.judge.skills import get_skill, skills_where
+from evaluator.categories import IMITATION
+from evaluator.judge.types import Kind, Side, TargetInput
+from submissions.models import Judgement, Render, UnitStatus
+
+from . import runtime
+from .memory import exemplars_for
+from .units import submission_advance, task_input
+
+log = logging.getLogger(__name__)
+RESULT_FIELDS = ("status", "value", "scale", "scores", "checklist", "rationales", "raw", "reason", "details", "calls", "prompt_tokens", "completion_tokens")
+GATES = skills_where(kind=Kind.GATE)
+
+
+def judge_unit(judgement_id: int) -> None:
+    judgement = Judgement.objects.select_related("entry__task", "render").get(pk=judgement_id)
+    if judgement.status == UnitStatus.PENDING:
+        block = _standing_block(judgement)
+        if block is not None:
+            _claim(judgement, status=UnitStatus.BLOCKED, value=None, reason=block.reason)
+        else:
+            _judge(judgement)
+    submission_advance(judgement.submission_id)
+
+
+def _judge(judgement: Judgement) -> None:
+    """Run one skill, or reuse an identical judgement (same cache key) with zero calls."""
+    judge = runtime.judge()
+    if (judge.judge_id, judge.version) != (judgement.judge_id, judgement.judge_version):
+        reason = f"this worker's judge is {judge.judge_id} {judge.version}, not {judgement.judge_id} {judgement.judge_version}"
+        _claim(judgement, status=UnitStatus.FAILED, reason=reason)
+        return
+    task, prompt, image = task_input(judgement.entry.task), judgement.entry.text, _image(judgement.render)
+    target, exemplars = _target(judgement), _exemplars(judgement, prompt, image)
+    key = cache_key(judgement.skill, judge.judge_id, judge.version, task, prompt, image, exemplars, target)
+    earlier = Judgement.objects.filter(cache_key=key, status__in=[UnitStatus.OK, UnitStatus.BLOCKED]).exclude(pk=judgement.pk).first()
+    if earlier is not None:
+        fields = {name: getattr(earlier, name) for name in RESULT_FIELDS} | {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached": True}
+    else:
+        result = judge.run(judgement.skill, task, prompt, image, exemplars=exemplars, target=target)
+        fields = {name: getattr(result, name) for name in RESULT_FIELDS}
+    if not _claim(judgement, cache_key=key, **fields):
+        _count_spent(judgement, fields)
+        return
+    block = block_of(judgement.skill, fields["status"], fields["reason"])
+    if block is not None:
+        _block_siblings(judgement, block)
+
+
+def _claim(judgement: Judgement, **fields: Any) -> bool:
+    """Write a result onto a still-pending judgement; False when something else settled it first."""
+    return bool(Judgement.objects.filter(pk=judgement.pk, status=UnitStatus.PENDING).update(**fields, updated=timezone.now()))
+
+
+def _count_spent(judgement: Judgement, fields: dict[str, Any]) -> None:
+    """A late result is dropped, but the calls and tokens it cost were spent: count them."""
+    log.info("judgement %s was settled while its job ran (%s); its late result is dropped", judgement.pk, judgement.skill)
+    Judgement.objects.filter(pk=judgement.pk).update(
+        calls=F("calls") + fields["calls"], prompt_tokens=F("prompt_tokens") + fields["prompt_tokens"],
+        completion_tokens=F("completion_tokens") + fields["completion_tokens"],
+    )  # fmt: skip
+
+
+def _same_sample(judgement: Judgement):
+    return Judgement.objects.filter(entry_id=judgement.entry_id, judge_id=judgement.judge_id, judge_version=judgement.judge_version).exclude(pk=judgement.pk)
+
+
+def _block_siblings(judgement: Judgement, block: Block) -> None:
+    """A blocked prompt blocks every judgement of its sample; a blocked image, those of that image."""
+    siblings = _same_sample(judgement)
+    if block.scope == Side.IMAGE:
+        siblings = siblings.filter(render_id=judgement.render_id)
+    stopped = [skill for skill in set(siblings.values_list("skill", flat=True)) if stops(block, skill)]
+    siblings.filter(skill__in=stopped).update(status=UnitStatus.BLOCKED, value=None, reason=block.reason, updated=timezone.now())
+
+
+def _standing_block(judgement: Judgement) -> Block | None:
+    """A block already imposed on this judgement's sample (or image) by a gate that finished first."""
+    gates = _same_sample(judgement).filter(skill__in=GATES, status=UnitStatus.BLOCKED)
+    gates = gates.filter(Q(render__isnull=True) | Q(render_id=judgement.render_id)) if judgement.render_id else gates.filter(render__isnull=True)
+    for skill, reason in gates.values_list("skill", "reason"):
+        block = block_of(skill, UnitStatus.BLOCKED, reason)
+        if block is not None and stops(block, judgement.skill):
+            return block
+    return None
+
+
+def _open(field) -> Image.Image:
+    with field.open("rb") as handle:
+        return Image.open(handle).convert("RGB")
+
+
+def _image(render: Render | None) -> Image.Image | None:
+    return None if render is None else _open(render.image)
+
+
+def _target(judgement: Judgement) -> TargetInput | None:
+    """An IM task's target image and, when one was rendered on this render's backend config, the
+    render of its seed prompt that sets the target's c_k scale (manage.py render_targets --references)."""
+    task = judgement.entry.task
+    if judgement.render is None or task.category != IMITATION or not task.target_image:
+        return None
+    reference = task.references.filter(config_hash=judgement.render.config_hash).first()
+    return TargetInput(image=_open(task.target_image), reference=_open(reference.image) if reference else None)
+
+
+def _exemplars(judgement: Judgement, prompt: str, image: Image.Image | None) -> tuple:
+    """Calibration exemplars for the skills that use memory (memory holds rubric scores, not checklist labels)."""
+    skill = get_skill(judgement.skill)
+    if not skill.uses_memory:
+        return ()
+    task = judgement.entry.task
+    return exemplars_for(task_id=task.task_id, category=task.category, side=skill.side, prompt=prompt, image=image)

@@ -1,0 +1,75 @@
+"""The render unit: every pending image of one prompt on one backend, then its image judgements."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import logging
+import time
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+
+from evaluator.backends import get_renderer
+from submissions.models import PromptEntry, Render, UnitStatus
+
+from . import runtime
+from .units import plan_judgements, submission_advance
+from .workqueue import JUDGE_JOB, enqueue
+
+log = logging.getLogger(__name__)
+
+
+def render_entry(entry_id: int, backend: str) -> None:
+    """Render every pending image of one prompt on one backend, reusing identical earlier renders."""
+    entry = PromptEntry.objects.select_related("task", "submission").get(pk=entry_id)
+    pending = list(Render.objects.filter(entry=entry, backend=backend, status=UnitStatus.PENDING))
+    if pending:
+        todo = [r for r in pending if not _reuse(r)]
+        if todo:
+            _render(entry, backend, todo)
+        _queue_image_judgements(entry, pending)
+    submission_advance(entry.submission_id)
+
+
+def _reuse(render: Render) -> bool:
+    same = (
+        Render.objects.filter(config_hash=render.config_hash, prompt_sha=render.prompt_sha, seed=render.seed, status=UnitStatus.OK)
+        .exclude(pk=render.pk)
+        .first()
+    )
+    if same is None:
+        return False
+    render.image, render.sha256, render.reused_from, render.status = same.image.name, same.sha256, same, UnitStatus.OK
+    render.save()
+    return True
+
+
+def _render(entry: PromptEntry, backend: str, renders: list[Render]) -> None:
+    started = time.perf_counter()
+    try:
+        config = runtime.backend_configs()[backend]
+        images = get_renderer(config).render(entry.text, [r.seed for r in renders])
+    except Exception as exc:  # noqa: BLE001 - a failed render is recorded on its rows and counted, not raised
+        reason = f"{type(exc).__name__}: {exc}"
+        log.warning("render failed for entry %s on %s: %s", entry.pk, backend, reason)
+        Render.objects.filter(pk__in=[r.pk for r in renders]).update(status=UnitStatus.FAILED, error=reason)
+        for r in renders:
+            r.status = UnitStatus.FAILED
+        return
+    seconds = (time.perf_counter() - started) / len(renders)
+    for render, image in zip(renders, images):
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG")
+        data = buffer.getvalue()
+        render.image.save(f"{entry.submission_id}/{render.pk}.png", ContentFile(data), save=False)
+        render.sha256, render.status, render.seconds = hashlib.sha256(data).hexdigest(), UnitStatus.OK, seconds
+        render.save()
+
+
+def _queue_image_judgements(entry: PromptEntry, renders: list[Render]) -> None:
+    submission = entry.submission
+    with transaction.atomic():
+        ok = [r for r in renders if r.status == UnitStatus.OK]
+        for judgement in plan_judgements(entry, submission.judge_id, submission.judge_version, ok):
+            enqueue("judge", JUDGE_JOB, judgement.pk)

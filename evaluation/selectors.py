@@ -1,0 +1,76 @@
+"""Reads about a submission's units: progress, cost, missing rates, figures, per-entry detail.
+
+Used by the leaderboard pages, the downloads and the submissions API alike, so none of them
+imports another app's selectors.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+from django.db.models import Count, Q, QuerySet, Sum
+
+from leaderboard.models import Figure
+from submissions.models import Judgement, PromptEntry, Render, Submission, UnitStatus
+
+from .judges import JudgeKey, submission_judge
+
+
+def submission_figures(submission: Submission, judge: JudgeKey | None = None) -> dict[str, list[Figure]]:
+    judge = judge or submission_judge(submission)
+    grouped: dict[str, list[Figure]] = defaultdict(list)
+    for figure in submission.figures.filter(judge_id=judge.judge_id, judge_version=judge.version):
+        grouped[figure.scope].append(figure)
+    return dict(grouped)  # a plain dict: templates would read defaultdict's .items as a missing key
+
+
+def _counts(units: QuerySet) -> dict[str, int]:
+    by_status = dict(units.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    result = {s: by_status.get(s, 0) for s in UnitStatus.values}
+    result["total"] = sum(result.values())
+    result["done"] = result["total"] - result[UnitStatus.PENDING]
+    return result
+
+
+def submission_progress(submission: Submission) -> dict[str, dict[str, int]]:
+    return {
+        "renders": _counts(Render.objects.filter(entry__submission=submission)),
+        "judgements": _counts(Judgement.objects.filter(submission=submission)),
+    }
+
+
+def submission_cost(submission: Submission) -> dict[str, int]:
+    """Judge calls and tokens spent on a submission, over every judge version that scored it."""
+    totals = Judgement.objects.filter(submission=submission).aggregate(
+        calls=Sum("calls"), prompt_tokens=Sum("prompt_tokens"), completion_tokens=Sum("completion_tokens")
+    )
+    totals = {k: v or 0 for k, v in totals.items()}
+    totals["cached"] = Judgement.objects.filter(submission=submission, cached=True).count()
+    return totals
+
+
+def skill_missing(submission: Submission, judge: JudgeKey) -> list[dict]:
+    """Per skill: how many judgements ended ok, failed, blocked or skipped, and the missing rate
+    (failed / (all − skipped)): AtelierEval reports it so that a score is read with what it lacks."""
+    rows = Judgement.objects.filter(submission=submission, judge_id=judge.judge_id, judge_version=judge.version)
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for skill, status, n in rows.values_list("skill", "status").annotate(n=Count("pk")):
+        counts[skill][status] += n
+    out = []
+    for skill, c in sorted(counts.items()):
+        judged = sum(c.values()) - c[UnitStatus.SKIPPED]
+        out.append({"skill": skill, **{s: c[s] for s in UnitStatus.values}, "missing": c[UnitStatus.FAILED] / judged if judged else None})
+    return out
+
+
+def entry_breakdown(entries: list[PromptEntry], judge: JudgeKey) -> dict[int, dict]:
+    """For a page of entries: their renders and one judge's judgements, in two queries."""
+    ids = [e.pk for e in entries]
+    renders = defaultdict(list)
+    for render in Render.objects.filter(entry_id__in=ids):
+        renders[render.entry_id].append(render)
+    judgements = defaultdict(list)
+    same_judge = Q(judge_id=judge.judge_id, judge_version=judge.version)
+    for judgement in Judgement.objects.filter(same_judge, entry_id__in=ids):
+        judgements[judgement.entry_id].append(judgement)
+    return {i: {"renders": renders[i], "judgements": judgements[i]} for i in ids}

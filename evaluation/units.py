@@ -1,0 +1,136 @@
+"""The lifecycle of a submission's units: plan, advance, finish, fail, rescore.
+
+Each function takes ids, loads rows, does one step and writes its result keyed by the
+unit's natural key, so running it twice changes nothing. The database is the source of
+truth: the submission's status is derived from its units, never from queue state. The
+units themselves run in rendering.py and judging.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from evaluator.backends import BackendConfig
+from evaluator.judge.routes import route_for_task
+from evaluator.judge.skills import get_skill
+from evaluator.judge.types import Side, TaskInput
+from submissions.models import Judgement, PromptEntry, Render, Status, Submission, UnitStatus
+from tasks.models import Task
+
+from . import runtime
+from .figures import figures_rebuild
+from .workqueue import FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue, render_queue
+
+
+def task_input(task: Task) -> TaskInput:
+    """The judge's view of a task."""
+    return TaskInput(
+        task_id=task.task_id, category=task.category, title=task.title, brief=task.brief,
+        constraints=dict(task.constraints or {}), prompt_checklist=tuple(task.prompt_checklist),
+        image_checklist=tuple(task.image_checklist),
+    )  # fmt: skip
+
+
+def submission_start(submission_id: int) -> None:
+    """Claim a queued submission, create every render and prompt-judgement row, and enqueue them."""
+    if not Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(status=Status.RENDERING, started=timezone.now()):
+        return  # already started by another job
+    submission = Submission.objects.get(pk=submission_id)
+    configs, judge = runtime.backend_configs(), runtime.judge()
+    if not configs:
+        submission_fail(submission_id, "no rendering backend is enabled in the backends file")
+        return
+    with transaction.atomic():
+        Submission.objects.filter(pk=submission_id).update(
+            judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version,
+            backends=[{**c.to_dict(), "version_hash": c.version_hash()} for c in configs.values()],
+        )  # fmt: skip
+        for entry in submission.entries.select_related("task"):
+            _plan_entry(entry, configs, judge.judge_id, judge.version)
+
+
+def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id: str, judge_version: str) -> None:
+    prompt_sha = hashlib.sha256(entry.text.encode()).hexdigest()
+    for config in configs.values():
+        for k, seed in enumerate(config.seeds_for(entry.task.task_id, entry.sample_index)):
+            Render.objects.get_or_create(
+                entry=entry, backend=config.name, image_index=k,
+                defaults={"seed": seed, "config_hash": config.version_hash(), "prompt_sha": prompt_sha},
+            )  # fmt: skip
+        enqueue(render_queue(config.name), RENDER_JOB, entry.pk, config.name)
+    for judgement in plan_judgements(entry, judge_id, judge_version, [None]):
+        enqueue("judge", JUDGE_JOB, judgement.pk)
+
+
+def plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, renders: list[Render | None]) -> list[Judgement]:
+    """Pending judgement rows for every routed skill of one entry: prompt-side for None, image-side per render."""
+    skills = route_for_task(task_input(entry.task), settings.ATELIER_JUDGE_ROUTE)
+    pending = []
+    for render in renders:
+        side = Side.PROMPT if render is None else Side.IMAGE
+        for skill in (s for s in skills if get_skill(s).side == side):
+            scale = get_skill(skill).scale
+            judgement, _ = Judgement.objects.get_or_create(
+                submission_id=entry.submission_id, entry=entry, render=render, skill=skill, judge_id=judge_id,
+                judge_version=judge_version, defaults={"scale": scale.name if scale else ""},
+            )  # fmt: skip
+            if judgement.status == UnitStatus.PENDING:
+                pending.append(judgement)
+    return pending
+
+
+def submission_advance(submission_id: int) -> None:
+    """Move the submission on when its units allow it. Safe to call after every unit, from any worker."""
+    renders = Render.objects.filter(entry__submission_id=submission_id)
+    if renders.filter(status=UnitStatus.PENDING).exists():
+        return
+    if Submission.objects.filter(pk=submission_id, status=Status.RENDERING).exists() and not renders.filter(status=UnitStatus.OK).exists():
+        first = renders.exclude(error="").values_list("error", flat=True).first() or "no renders were planned"
+        submission_fail(submission_id, f"no image could be rendered: {first}")
+        return
+    Submission.objects.filter(pk=submission_id, status=Status.RENDERING).update(status=Status.JUDGING)
+    if not Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING).exists():
+        enqueue("default", FINISH_JOB, submission_id)
+
+
+def submission_rescore(submission_id: int) -> int:
+    """Score a finished submission again with this process's judge. Judgements that exist for that judge
+    version are kept, identical ones elsewhere are reused (cache), so an unchanged submission makes no
+    model calls; the previous judge's figures stay. Returns how many judgements were queued."""
+    judge = runtime.judge()
+    if not Submission.objects.filter(pk=submission_id, status=Status.DONE).update(
+        status=Status.JUDGING, judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version, finished=None
+    ):
+        return 0
+    queued = 0
+    with transaction.atomic():
+        for entry in PromptEntry.objects.filter(submission_id=submission_id).select_related("task"):
+            renders = [None, *entry.renders.filter(status=UnitStatus.OK)]
+            for judgement in plan_judgements(entry, judge.judge_id, judge.version, renders):
+                enqueue("judge", JUDGE_JOB, judgement.pk)
+                queued += 1
+    if not queued:
+        submission_advance(submission_id)
+    return queued
+
+
+def submission_finish(submission_id: int) -> None:
+    with transaction.atomic():
+        if not Submission.objects.filter(pk=submission_id, status=Status.JUDGING).update(status=Status.DONE, finished=timezone.now()):
+            return  # finished already, or failed
+        figures_rebuild(submission=Submission.objects.get(pk=submission_id))
+
+
+def submission_fail(submission_id: int, reason: str) -> None:
+    Submission.objects.filter(pk=submission_id).exclude(status=Status.DONE).update(status=Status.FAILED, error=reason, finished=timezone.now())
+
+
+def pending_units(submission_id: int) -> tuple[list[tuple[int, str]], list[int]]:
+    """(entry, backend) pairs with pending renders and pending judgement ids: what `reconcile` re-enqueues."""
+    pairs = Render.objects.filter(entry__submission_id=submission_id, status=UnitStatus.PENDING).values_list("entry_id", "backend")
+    judgements = Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING).values_list("pk", flat=True)
+    return sorted(set(pairs)), list(judgements)
