@@ -40,7 +40,7 @@ def _reuse(render: Render) -> bool:
     )
     if same is None:
         return False
-    render.image, render.sha256, render.reused_from, render.status = same.image.name, same.sha256, same, UnitStatus.OK
+    render.image, render.sha256, render.reused_from, render.status, render.note = same.image.name, same.sha256, same, UnitStatus.OK, same.note
     render.save()
     return True
 
@@ -48,8 +48,9 @@ def _reuse(render: Render) -> bool:
 def _render(entry: PromptEntry, backend: str, renders: list[Render]) -> None:
     started = time.perf_counter()
     try:
-        config = runtime.backend_configs()[backend]
-        images = get_renderer(config).render(entry.text, [r.seed for r in renders])
+        renderer = get_renderer(runtime.backend_configs()[backend])
+        _, note = renderer.fit_prompt(entry.text)
+        images = renderer.render(entry.text, [r.seed for r in renders])
     except Exception as exc:  # noqa: BLE001 - a failed render is recorded on its rows and counted, not raised
         reason = f"{type(exc).__name__}: {exc}"
         log.warning("render failed for entry %s on %s: %s", entry.pk, backend, reason)
@@ -63,7 +64,7 @@ def _render(entry: PromptEntry, backend: str, renders: list[Render]) -> None:
         image.save(buffer, format="PNG")
         data = buffer.getvalue()
         render.image.save(f"{entry.submission_id}/{render.pk}.png", ContentFile(data), save=False)
-        render.sha256, render.status, render.seconds = hashlib.sha256(data).hexdigest(), UnitStatus.OK, seconds
+        render.sha256, render.status, render.seconds, render.note = hashlib.sha256(data).hexdigest(), UnitStatus.OK, seconds, note
         render.save()
 
 

@@ -28,7 +28,7 @@ CHECKLIST = {side: skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[
 OTHER_SKILLS = tuple(s for s in ALL_SKILLS if s not in RUBRIC.values() and s not in CHECKLIST.values())
 COLUMNS = [
     "submission", "pack", "task_id", "category", "split", "sample", "backend", "image_index", "seed",
-    "image_url", "render_status", "prompt",
+    "image_url", "render_status", "render_note", "prompt",
     *(column for side in Side for column in (RUBRIC[side], *DIMENSIONS[side], f"{side}_accuracy", f"{side}_checklist")),
     *OTHER_SKILLS, "scales", "failures", "judge", "backend_config_hash",
 ]  # fmt: skip
@@ -59,7 +59,7 @@ def _entry_rows(submission: Submission, judge: JudgeKey, entry: PromptEntry, det
             "submission": submission.pk, "pack": f"{submission.pack.name} v{submission.pack.version} rev {submission.pack_revision}", "task_id": entry.task.task_id,
             "category": entry.task.category, "split": entry.task.split, "sample": entry.sample_index,
             "backend": render.backend, "image_index": render.image_index, "seed": render.seed,
-            "image_url": image_url(render.image.url) if render.image else "", "render_status": render.status,
+            "image_url": image_url(render.image.url) if render.image else "", "render_status": render.status, "render_note": render.note,
             "prompt": entry.text, "judge": judge.key, "backend_config_hash": render.config_hash,
         }  # fmt: skip
         row.update(_skill_columns(judged, entry.task))

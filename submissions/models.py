@@ -118,6 +118,7 @@ class Render(models.Model):
     image = models.ImageField(upload_to="renders/", blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
+    note = models.CharField(max_length=200, blank=True, help_text="what the backend did to the prompt, e.g. cut it to what its text encoder reads")
     seconds = models.FloatField(null=True, blank=True)
     reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
 

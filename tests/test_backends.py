@@ -276,6 +276,21 @@ def test_smoke_is_deterministic_per_seed(smoke: Renderer) -> None:
     assert pixels(smoke.render("a different prompt", [123])[0]) != pixels(first)
 
 
+def test_long_prompts_are_cut_once_at_a_word_boundary_and_said_so(smoke: Renderer, caplog: pytest.LogCaptureFixture) -> None:
+    short = "a lighthouse at dusk"
+    assert smoke.fit_prompt(short) == (short, "")
+    long = " ".join(f"word{i}" for i in range(120))  # far past CLIP's 77 tokens
+    fitted, note = smoke.fit_prompt(long)
+    assert long.startswith(fitted) and fitted.split()[-1] == fitted.split()[-1].strip() and len(fitted) < len(long)
+    tokenizer = smoke.pipeline.tokenizer  # type: ignore[attr-defined]
+    assert len(tokenizer(fitted, verbose=False)["input_ids"]) <= 77 < len(tokenizer(fitted + " " + long.split()[len(fitted.split())], verbose=False)["input_ids"])
+    assert note.startswith("prompt cut to the 77 tokens the text encoder reads (") and "word(s) dropped" in note
+    with caplog.at_level("WARNING"):
+        (image,) = smoke.render(long, [7])
+    assert not [r for r in caplog.records if "truncated" in r.getMessage() or "sequence length" in r.getMessage()]
+    assert pixels(image) == pixels(smoke.render(fitted, [7])[0])  # the pipeline saw exactly the cut prompt
+
+
 def test_smoke_rejects_bad_seeds(smoke: Renderer) -> None:
     with pytest.raises(BackendError, match="seed"):
         smoke.render("x", [-1])

@@ -27,6 +27,10 @@ class Renderer(Protocol):
 
     def render(self, prompt: str, seeds: Sequence[int]) -> list[Image.Image]: ...
 
+    def fit_prompt(self, prompt: str) -> tuple[str, str]:
+        """(the prompt as the text encoder will read it, a note saying what was cut, or "")."""
+        ...
+
 
 def resolve_device(device: str) -> str:
     """Resolve "auto" to the GPU when there is one; any other device is taken as given."""
@@ -67,8 +71,38 @@ class PipelineRenderer:
         if not isinstance(prompt, str):
             raise BackendError(f"backend {self.config.name!r}: prompt must be a string, got {prompt!r}")
         checked = _check_seeds(seeds)
+        fitted, _ = self.fit_prompt(prompt)
         with self._lock:
-            return [self._render_one(prompt, seed) for seed in checked]
+            return [self._render_one(fitted, seed) for seed in checked]
+
+    def _tokenizers(self) -> list[Any]:
+        return [t for t in (getattr(self.pipeline, "tokenizer", None), getattr(self.pipeline, "tokenizer_2", None)) if t is not None]
+
+    def fit_prompt(self, prompt: str) -> tuple[str, str]:
+        """Cut the prompt, at a word boundary, to what the pipeline's CLIP text encoders read (77 tokens).
+
+        The pipeline would cut it anyway, after warning once per call; cutting it here, once,
+        keeps the words whole and lets the caller record it. Pipelines whose encoders read
+        different lengths (a T5 beside CLIP) get the prompt as it is.
+        """
+        limits = {int(t.model_max_length) for t in self._tokenizers()}
+        if len(limits) != 1:
+            return prompt, ""
+        limit = limits.pop()
+        count = self._token_count(prompt)
+        if count <= limit:
+            return prompt, ""
+        words = prompt.split()
+        low, high = 0, len(words)  # the most words that fit: binary search on the word count
+        while low < high:
+            middle = (low + high + 1) // 2
+            low, high = (middle, high) if self._token_count(" ".join(words[:middle])) <= limit else (low, middle - 1)
+        kept = " ".join(words[:low])
+        return kept, f"prompt cut to the {limit} tokens the text encoder reads ({count} given; {len(words) - low} word(s) dropped)"
+
+    def _token_count(self, text: str) -> int:
+        """Tokens with the start and end markers, by the longest-reading tokenizer (verbose=False: no length warning)."""
+        return max(len(t(text, truncation=False, verbose=False)["input_ids"]) for t in self._tokenizers())
 
     def _render_one(self, prompt: str, seed: int) -> Image.Image:
         import torch

