@@ -11,7 +11,7 @@ import importlib.util
 import json
 import os
 from pathlib import Path
-from urllib.parse import urlparse
+from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -78,6 +78,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django_rq",
+    "axes",
     "tasks",
     "submissions",
     "leaderboard",
@@ -88,12 +89,14 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",  # static files, compressed and with hashed names, from the app server
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # login lockout (last, as django-axes asks)
 ]
 
 ROOT_URLCONF = "atelier.urls"
@@ -140,7 +143,15 @@ def _backend_names(path: Path) -> list[str]:
 
 ATELIER_RENDER_QUEUES = tuple(f"render-{name}" for name in _backend_names(ATELIER_BACKENDS_FILE))
 ATELIER_QUEUES = ("default", "judge", *ATELIER_RENDER_QUEUES)
-RQ_QUEUES = {name: {"URL": REDIS_URL or "redis://127.0.0.1:6379/0", "DEFAULT_TIMEOUT": 1800} for name in ATELIER_QUEUES}
+def _with_timeouts(url: str) -> str:
+    """A refused or unreachable Redis must fail an upload in seconds, not hang it (redis-py reads these from the URL)."""
+    query = dict(parse_qsl(urlparse(url).query))
+    query.setdefault("socket_connect_timeout", "5")
+    query.setdefault("health_check_interval", "30")
+    return urlunparse(urlparse(url)._replace(query=urlencode(query)))
+
+
+RQ_QUEUES = {name: {"URL": _with_timeouts(REDIS_URL or "redis://127.0.0.1:6379/0"), "DEFAULT_TIMEOUT": 1800} for name in ATELIER_QUEUES}
 RQ_SHOW_ADMIN_LINK = True
 
 # The judge. With OPENAI_BASE_URL set, AtelierJudge calls that OpenAI-compatible endpoint;
@@ -176,6 +187,19 @@ ATELIER_MAX_PROMPT_CHARS = envint("ATELIER_MAX_PROMPT_CHARS", "4000", minimum=1)
 ATELIER_MAX_SAMPLES = envint("ATELIER_MAX_SAMPLES", "8", minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024
 
+# Login attempts are limited by django-axes: ATELIER_LOGIN_FAILURE_LIMIT failures for one username from one
+# address lock that pair out for ATELIER_LOGIN_COOLOFF_MINUTES (the admin login included). API tokens: see
+# ATELIER_TOKEN_FAILURE_LIMIT in submissions/ratelimit.py's policy.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+AXES_FAILURE_LIMIT = envint("ATELIER_LOGIN_FAILURE_LIMIT", "5", minimum=1)
+AXES_COOLOFF_TIME = envint("ATELIER_LOGIN_COOLOFF_MINUTES", "15", minimum=1) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_IPWARE_PROXY_COUNT = envint("ATELIER_PROXY_COUNT", "0")  # reverse proxies in front of the app: whose address to trust
+AXES_VERBOSE = False
+ATELIER_TOKEN_FAILURE_LIMIT = envint("ATELIER_TOKEN_FAILURE_LIMIT", "20", minimum=1)
+ATELIER_TOKEN_FAILURE_WINDOW = envint("ATELIER_TOKEN_FAILURE_WINDOW_SECONDS", "600", minimum=1)
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
@@ -190,6 +214,8 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
+
+
 def _package_dir(name: str, sub: str) -> Path:
     """A data folder inside an installed package, found without importing the package."""
     spec = importlib.util.find_spec(name)
@@ -201,9 +227,31 @@ def _package_dir(name: str, sub: str) -> Path:
 # plotly.js comes from the installed plotly package and is served as static/vendor/plotly/plotly.min.js.
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", _package_dir("plotly", "package_data"))]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# Deployed (DEBUG off): `manage.py collectstatic` writes compressed files with content-hashed names, served by
+# whitenoise with far-future caching. With DEBUG on, files come straight from the source folders.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
 MEDIA_URL = "media/"
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
-ATELIER_SERVE_MEDIA = envbool("ATELIER_SERVE_MEDIA", "true")
+# Media (renders, targets) are served through a view that checks who may see them. With a front web server,
+# ATELIER_MEDIA_ACCEL_REDIRECT=/protected-media/ makes that view answer with X-Accel-Redirect (nginx serves the file).
+ATELIER_MEDIA_ACCEL_REDIRECT = os.environ.get("ATELIER_MEDIA_ACCEL_REDIRECT", "")
+
+# HTTPS. Deployed (DEBUG off) the defaults are the safe ones and `manage.py check --deploy` is clean; each can be
+# set from the environment (e.g. SECURE_SSL_REDIRECT=false when the proxy redirects already).
+SECURE_SSL_REDIRECT = envbool("SECURE_SSL_REDIRECT", str(not DEBUG))
+SESSION_COOKIE_SECURE = envbool("SESSION_COOKIE_SECURE", str(not DEBUG))
+CSRF_COOKIE_SECURE = envbool("CSRF_COOKIE_SECURE", str(not DEBUG))
+SECURE_HSTS_SECONDS = envint("SECURE_HSTS_SECONDS", "0" if DEBUG else str(365 * 24 * 3600))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", str(not DEBUG))
+SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", str(not DEBUG))
+if envbool("ATELIER_BEHIND_TLS_PROXY", "false"):  # the proxy terminates TLS and says so in X-Forwarded-Proto
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SILENCED_SYSTEM_CHECKS = [c.strip() for c in os.environ.get("ATELIER_SILENCED_CHECKS", "").split(",") if c.strip()]
 
 LOGGING = {
     "version": 1,

@@ -1,7 +1,8 @@
 from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path, re_path
-from django.views.static import serve
+
+from leaderboard.media import media_file
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -12,6 +13,5 @@ urlpatterns = [
     path("", include("submissions.urls")),
     path("", include("leaderboard.urls")),
 ]
-# Targets and rendered images. A large deployment serves MEDIA_ROOT from its web server and sets ATELIER_SERVE_MEDIA=0.
-if settings.ATELIER_SERVE_MEDIA:
-    urlpatterns.append(re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<path>.*)$", serve, {"document_root": settings.MEDIA_ROOT}))
+# Renders, targets and references, with the pages' visibility rules (leaderboard/media.py); never a plain file server.
+urlpatterns.append(re_path(rf"^{settings.MEDIA_URL.strip('/')}/(?P<name>.+)$", media_file, name="media"))

@@ -8,6 +8,7 @@ import logging
 import time
 
 from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
 
 from evaluator.backends import get_renderer
@@ -63,9 +64,15 @@ def _render(entry: PromptEntry, backend: str, renders: list[Render]) -> None:
         buffer = io.BytesIO()
         image.save(buffer, format="PNG")
         data = buffer.getvalue()
-        render.image.save(f"{entry.submission_id}/{render.pk}.png", ContentFile(data), save=False)
-        render.sha256, render.status, render.seconds, render.note = hashlib.sha256(data).hexdigest(), UnitStatus.OK, seconds, note
+        sha = hashlib.sha256(data).hexdigest()
+        render.image.name = _store(f"renders/{sha[:2]}/{sha}.png", data)
+        render.sha256, render.status, render.seconds, render.note = sha, UnitStatus.OK, seconds, note
         render.save()
+
+
+def _store(name: str, data: bytes) -> str:
+    """Files are named by their content's hash (no URL can be guessed from another): the same bytes are stored once."""
+    return name if default_storage.exists(name) else default_storage.save(name, ContentFile(data))
 
 
 def _queue_image_judgements(entry: PromptEntry, renders: list[Render]) -> None:

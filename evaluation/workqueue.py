@@ -16,6 +16,7 @@ from collections import deque
 from typing import Any, Callable
 
 import django_rq
+import redis
 from django.conf import settings
 from django.db import transaction
 from django.utils.module_loading import import_string
@@ -29,6 +30,10 @@ JOBS = (START_JOB, RENDER_JOB, JUDGE_JOB, FINISH_JOB)
 log = logging.getLogger(__name__)
 _inline: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
 _draining = False
+
+
+class QueueUnavailable(Exception):
+    """The work queue (Redis) could not be reached: nothing was enqueued."""
 
 
 def render_queue(backend: str) -> str:
@@ -46,7 +51,10 @@ def enqueue(queue_name: str, job: str, *args: Any) -> None:
 
 def _send(queue_name: str, job: str, args: tuple[Any, ...]) -> None:
     if settings.REDIS_URL:
-        django_rq.get_queue(queue_name).enqueue(job, *args, job_timeout=settings.RQ_QUEUES[queue_name]["DEFAULT_TIMEOUT"])
+        try:
+            django_rq.get_queue(queue_name).enqueue(job, *args, job_timeout=settings.RQ_QUEUES[queue_name]["DEFAULT_TIMEOUT"])
+        except redis.RedisError as exc:
+            raise QueueUnavailable(f"the work queue could not be reached ({type(exc).__name__}: {exc})") from exc
         return
     _inline.append((import_string(job), args))
     _drain()

@@ -96,12 +96,25 @@ def _other_columns(judged: dict[str, Judgement]) -> dict:
     return out
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: object) -> object:
+    """A cell a spreadsheet will not run: text starting like a formula gets a leading apostrophe (OWASP's rule for
+    CSV injection). Numbers stay numbers; dicts and lists become JSON text (then checked like any text)."""
+    if isinstance(value, (dict, list)):
+        value = json.dumps(value, ensure_ascii=False)
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def csv_lines(rows: Iterator[dict]) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="raise")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: json.dumps(v, ensure_ascii=False) if isinstance(v, (dict, list)) else v for k, v in row.items()})
+        writer.writerow({k: csv_cell(v) for k, v in row.items()})
         yield buffer.getvalue()
         buffer.seek(0)
         buffer.truncate()

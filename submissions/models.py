@@ -67,6 +67,8 @@ class Submission(models.Model):
     is_baseline = models.BooleanField(default=False)
     baseline_note = models.TextField(blank=True, help_text="provenance of a baseline row")
     source_name = models.CharField(max_length=255, blank=True)
+    idempotency_key = models.CharField(max_length=200, blank=True, help_text="the API's Idempotency-Key: a retried upload returns this submission")
+    request_fingerprint = models.CharField(max_length=64, blank=True, help_text="sha256 of what was uploaded with that key")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
     published = models.BooleanField(default=False)
@@ -80,6 +82,9 @@ class Submission(models.Model):
 
     class Meta:
         ordering = ["-created"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "idempotency_key"], condition=~Q(idempotency_key=""), name="unique_idempotency_key"),
+        ]
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.team} / {self.prompter}"

@@ -27,11 +27,47 @@ class Limits:
     max_samples: int
 
 
+MAX_ERRORS_SHOWN = 50  # a file of 100,000 bad lines gets the first 50 problems and a count, not megabytes
+MAX_NUMBER_DIGITS = 20
+
+
 class PromptFileError(Exception):
     def __init__(self, filename: str, errors: list[str]):
-        super().__init__(f"{filename}: " + "; ".join(errors[:5]))
+        shown = errors[:MAX_ERRORS_SHOWN]
+        if len(errors) > MAX_ERRORS_SHOWN:
+            shown.append(f"… and {len(errors) - MAX_ERRORS_SHOWN:,} more problem(s)")
+        super().__init__(f"{filename}: " + "; ".join(shown[:5]))
         self.filename = filename
-        self.errors = errors
+        self.errors = shown
+        self.total = len(errors)
+
+
+def shown(value: object, limit: int = 60) -> str:
+    """A user's value as it may appear in a message: repr (escapes NUL, control characters and unpaired
+    surrogates, which could not be encoded in the response), cut to `limit` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def text_problem(value: str) -> str | None:
+    """What makes a string unstorable (PostgreSQL refuses NUL; UTF-8 cannot encode an unpaired surrogate)."""
+    if "\x00" in value:
+        return "contains a NUL character (U+0000)"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"contains an unpaired surrogate ({shown(exc.object[exc.start:exc.end])})"
+    return None
+
+
+def _bounded_int(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_NUMBER_DIGITS:
+        raise ValueError(f"a number of {len(digits):,} digits; at most {MAX_NUMBER_DIGITS} are accepted")
+    return int(digits)
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a number JSON allows")
 
 
 def parse_prompt_file(filename: str, data: bytes, known_task_ids: set[str], limits: Limits) -> list[PromptRow]:
@@ -72,9 +108,15 @@ def _read_jsonl(text: str) -> tuple[list[tuple[int, dict]], list[str]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = json.loads(line, parse_int=_bounded_int, parse_constant=_no_constant)
         except json.JSONDecodeError as exc:
             errors.append(f"line {number}: invalid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        except ValueError as exc:  # a number too long, NaN or Infinity
+            errors.append(f"line {number}: invalid JSON ({exc})")
+            continue
+        except RecursionError:
+            errors.append(f"line {number}: invalid JSON (nested too deeply)")
             continue
         if not isinstance(obj, dict):
             errors.append(f"line {number}: expected a JSON object with task_id and prompt")
@@ -121,17 +163,20 @@ def _row(number: int, obj: dict, known: set[str], limits: Limits, errors: list[s
     before = len(errors)
     unknown = sorted(set(obj) - {"task_id", "prompt", "sample"})
     if unknown:
-        errors.append(f"line {number}: unknown field(s) {', '.join(unknown)} (allowed: task_id, prompt, sample)")
-    task_id = str(obj.get("task_id", "")).strip()
+        errors.append(f"line {number}: unknown field(s) {', '.join(shown(u) for u in unknown[:5])} (allowed: task_id, prompt, sample)")
+    task_id = obj.get("task_id", "")
+    task_id = task_id.strip() if isinstance(task_id, str) else ""
     if not task_id:
-        errors.append(f"line {number}: task_id is missing")
+        errors.append(f"line {number}: task_id is missing or not a string")
     elif task_id not in known:
-        errors.append(f"line {number}: unknown task_id {task_id!r} (not in this pack)")
+        errors.append(f"line {number}: unknown task_id {shown(task_id)} (not in this pack)")
     prompt = obj.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         errors.append(f"line {number}: prompt is empty")
     elif len(prompt) > limits.max_chars:
         errors.append(f"line {number}: prompt is {len(prompt):,} characters; the limit is {limits.max_chars:,}")
+    elif text_problem(prompt):
+        errors.append(f"line {number}: prompt {text_problem(prompt)}")
     sample = _sample(number, obj.get("sample", 0), limits, errors)
     if len(errors) > before:
         return None
@@ -140,11 +185,11 @@ def _row(number: int, obj: dict, known: set[str], limits: Limits, errors: list[s
 
 def _sample(number: int, value: object, limits: Limits, errors: list[str]) -> int:
     try:
-        sample = int(str(value).strip()) if not isinstance(value, bool) else -1
+        sample = _bounded_int(str(value).strip()) if isinstance(value, (int, str)) and not isinstance(value, bool) else -1
     except ValueError:
         sample = -1
     if not 0 <= sample < limits.max_samples:
-        errors.append(f"line {number}: sample must be an integer from 0 to {limits.max_samples - 1}, not {value!r}")
+        errors.append(f"line {number}: sample must be an integer from 0 to {limits.max_samples - 1}, not {shown(value)}")
     return sample
 
 

@@ -8,6 +8,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from evaluation.workqueue import QueueUnavailable
+
 from . import services
 from .forms import SubmitForm, TeamForm, TokenForm
 from .models import ApiToken, Team
@@ -17,7 +19,7 @@ from .parsing import PromptFileError
 def signup(request: HttpRequest) -> HttpResponse:
     form = UserCreationForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        login(request, form.save())
+        login(request, form.save(), backend="django.contrib.auth.backends.ModelBackend")
         return redirect("teams")
     return render(request, "registration/signup.html", {"form": form})
 
@@ -67,7 +69,7 @@ def token_revoke(request: HttpRequest, slug: str, token_id: int) -> HttpResponse
 @login_required
 def submit(request: HttpRequest, slug: str) -> HttpResponse:
     team = _my_team(request, slug)
-    form, errors = SubmitForm(request.POST or None, request.FILES or None), []
+    form, errors, status = SubmitForm(request.POST or None, request.FILES or None), [], 200
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
@@ -76,10 +78,14 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                 condition=form.cleaned_data["condition"], filename=upload.name, data=_read_limited(upload),
             )  # fmt: skip
         except PromptFileError as exc:
-            errors = exc.errors
+            errors, status = exc.errors, 400
+        except QueueUnavailable:
+            errors, status = ["The work queue is unavailable right now, so nothing was stored. Please try again in a minute."], 503
         else:
             return redirect("submission", submission_id=submission.pk)
-    return render(request, "submissions/submit.html", {"team": team, "form": form, "errors": errors}, status=400 if errors else 200)
+    elif request.method == "POST":
+        status = 400
+    return render(request, "submissions/submit.html", {"team": team, "form": form, "errors": errors}, status=status)
 
 
 def _read_limited(upload) -> bytes:

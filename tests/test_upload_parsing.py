@@ -12,6 +12,7 @@ from submissions.parsing import Limits, PromptFileError, parse_prompt_file
 
 KNOWN = {"oe-s01", "co-s01"}
 LIMITS = Limits(max_bytes=2000, max_chars=50, max_samples=4)
+ROOMY = Limits(max_bytes=10_000_000, max_chars=50, max_samples=4)
 
 
 def errors_of(name: str, data: bytes) -> list[str]:
@@ -64,7 +65,7 @@ def test_oversize_file_names_the_limit():
 
 def test_bad_sample_and_unknown_field_and_csv_header():
     assert errors_of("p.jsonl", jsonl({"task_id": "oe-s01", "prompt": "ok", "sample": 9, "seed": 1})) == [
-        "line 1: unknown field(s) seed (allowed: task_id, prompt, sample)",
+        "line 1: unknown field(s) 'seed' (allowed: task_id, prompt, sample)",
         "line 1: sample must be an integer from 0 to 3, not 9",
     ]
     assert errors_of("p.csv", b"task,text\noe-s01,a\n") == ["line 1: the header needs columns task_id and prompt (missing: task_id, prompt)"]
@@ -108,3 +109,31 @@ def test_web_upload_of_oversize_file_names_the_limit(owner_client, team, sample_
     assert response.status_code == 400
     assert "file is 101 bytes; the limit is 100 bytes" in response.content.decode()
     assert Submission.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"task_id": "oe-s01", "prompt": "a cat\\u0000 in snow"}', "line 1: prompt contains a NUL character (U+0000)"),
+        ('{"task_id": "oe-s01", "prompt": "a cat \\ud800 alone"}', "line 1: prompt contains an unpaired surrogate ('\\ud800')"),
+        ('{"task_id": "oe-s01", "prompt": "x", "sample": ' + "9" * 5000 + "}", "line 1: invalid JSON (a number of 5,000 digits; at most 20 are accepted)"),
+        ('{"task_id": "oe-s01", "prompt": "x", "sample": NaN}', "line 1: invalid JSON (NaN is not a number JSON allows)"),
+        ('{"task_id": "oe-s01", "prompt": "x", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "line 1: invalid JSON (nested too deeply)"),
+        ('{"task_id": ["oe-s01"], "prompt": "x"}', "line 1: task_id is missing or not a string"),
+        ('{"task_id": "\\ud83d", "prompt": "x"}', "line 1: unknown task_id '\\ud83d' (not in this pack)"),
+    ],
+)
+def test_hostile_lines_are_named_not_crashed_on(line, problem):
+    with pytest.raises(PromptFileError) as info:
+        parse_prompt_file("p.jsonl", line.encode(), KNOWN, ROOMY)
+    errors = info.value.errors
+    assert problem in errors, errors
+    assert all(msg.encode("utf-8") for msg in errors)  # every message can be sent back as UTF-8
+
+
+def test_a_flood_of_bad_lines_gets_a_bounded_answer():
+    data = b"\n".join(b"{not json" for _ in range(100_000))
+    with pytest.raises(PromptFileError) as info:
+        parse_prompt_file("p.jsonl", data, KNOWN, ROOMY)
+    assert info.value.total == 100_000 and len(info.value.errors) == 51
+    assert info.value.errors[-1] == "… and 99,950 more problem(s)" and sum(len(e) for e in info.value.errors) < 10_000

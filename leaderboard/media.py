@@ -1,0 +1,59 @@
+"""Media files (renders, targets, references, exemplar images) served with the same rules as the pages.
+
+A render is visible when one submission that uses it is visible to the viewer (published, or
+the viewer is on its team, or staff); targets are public (the task page shows them on both
+splits); c_k reference renders and exemplar images are staff-only. A file nobody may see is
+a 404, exactly like a file that does not exist. Render files are named by the sha256 of their
+content, so a URL cannot be guessed from another; published files are cached as immutable.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.files.storage import default_storage
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.views.decorators.http import require_GET
+
+from ratings.models import Exemplar
+from submissions.models import Render
+from tasks.models import TargetReference, Task
+
+from .selectors import visible_to
+
+PUBLIC = "public, max-age=31536000, immutable"
+PRIVATE = "private, no-store"
+
+
+def _render_access(request: HttpRequest, name: str) -> str | None:
+    renders = Render.objects.filter(image=name).select_related("entry__submission__team")
+    visible = [r for r in renders if visible_to(request.user, r.entry.submission)]
+    if not visible:
+        return None
+    return PUBLIC if any(r.entry.submission.published for r in visible) else PRIVATE
+
+
+def access(request: HttpRequest, name: str) -> str | None:
+    """The Cache-Control a viewer gets for this file, or None when the viewer may not see it."""
+    folder = name.split("/", 1)[0]
+    if folder == "renders":
+        return _render_access(request, name)
+    if folder == "targets":
+        return PUBLIC if Task.objects.filter(target_image=name).exists() else None
+    staff_only = {"references": TargetReference, "exemplars": Exemplar}.get(folder)
+    if staff_only is not None and request.user.is_staff and staff_only.objects.filter(image=name).exists():
+        return PRIVATE
+    return None
+
+
+@require_GET
+def media_file(request: HttpRequest, name: str) -> HttpResponse:
+    cache_control = access(request, name) if ".." not in name.split("/") else None
+    if cache_control is None or not default_storage.exists(name):
+        raise Http404("No such file")
+    if settings.ATELIER_MEDIA_ACCEL_REDIRECT:  # the front web server sends the file (nginx X-Accel-Redirect)
+        response = HttpResponse(content_type="image/png")
+        response["X-Accel-Redirect"] = settings.ATELIER_MEDIA_ACCEL_REDIRECT.rstrip("/") + "/" + name
+    else:
+        response = FileResponse(default_storage.open(name, "rb"), content_type="image/png")
+    response["Cache-Control"] = cache_control
+    return response
