@@ -169,6 +169,9 @@ if ATELIER_JUDGE_ROUTE not in ROUTE_NAMES:
     raise ImproperlyConfigured(f"ATELIER_JUDGE_ROUTE={ATELIER_JUDGE_ROUTE!r}: expected one of {', '.join(ROUTE_NAMES)}")
 ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", "2")
 ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8", minimum=1)
+# A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,
+# resumable with `rescore` (failed judgements of the same judge are retried; ok ones are kept).
+ATELIER_MAX_MISSING_RATE = envfloat("ATELIER_MAX_MISSING_RATE", "0.05")
 ATELIER_MEMORY_K = envint("ATELIER_MEMORY_K", "3")
 ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL", "ViT-B-32")
 # A local checkpoint path or an open_clip tag; "random" accepts random weights (figures labelled smoke).

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from submissions.models import Judgement, PromptEntry, Render, UnitStatus
 
-from .judging import judge_unit
+from .judging import judge_unit, redactor
 from .rendering import render_entry
 from .units import submission_advance, submission_fail, submission_finish, submission_start
 
@@ -38,7 +38,8 @@ def judge_job(judgement_id: int) -> None:
     try:
         judge_unit(judgement_id)
     except Exception as exc:
-        Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=_why(exc))
+        task = Judgement.objects.select_related("entry__task").get(pk=judgement_id).entry.task
+        Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=redactor(task).text(_why(exc)))
         submission_advance(Judgement.objects.values_list("submission_id", flat=True).get(pk=judgement_id))
         raise
 

@@ -19,17 +19,21 @@ from PIL import Image
 
 from evaluator.judge.cache import cache_key
 from evaluator.judge.gate import Block, block_of, stops
+from evaluator.judge.redact import Redactor
 from evaluator.judge.skills import get_skill, skills_where
 from evaluator.categories import IMITATION
 from evaluator.judge.types import Kind, Side, TargetInput
 from submissions.models import Judgement, Render, UnitStatus
+from tasks.models import Task
 
 from . import runtime
 from .memory import exemplars_for
 from .units import submission_advance, task_input
 
 log = logging.getLogger(__name__)
+REDACTED_FIELDS = ("reason", "rationales", "raw", "details")
 RESULT_FIELDS = ("status", "value", "scale", "scores", "checklist", "rationales", "raw", "reason", "details", "calls", "prompt_tokens", "completion_tokens")
+SPENT_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 GATES = skills_where(kind=Kind.GATE)
 
 
@@ -63,23 +67,29 @@ def _judge(judgement: Judgement) -> None:
     if not _claim(judgement, cache_key=key, **fields):
         _count_spent(judgement, fields)
         return
-    block = block_of(judgement.skill, fields["status"], fields["reason"])
+    block = block_of(judgement.skill, fields["status"], redactor(judgement.entry.task).text(fields["reason"]))
     if block is not None:
         _block_siblings(judgement, block)
 
 
+def redactor(task: Task) -> Redactor:
+    """How text about this task is stored: a test-split task's checklist items become `item N` (evaluator.judge.redact)."""
+    return Redactor.none() if task.is_public else Redactor.for_items(task.prompt_checklist, task.image_checklist)
+
+
 def _claim(judgement: Judgement, **fields: Any) -> bool:
-    """Write a result onto a still-pending judgement; False when something else settled it first."""
+    """Write a result onto a still-pending judgement (hidden text redacted); False when something else settled it first.
+    Calls and tokens add to what earlier attempts of this judgement spent (a retried judgement counts both)."""
+    hide = redactor(judgement.entry.task)
+    fields |= {name: hide.value(fields[name]) for name in REDACTED_FIELDS if name in fields}
+    fields |= {name: F(name) + fields[name] for name in SPENT_FIELDS if name in fields}
     return bool(Judgement.objects.filter(pk=judgement.pk, status=UnitStatus.PENDING).update(**fields, updated=timezone.now()))
 
 
 def _count_spent(judgement: Judgement, fields: dict[str, Any]) -> None:
     """A late result is dropped, but the calls and tokens it cost were spent: count them."""
     log.info("judgement %s was settled while its job ran (%s); its late result is dropped", judgement.pk, judgement.skill)
-    Judgement.objects.filter(pk=judgement.pk).update(
-        calls=F("calls") + fields["calls"], prompt_tokens=F("prompt_tokens") + fields["prompt_tokens"],
-        completion_tokens=F("completion_tokens") + fields["completion_tokens"],
-    )  # fmt: skip
+    Judgement.objects.filter(pk=judgement.pk).update(**{name: F(name) + fields[name] for name in SPENT_FIELDS})
 
 
 def _same_sample(judgement: Judgement):

@@ -18,11 +18,13 @@ from evaluator.backends import BackendConfig
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side, TaskInput
-from submissions.models import Judgement, PromptEntry, Render, Status, Submission, UnitStatus
+from submissions.models import RESUMABLE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 from tasks.models import Task
 
 from . import runtime
 from .figures import figures_rebuild
+from .judges import JudgeKey
+from .selectors import skill_missing
 from .workqueue import FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue, render_queue
 
 
@@ -98,16 +100,19 @@ def submission_advance(submission_id: int) -> None:
 
 
 def submission_rescore(submission_id: int) -> int:
-    """Score a finished submission again with this process's judge. Judgements that exist for that judge
-    version are kept, identical ones elsewhere are reused (cache), so an unchanged submission makes no
-    model calls; the previous judge's figures stay. Returns how many judgements were queued."""
+    """Score a finished (or incomplete) submission again with this process's judge. Judgements that exist
+    for that judge version are kept, failed ones are retried, identical ones elsewhere are reused (cache),
+    so an unchanged submission makes no model calls; the previous judge's figures stay. Returns how many
+    judgements were queued."""
     judge = runtime.judge()
-    if not Submission.objects.filter(pk=submission_id, status=Status.DONE).update(
-        status=Status.JUDGING, judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version, finished=None
+    if not Submission.objects.filter(pk=submission_id, status__in=RESUMABLE).update(
+        status=Status.JUDGING, judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version, finished=None, error=""
     ):
         return 0
     queued = 0
     with transaction.atomic():
+        same_judge = Judgement.objects.filter(submission_id=submission_id, judge_id=judge.judge_id, judge_version=judge.version)
+        same_judge.filter(status=UnitStatus.FAILED).update(status=UnitStatus.PENDING, reason="", updated=timezone.now())
         for entry in PromptEntry.objects.filter(submission_id=submission_id).select_related("task"):
             renders = [None, *entry.renders.filter(status=UnitStatus.OK)]
             for judgement in plan_judgements(entry, judge.judge_id, judge.version, renders):
@@ -119,14 +124,29 @@ def submission_rescore(submission_id: int) -> int:
 
 
 def submission_finish(submission_id: int) -> None:
+    """Done, or incomplete when too many judgements of a routed skill failed (figures are built either way, to show)."""
     with transaction.atomic():
-        if not Submission.objects.filter(pk=submission_id, status=Status.JUDGING).update(status=Status.DONE, finished=timezone.now()):
+        submission = Submission.objects.select_for_update().get(pk=submission_id)
+        if submission.status != Status.JUDGING:
             return  # finished already, or failed
-        figures_rebuild(submission=Submission.objects.get(pk=submission_id))
+        short = missing_over_limit(submission)
+        submission.status = Status.INCOMPLETE if short else Status.DONE
+        submission.error = f"judging incomplete, not publishable until `rescore` retries the failed judgements: {short}" if short else ""
+        submission.finished = timezone.now()
+        submission.save(update_fields=["status", "error", "finished"])
+        figures_rebuild(submission=submission)
+
+
+def missing_over_limit(submission: Submission) -> str:
+    """The skills whose missing rate is above ATELIER_MAX_MISSING_RATE, as one line ('' when none)."""
+    judge = JudgeKey(submission.judge_id, submission.judge_version)
+    limit = settings.ATELIER_MAX_MISSING_RATE
+    over = [row for row in skill_missing(submission, judge) if row["missing"] is not None and row["missing"] > limit]
+    return "; ".join(f"{r['skill']} {r['missing']:.0%} missing ({r[UnitStatus.FAILED]} failed)" for r in over) + (f" (limit {limit:.0%})" if over else "")
 
 
 def submission_fail(submission_id: int, reason: str) -> None:
-    Submission.objects.filter(pk=submission_id).exclude(status=Status.DONE).update(status=Status.FAILED, error=reason, finished=timezone.now())
+    Submission.objects.filter(pk=submission_id).exclude(status__in=RESUMABLE).update(status=Status.FAILED, error=reason, finished=timezone.now())
 
 
 def pending_units(submission_id: int) -> tuple[list[tuple[int, str]], list[int]]:

@@ -8,7 +8,7 @@ from django.views.decorators.http import require_GET
 from evaluation import selectors as units
 from evaluation.judges import judges_of, pick_judge, submission_judge
 from evaluator.categories import CATEGORIES
-from submissions.models import Status, Submission
+from submissions.models import ACTIVE, Submission
 
 from . import selectors
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
@@ -44,7 +44,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     context = {
         "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": units.submission_figures(submission, judge),
         "progress": units.submission_progress(submission), "rows": selectors.entry_rows(list(page), judge),
-        "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status not in (Status.DONE, Status.FAILED),
+        "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status in ACTIVE,
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)
 

@@ -54,7 +54,12 @@ class Status(models.TextChoices):
     RENDERING = "rendering"
     JUDGING = "judging"
     DONE = "done"
+    INCOMPLETE = "incomplete", "incomplete (too many judgements failed)"
     FAILED = "failed"
+
+
+RESUMABLE = (Status.DONE, Status.INCOMPLETE)  # finished states that `rescore` picks up again
+ACTIVE = (Status.QUEUED, Status.RENDERING, Status.JUDGING)  # work is under way (or should be: see reconcile)
 
 
 class Submission(models.Model):

@@ -8,6 +8,10 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+
+from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable
 
 from . import services
@@ -91,3 +95,16 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
 def _read_limited(upload) -> bytes:
     """Read at most one byte past the limit: enough for the parser to name the limit, without reading a huge file."""
     return upload.read(services.upload_limits().max_bytes + 1)
+
+
+@staff_member_required
+@require_POST
+def submission_retry(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """Staff: resume an incomplete (or finished) submission: failed judgements of the current judge are retried."""
+    try:
+        queued = submission_rescore(submission_id)
+    except QueueUnavailable:
+        messages.error(request, "The work queue is unavailable right now: the retry is recorded and starts when the queue is back.")
+    else:
+        messages.info(request, f"{queued} judgement(s) queued again.")
+    return redirect("submission", submission_id=submission_id)

@@ -289,7 +289,7 @@ def test_content_filter_is_a_refusal(openai_server: ScriptedOpenAIServer) -> Non
 def test_rate_limit_retried_by_client(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.queue(Reply(status=429, content="slow down", headers={"retry-after": "0"}))
     result = judge_for(openai_server).run("prompt_objective", TASK, PROMPT)
-    assert result.status == "ok" and result.calls == 1
+    assert result.status == "ok" and result.calls == 2  # calls are the requests the endpoint received, retries included
     assert len(openai_server.requests) == 2
 
 
@@ -297,8 +297,8 @@ def test_server_error_every_time_fails_after_retries(openai_server: ScriptedOpen
     openai_server.default = lambda request: Reply(status=500, content="boom", headers={"retry-after-ms": "10"})
     result = judge_for(openai_server, max_retries=1).run("prompt_subjective", TASK, PROMPT)
     assert result.status == "failed" and result.reason.startswith("InternalServerError:")
-    assert "boom" in result.reason and result.raw == "" and result.calls == 1
-    assert len(openai_server.requests) == 2  # the first try and one client retry
+    assert "boom" in result.reason and result.raw == "" and result.calls == 2
+    assert len(openai_server.requests) == 2  # the first try and one client retry, both counted
 
 
 def test_timeout_fails(openai_server: ScriptedOpenAIServer) -> None:

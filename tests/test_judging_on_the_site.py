@@ -47,7 +47,7 @@ def test_rescoring_an_unchanged_submission_makes_zero_calls(team, sample_pack, s
     assert submission.status == "done"
     assert llm_requests(scripted_judge) == calls and Judgement.objects.count() == judgements
     assert "0 judgement(s) queued" in capsys.readouterr().out
-    with pytest.raises(CommandError, match="not finished or not found: 999"):
+    with pytest.raises(CommandError, match="not finished, not incomplete, or not found: 999"):
         call_command("rescore", "--submission", "999")
 
 

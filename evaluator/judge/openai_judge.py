@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 from urllib.parse import urlparse
@@ -28,6 +29,21 @@ if TYPE_CHECKING:
 RAW_SEPARATOR = "\n----- next reply -----\n"
 # Sent with every request; part of the judge spec, since they change the answers.
 REQUEST_OPTIONS = {"temperature": 0, "response_format": {"type": "json_object"}}
+
+
+class _RequestCounter:
+    """HTTP requests this thread has sent through the client, retries included (an httpx request hook):
+    the cost of a judgement is what the endpoint received, not how many answers we read."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def __call__(self, request: object) -> None:
+        self._local.sent = self.sent + 1
+
+    @property
+    def sent(self) -> int:
+        return getattr(self._local, "sent", 0)
 
 
 @dataclass(frozen=True)
@@ -86,9 +102,11 @@ class OpenAIJudge:
             raise ValueError(f"repair_attempts must be >= 0, got {repair_attempts}")
         # Local OpenAI-compatible servers usually need no key, but the client
         # insists on one; "none" is the conventional placeholder.
+        self._requests = _RequestCounter()
         self._client = openai.OpenAI(
-            base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries
-        )
+            base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries,
+            http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._requests]}),
+        )  # fmt: skip
         self.model = model
         self.image_max_side = image_max_side
         self.repair_attempts = repair_attempts
@@ -130,7 +148,7 @@ class OpenAIJudge:
         result = JudgeResult(skill=skill, status=Status.FAILED)
         raws: list[str] = []
         for attempt in range(1 + self.repair_attempts):
-            result.calls += 1
+            sent = self._requests.sent
             try:
                 reply = self._complete(messages)
             except (openai.OpenAIError, EndpointResponseError, json.JSONDecodeError) as exc:
@@ -138,6 +156,8 @@ class OpenAIJudge:
                 # timeouts) are spent; the client lets a 200 whose body is not JSON
                 # escape as JSONDecodeError.
                 return self._fail(result, raws, _exception_reason(exc))
+            finally:
+                result.calls += self._requests.sent - sent
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
             raws.append(reply.content or (f"[refusal] {reply.refusal}" if reply.refusal else ""))

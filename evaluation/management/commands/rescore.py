@@ -2,24 +2,24 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import runtime
 from evaluation.units import submission_rescore
-from submissions.models import Status, Submission
+from submissions.models import RESUMABLE, Submission
 
 
 class Command(BaseCommand):
-    help = "Score finished submissions again with the configured judge; unchanged judgements are reused (zero calls)."
+    help = "Score finished or incomplete submissions again with the configured judge: failed judgements are retried, unchanged ones reused (zero calls)."
 
     def add_arguments(self, parser):
         group = parser.add_mutually_exclusive_group(required=True)
         group.add_argument("--submission", type=int, action="append", help="a submission id (repeatable)")
-        group.add_argument("--all", action="store_true", help="every finished submission")
+        group.add_argument("--all", action="store_true", help="every finished or incomplete submission")
 
     def handle(self, *args, submission: list[int] | None, all: bool, **options):
-        targets = Submission.objects.filter(status=Status.DONE)
+        targets = Submission.objects.filter(status__in=RESUMABLE)
         if not all:
             targets = targets.filter(pk__in=submission)
             missing = set(submission) - set(targets.values_list("pk", flat=True))
             if missing:
-                raise CommandError(f"not finished or not found: {', '.join(map(str, sorted(missing)))}")
+                raise CommandError(f"not finished, not incomplete, or not found: {', '.join(map(str, sorted(missing)))}")
         judge = runtime.judge()
         for pk in targets.values_list("pk", flat=True):
             queued = submission_rescore(pk)
