@@ -153,6 +153,14 @@ def _with_timeouts(url: str) -> str:
 
 RQ_QUEUES = {name: {"URL": _with_timeouts(REDIS_URL or "redis://127.0.0.1:6379/0"), "DEFAULT_TIMEOUT": 1800} for name in ATELIER_QUEUES}
 RQ_SHOW_ADMIN_LINK = True
+# Nothing stuck (evaluation/reconcile.py, run every ATELIER_RECONCILE_INTERVAL seconds by `manage.py scheduler`):
+# a pending unit queued more than ATELIER_RECONCILE_AFTER seconds ago whose job is gone, failed, or held by a
+# worker silent for ATELIER_WORKER_STALE_AFTER seconds is enqueued again. `manage.py work` heartbeats every
+# ATELIER_WORKER_HEARTBEAT seconds, also while a job runs.
+ATELIER_RECONCILE_INTERVAL = envint("ATELIER_RECONCILE_INTERVAL", "60", minimum=1)
+ATELIER_RECONCILE_AFTER = envint("ATELIER_RECONCILE_AFTER", "120", minimum=0)
+ATELIER_WORKER_HEARTBEAT = envint("ATELIER_WORKER_HEARTBEAT", "10", minimum=1)
+ATELIER_WORKER_STALE_AFTER = envint("ATELIER_WORKER_STALE_AFTER", "60", minimum=2)
 
 # The judge. With OPENAI_BASE_URL set, AtelierJudge calls that OpenAI-compatible endpoint;
 # without it the offline embedding judge scores, and every page says so.

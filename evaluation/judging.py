@@ -38,6 +38,7 @@ GATES = skills_where(kind=Kind.GATE)
 
 
 def judge_unit(judgement_id: int) -> None:
+    Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(started_at=timezone.now())
     judgement = Judgement.objects.select_related("entry__task", "render").get(pk=judgement_id)
     if judgement.status == UnitStatus.PENDING:
         block = _standing_block(judgement)

@@ -10,6 +10,7 @@ import time
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import transaction
+from django.utils import timezone
 
 from evaluator.backends import get_renderer
 from submissions.models import PromptEntry, Render, UnitStatus
@@ -24,7 +25,9 @@ log = logging.getLogger(__name__)
 def render_entry(entry_id: int, backend: str) -> None:
     """Render every pending image of one prompt on one backend, reusing identical earlier renders."""
     entry = PromptEntry.objects.select_related("task", "submission").get(pk=entry_id)
-    pending = list(Render.objects.filter(entry=entry, backend=backend, status=UnitStatus.PENDING))
+    waiting = Render.objects.filter(entry=entry, backend=backend, status=UnitStatus.PENDING)
+    waiting.update(started_at=timezone.now())
+    pending = list(waiting)
     if pending:
         todo = [r for r in pending if not _reuse(r)]
         if todo:

@@ -6,14 +6,19 @@ imports another app's selectors.
 
 from __future__ import annotations
 
+import logging
 from collections import Counter, defaultdict
 
+import redis
 from django.db.models import Count, Q, QuerySet, Sum
 
 from leaderboard.models import Figure
 from submissions.models import Judgement, PromptEntry, Render, Submission, UnitStatus
 
 from .judges import JudgeKey, submission_judge
+from .workqueue import listening, render_queue
+
+log = logging.getLogger(__name__)
 
 
 def submission_figures(submission: Submission, judge: JudgeKey | None = None) -> dict[str, list[Figure]]:
@@ -29,6 +34,9 @@ def _counts(units: QuerySet) -> dict[str, int]:
     result = {s: by_status.get(s, 0) for s in UnitStatus.values}
     result["total"] = sum(result.values())
     result["done"] = result["total"] - result[UnitStatus.PENDING]
+    pending = units.filter(status=UnitStatus.PENDING)
+    result["running"] = pending.filter(started_at__isnull=False).count()  # a worker has begun them
+    result["waiting"] = result[UnitStatus.PENDING] - result["running"]  # queued: waiting for a worker
     return result
 
 
@@ -74,3 +82,18 @@ def entry_breakdown(entries: list[PromptEntry], judge: JudgeKey) -> dict[int, di
     for judgement in Judgement.objects.filter(same_judge, entry_id__in=ids):
         judgements[judgement.entry_id].append(judgement)
     return {i: {"renders": renders[i], "judgements": judgements[i]} for i in ids}
+
+
+def queues_waiting(submission: Submission) -> list[dict]:
+    """For an active submission: the queues its waiting units need and how many live workers listen to each
+    (empty in in-process mode, or when Redis cannot be asked: the page then says so)."""
+    backends = set(Render.objects.filter(entry__submission=submission, status=UnitStatus.PENDING).values_list("backend", flat=True))
+    needed = ["default", *sorted(render_queue(b) for b in backends)]
+    if Judgement.objects.filter(submission=submission, status=UnitStatus.PENDING).exists():
+        needed.append("judge")
+    try:
+        workers = listening(needed)
+    except redis.RedisError as exc:  # shown as its type only: the message may name hosts
+        log.warning("could not count workers for submission %s: %s", submission.pk, exc)
+        return [{"queue": q, "workers": None, "error": type(exc).__name__} for q in needed]
+    return [] if workers is None else [{"queue": q, "workers": n, "error": ""} for q, n in workers.items()]

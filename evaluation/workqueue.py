@@ -12,14 +12,20 @@ calls it (no import cycle), and a test checks that every name resolves.
 from __future__ import annotations
 
 import logging
+import re
 from collections import deque
+from datetime import timedelta
 from typing import Any, Callable
 
 import django_rq
 import redis
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from django.utils.module_loading import import_string
+from rq.exceptions import NoSuchJobError
+from rq.job import Job, JobStatus
+from rq.worker import Worker
 
 START_JOB = "evaluation.jobs.start_submission_job"
 RENDER_JOB = "evaluation.jobs.render_job"
@@ -49,10 +55,17 @@ def enqueue(queue_name: str, job: str, *args: Any) -> None:
     transaction.on_commit(lambda: _send(queue_name, job, args))
 
 
+def job_id(job: str, args: tuple[Any, ...]) -> str:
+    """A job's id is its unit's natural key (e.g. `render_job-12-smoke-sd`): reconcile can ask rq whether a
+    unit still has a job behind it, and re-sending a unit's job replaces the old one instead of adding one."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", "-".join([job.rpartition(".")[2], *map(str, args)]))
+
+
 def _send(queue_name: str, job: str, args: tuple[Any, ...]) -> None:
     if settings.REDIS_URL:
         try:
-            django_rq.get_queue(queue_name).enqueue(job, *args, job_timeout=settings.RQ_QUEUES[queue_name]["DEFAULT_TIMEOUT"])
+            queue = django_rq.get_queue(queue_name)
+            queue.enqueue(job, *args, job_id=job_id(job, args), job_timeout=settings.RQ_QUEUES[queue_name]["DEFAULT_TIMEOUT"])
         except redis.RedisError as exc:
             raise QueueUnavailable(f"the work queue could not be reached ({type(exc).__name__}: {exc})") from exc
         return
@@ -77,3 +90,34 @@ def _drain() -> None:
                 log.exception("in-process job %s%r failed", func.__name__, args)
     finally:
         _draining = False
+
+
+def job_alive(job: str, *args: Any) -> bool:
+    """Whether a unit's job is still coming: queued, or started on a worker whose heartbeat is recent.
+    A job that is gone (Redis lost it), failed, stopped, or held by a dead worker is not. In-process
+    mode has no jobs in flight between calls, so nothing is alive there."""
+    if not settings.REDIS_URL:
+        return False
+    connection = django_rq.get_connection("default")
+    try:
+        found = Job.fetch(job_id(job, args), connection=connection)
+    except NoSuchJobError:
+        return False
+    status = found.get_status(refresh=False)
+    if status in (JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED):
+        return True
+    if status != JobStatus.STARTED or not found.worker_name:
+        return False
+    worker = Worker.find_by_key(Worker.redis_worker_namespace_prefix + found.worker_name, connection=connection)
+    stale = timezone.now() - timedelta(seconds=settings.ATELIER_WORKER_STALE_AFTER)
+    return worker is not None and worker.last_heartbeat is not None and worker.last_heartbeat > stale
+
+
+def listening(queue_names: list[str]) -> dict[str, int] | None:
+    """Live workers per queue (None in in-process mode): what a page shows when units wait for a worker."""
+    if not settings.REDIS_URL:
+        return None
+    connection = django_rq.get_connection("default")
+    stale = timezone.now() - timedelta(seconds=settings.ATELIER_WORKER_STALE_AFTER)
+    alive = [w for w in Worker.all(connection=connection) if w.last_heartbeat and w.last_heartbeat > stale]
+    return {name: sum(name in w.queue_names() for w in alive) for name in queue_names}

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
@@ -45,6 +46,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": units.submission_figures(submission, judge),
         "progress": units.submission_progress(submission), "rows": selectors.entry_rows(list(page), judge),
         "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status in ACTIVE,
+        "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [], "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)
 

@@ -17,13 +17,14 @@ from evaluation.workqueue import QueueUnavailable
 from tasks.models import TaskPack
 
 from . import ratelimit, services
+from .forms import EchoSafeForm
 from .models import Submission
 from .parsing import PromptFileError
 
 RETRY_SECONDS = 30
 
 
-class ApiSubmitForm(forms.Form):
+class ApiSubmitForm(EchoSafeForm):
     """The same field rules as the web form (lengths, no NUL characters), for multipart API uploads."""
 
     file = forms.FileField()

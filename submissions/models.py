@@ -5,6 +5,7 @@ import hashlib
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils import timezone
 
 from evaluator.judge.scales import SCALES
 from evaluator.judge.types import Status as ResultStatus
@@ -131,6 +132,8 @@ class Render(models.Model):
     note = models.CharField(max_length=200, blank=True, help_text="what the backend did to the prompt, e.g. cut it to what its text encoder reads")
     seconds = models.FloatField(null=True, blank=True)
     reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
+    queued_at = models.DateTimeField(default=timezone.now, help_text="when its job was last sent")
+    started_at = models.DateTimeField(null=True, blank=True, help_text="when a worker last began it; empty: waiting for a worker")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["entry", "backend", "image_index"], name="unique_render")]
@@ -160,6 +163,8 @@ class Judgement(models.Model):
     cache_key = models.CharField(max_length=64, blank=True, db_index=True)
     cached = models.BooleanField(default=False, help_text="result copied from an identical earlier judgement")
     details = models.JSONField(default=dict, blank=True, help_text="skill extras: ensemble spread, faithfulness requirements…")
+    queued_at = models.DateTimeField(default=timezone.now, help_text="when its job was last sent")
+    started_at = models.DateTimeField(null=True, blank=True, help_text="when a worker last began it; empty: waiting for a worker")
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -127,7 +127,10 @@ def _read_jsonl(text: str) -> tuple[list[tuple[int, dict]], list[str]]:
 
 def _read_csv(text: str) -> tuple[list[tuple[int, dict]], list[str]]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in reader.fieldnames or []]
+    try:
+        header = [h.strip() for h in reader.fieldnames or []]
+    except csv.Error as exc:  # e.g. a header field longer than the csv module's field limit
+        return [], [f"line 1: the CSV header cannot be read ({exc})"]
     missing = [c for c in ("task_id", "prompt") if c not in header]
     if missing:
         return [], [f"line 1: the header needs columns task_id and prompt (missing: {', '.join(missing)})"]

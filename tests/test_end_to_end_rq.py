@@ -86,7 +86,7 @@ def test_judge_server_errors_are_recorded_failures_not_scores(settings, scripted
     data = b'{"task_id": "oe-s01", "prompt": "bread at dawn"}'
     submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=data)
     submission.refresh_from_db()
-    assert submission.status == "done"
+    assert submission.status == "incomplete" and "prompt_subjective 100% missing" in submission.error  # never ranked
     failed = Judgement.objects.filter(submission=submission)
     assert failed.count() > 0 and not failed.exclude(status="failed").exists()
     assert all("500" in j.reason or "InternalServerError" in j.reason for j in failed)

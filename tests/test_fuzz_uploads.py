@@ -25,11 +25,12 @@ import csv
 import io
 import json
 import os
-import traceback
 from urllib.parse import quote
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+from hypothesis import HealthCheck, assume, example, given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from submissions.models import PromptEntry, Submission
 from submissions.services import token_create
@@ -63,9 +64,7 @@ long_text = st.builds(
     st.sampled_from([39, 40, 41, 199, 200, 201, 255, 256, 3999, 4000, 4001, 20_000, 131_072, 140_000]),
 )
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), wild_text(20))
-json_values = st.recursive(
-    json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(wild_text(10), inner, max_size=4)), max_leaves=15
-)
+json_values = st.recursive(json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(wild_text(10), inner, max_size=4)), max_leaves=15)
 
 
 def to_bytes(text: str) -> bytes:
@@ -268,7 +267,10 @@ entries = st.lists(st.tuples(st.sampled_from(TASK_IDS), st.integers(0, 7), nice_
 
 @st.composite
 def good_jsonl(draw) -> bytes:
-    lines = [json.dumps({"task_id": t, "prompt": p, **({"sample": s} if s or draw(st.booleans()) else {})}, ensure_ascii=draw(st.booleans())) for t, s, p in draw(entries)]
+    lines = [
+        json.dumps({"task_id": t, "prompt": p, **({"sample": s} if s or draw(st.booleans()) else {})}, ensure_ascii=draw(st.booleans()))
+        for t, s, p in draw(entries)
+    ]
     return draw(st.sampled_from([b"", UTF8_BOM])) + to_bytes("\n".join(lines) + "\n")
 
 
@@ -290,13 +292,17 @@ def spoiled_jsonl(draw) -> bytes:
     return b"\n".join([*lines[:at], draw(jsonl_line), *lines[at:]])
 
 
-oversize = st.builds(lambda extra, head: head + b"x" * (5 * 1024 * 1024 - len(head) + extra), st.sampled_from([0, 1, 100]), st.sampled_from([b"task_id,prompt\n", b'{"task_id": "oe-s01", "prompt": "']))
+oversize = st.builds(
+    lambda extra, head: head + b"x" * (5 * 1024 * 1024 - len(head) + extra),
+    st.sampled_from([0, 1, 100]),
+    st.sampled_from([b"task_id,prompt\n", b'{"task_id": "oe-s01", "prompt": "']),
+)
 odd_files = st.one_of(
     jsonl_files(), jsonl_files(), spoiled_jsonl(), csv_files(), csv_files(), st.binary(max_size=400), st.sampled_from([b"", UTF8_BOM, b"\n", b"\x00"]), oversize
 )
 
 EXTENSIONS = [".jsonl", ".csv", ".json", ".ndjson", ".JSONL", ".CSV", ".txt", "", ".jsonl.csv", ".csv.jsonl", ".jsonl\x00.csv"]
-ODD_NAMES = ["", ".", "..", "../../etc/passwd.jsonl", "a/b.jsonl", "C:\\dir\\p.csv", "p.jsonl ", " .csv", "\x00.jsonl", "\ud800.jsonl", "p\r\n.csv", '"q".jsonl', "%00.jsonl"]
+ODD_NAMES = ["", ".", "..", "../../etc/passwd.jsonl", "a/b.jsonl", "C:\\dir\\p.csv", "p.jsonl ", " .csv", "\x00.jsonl", "\ud800.jsonl", "p\r\n.csv", '"q".jsonl', "%00.jsonl"]  # fmt: skip
 odd_filenames = st.one_of(
     st.builds(lambda stem, ext: stem + ext, st.one_of(st.just("prompts"), wild_text(20), long_text), st.sampled_from(EXTENSIONS)),
     st.sampled_from(ODD_NAMES),
@@ -327,7 +333,11 @@ def uploads(draw) -> dict:
 
     kind = draw(st.sampled_from(["jsonl", "csv"]))
     good_file = good_jsonl() if kind == "jsonl" else good_csv()
-    good_names = st.builds(lambda stem, ext: stem + ext, st.one_of(st.just("prompts"), nice_text.map(lambda t: t[:40])), st.sampled_from([".jsonl", ".json", ".ndjson"] if kind == "jsonl" else [".csv", ".CSV"]))
+    good_names = st.builds(
+        lambda stem, ext: stem + ext,
+        st.one_of(st.just("prompts"), nice_text.map(lambda t: t[:40])),
+        st.sampled_from([".jsonl", ".json", ".ndjson"] if kind == "jsonl" else [".csv", ".CSV"]),
+    )
     return {
         "file": part(good_file, st.one_of(odd_files, st.none()), odd_in_10=6),
         "filename": part(good_names, odd_filenames),
@@ -339,6 +349,15 @@ def uploads(draw) -> dict:
         "idempotency_key": draw(idempotency_keys),
         "charset": part(st.sampled_from([None, "utf-8"]), odd_charsets, odd_in_10=2),
     }
+
+
+def case(**parts) -> dict:
+    """A hand-written request: a clean upload with `parts` changed (for the @example regressions below)."""
+    clean = {
+        "file": b'{"task_id": "oe-s01", "prompt": "Gouache bread in morning light"}\n', "filename": "prompts.jsonl", "filename_style": "quoted",
+        "prompter": "fuzz", "condition": None, "api_pack": None, "form_pack": VALID_PK, "idempotency_key": None, "charset": None,
+    }  # fmt: skip
+    return {**clean, **parts}
 
 
 def encode_field(value: str, charset: str | None) -> bytes:
@@ -366,7 +385,7 @@ def multipart(fields: dict[str, str | None], case: dict) -> bytes:
         name = disposition_filename(case["filename"], case["filename_style"], case["charset"])
         parts.append(b'Content-Disposition: form-data; name="file"; ' + name + b"\r\nContent-Type: application/octet-stream\r\n\r\n" + case["file"])
     body = b"".join(b"--" + BOUNDARY + b"\r\n" + part + b"\r\n" for part in parts) + b"--" + BOUNDARY + b"--\r\n"
-    assert body.count(BOUNDARY) == len(parts) + 1, "the generated data contains the boundary"
+    assume(body.count(BOUNDARY) == len(parts) + 1)  # (the generated data never holds the boundary in practice)
     return body
 
 
@@ -387,11 +406,11 @@ def send(client, path: str, url: str, body: bytes, case: dict, **headers) -> boo
         after = counts()
         if response.status_code >= 500:
             STATS["http_500"] += 1
-            why = "".join(traceback.format_exception(*response.exc_info)) if response.exc_info else response.content[:2000].decode(errors="replace")
-            if os.environ.get("EXPLORE") and any(k in why for k in os.environ["EXPLORE"].split("|")):
-                print("KNOWN500", path, why.strip().splitlines()[-1])
-                return False
-            raise AssertionError(f"{path}: HTTP {response.status_code}\n{why}")
+            if response.exc_info:  # raised again as itself, so hypothesis tells different bugs apart by where they are raised
+                error = response.exc_info[1]
+                error.add_note(f"HTTP {response.status_code} from the {path} upload path ({url})")
+                raise error
+            raise AssertionError(f"{path}: HTTP {response.status_code}: {response.content[:2000]!r}")
         accepted = 201 if path == "api" else 302
         assert response.status_code in (accepted, 400, 422), f"{path}: unexpected HTTP {response.status_code}: {response.content[:500]!r}"
         if response.status_code == accepted:
@@ -402,10 +421,7 @@ def send(client, path: str, url: str, body: bytes, case: dict, **headers) -> boo
         if after != before:
             STATS["rows_left"] += 1
         assert after == before, f"{path}: rejected with HTTP {response.status_code}, but rows went from {before} to {after}"
-        if os.environ.get("EXPLORE") and len(response.content) >= MAX_ERROR_BODY:
-            print("BIGBODY", path, len(response.content), {k: (v if not isinstance(v, (str, bytes)) or len(v) < 80 else f"<{len(v)}>") for k, v in case.items()})
-        else:
-            assert len(response.content) < MAX_ERROR_BODY, f"{path}: error body of {len(response.content):,} bytes"
+        assert len(response.content) < MAX_ERROR_BODY, f"{path}: error body of {len(response.content):,} bytes"
         return False
     finally:
         Submission.objects.filter(pk__gt=last).delete()  # entries (and anything the failed start left) go with it
@@ -426,7 +442,7 @@ def no_backends(settings, tmp_path):
 def test_fuzzed_uploads_never_500_and_never_leave_rows(client, owner, team, sample_pack, no_backends):
     token = token_create(team=team, name="fuzz")[1]
     client.force_login(owner)
-    client.raise_request_exception = False  # a server error comes back as a 500 response with exc_info
+    client.raise_request_exception = False  # a server error comes back as a 500 response, with exc_info
     form_url = f"/teams/{team.slug}/submit/"
     STATS.update(dict.fromkeys(STATS, 0))
 
@@ -435,6 +451,13 @@ def test_fuzzed_uploads_never_500_and_never_leave_rows(client, owner, team, samp
         suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
     )  # fmt: skip
     @given(case=uploads())
+    @example(case=case())  # a clean upload: accepted on both paths
+    @example(case=case(file=b"task_id,prompt\n" + b"x" * 131_073 + b"\n", filename="long.csv"))  # a CSV field over the csv module's limit
+    @example(case=case(file=b"a" * 131_073, filename="p.csv"))  # ... in the header row
+    @example(case=case(prompter="\ud800", charset="utf-7"))  # a lone surrogate in a form field, spelt in UTF-7 (+2AA-)
+    @example(case=case(condition="\udc80", charset="utf-7", file=b"not a prompt file"))
+    @example(case=case(api_pack="\ud800", form_pack="\ud800", charset="utf-7"))
+    @example(case=case(condition="c" * 70_000, file=b""))  # a rejected upload must not echo back more than 64 KB
     def one_input(case: dict) -> None:
         STATS["inputs"] += 1
         common = {"prompter": case["prompter"], "condition": case["condition"]}

@@ -1,0 +1,70 @@
+"""Nothing stuck: re-send the job of every unit that has waited too long with no job behind it.
+
+The database says what is pending; rq says which jobs are still coming (evaluation.workqueue.job_alive).
+A unit is re-sent when it was queued more than ATELIER_RECONCILE_AFTER seconds ago and its job is gone
+(Redis restarted), failed, or held by a worker whose heartbeat stopped (SIGKILL, lost machine). Jobs are
+idempotent and keyed by the unit, so a re-sent unit is still done once. `manage.py scheduler` runs this
+every ATELIER_RECONCILE_INTERVAL seconds; `manage.py reconcile` runs it once (with --now: no grace age).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Min
+from django.utils import timezone
+
+from submissions.models import ACTIVE, Judgement, Render, Status, Submission, UnitStatus
+
+from .units import submission_advance
+from .workqueue import FINISH_JOB, JUDGE_JOB, RENDER_JOB, START_JOB, enqueue, job_alive, render_queue
+
+
+@dataclass
+class Resent:
+    starts: list[int] = field(default_factory=list)
+    renders: list[tuple[int, str]] = field(default_factory=list)
+    judgements: list[int] = field(default_factory=list)
+    advanced: list[int] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        return f"{len(self.starts)} start(s), {len(self.renders)} render job(s), {len(self.judgements)} judge job(s) re-sent; {len(self.advanced)} submission(s) moved on"
+
+
+def reconcile(after_seconds: float | None = None) -> Resent:
+    cutoff = timezone.now() - timedelta(seconds=settings.ATELIER_RECONCILE_AFTER if after_seconds is None else after_seconds)
+    resent = Resent()
+    for submission in Submission.objects.filter(status__in=ACTIVE, created__lt=cutoff):
+        if submission.status == Status.QUEUED:
+            if not job_alive(START_JOB, submission.pk):
+                enqueue("default", START_JOB, submission.pk)
+                resent.starts.append(submission.pk)
+            continue
+        _resend_units(submission.pk, cutoff, resent)
+    return resent
+
+
+def _resend_units(submission_id: int, cutoff, resent: Resent) -> None:
+    renders = Render.objects.filter(entry__submission_id=submission_id, status=UnitStatus.PENDING)
+    pairs = renders.values_list("entry_id", "backend").annotate(queued=Min("queued_at")).filter(queued__lt=cutoff)
+    for entry_id, backend, _ in pairs:
+        if not job_alive(RENDER_JOB, entry_id, backend):
+            renders.filter(entry_id=entry_id, backend=backend).update(queued_at=timezone.now(), started_at=None)
+            enqueue(render_queue(backend), RENDER_JOB, entry_id, backend)
+            resent.renders.append((entry_id, backend))
+    judgements = Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING)
+    for pk in judgements.filter(queued_at__lt=cutoff).values_list("pk", flat=True):
+        if not job_alive(JUDGE_JOB, pk):
+            judgements.filter(pk=pk).update(queued_at=timezone.now(), started_at=None)
+            enqueue("judge", JUDGE_JOB, pk)
+            resent.judgements.append(pk)
+    if not renders.exists() and not judgements.exists() and not job_alive(FINISH_JOB, submission_id):
+        submission_advance(submission_id)  # every unit settled but the submission did not move on: its job was lost
+        resent.advanced.append(submission_id)
+
+
+def reconcile_job() -> str:
+    """The periodic job (`manage.py scheduler` registers it): its summary is the job's result in rq."""
+    return str(reconcile())
