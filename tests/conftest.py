@@ -36,6 +36,9 @@ def service_missing(what: str) -> None:
 
 @pytest.fixture(autouse=True)
 def _isolated(settings, tmp_path):
+    from django.core.cache import cache
+
+    cache.clear()  # rate-limit counters (API tokens) live in the cache: no test inherits another's
     settings.REDIS_URL = ""
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.OPENAI_BASE_URL = ""

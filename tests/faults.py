@@ -28,6 +28,7 @@ from tests.openai_server import Reply, ScriptedOpenAIServer, judge_responder
 ROOT = Path(__file__).resolve().parent.parent
 REDIS_SERVER = shutil.which("redis-server")
 TASKS = ("oe-s01", "co-s01", "im-s01")
+STEPS = 30  # every scenario renders alike (long enough for a fault to land mid-render), so times compare
 FAST = {  # seconds: reconcile often, notice a dead worker quickly
     "ATELIER_RECONCILE_INTERVAL": "2", "ATELIER_RECONCILE_AFTER": "3", "ATELIER_WORKER_HEARTBEAT": "1", "ATELIER_WORKER_STALE_AFTER": "4",
 }  # fmt: skip
@@ -63,7 +64,7 @@ class Outcome:
 class Deployment:
     """Start with `with Deployment(tmp_path) as d:`; every process is stopped on exit."""
 
-    def __init__(self, tmp: Path, *, steps: int = 12, images: int = 1, judge: Callable[[dict], Reply] = judge_responder, judge_retries: int = 0) -> None:
+    def __init__(self, tmp: Path, *, steps: int = STEPS, images: int = 1, judge: Callable[[dict], Reply] = judge_responder, judge_retries: int = 0) -> None:
         self.tmp, self.steps, self.images = tmp, steps, images
         self.judge = ScriptedOpenAIServer(default=judge)
         self.redis_port = free_port()
@@ -243,7 +244,7 @@ def baseline(tmp: Path) -> Outcome:
 
 
 def kill_render_worker(tmp: Path) -> Outcome:
-    with Deployment(tmp, steps=40) as d:
+    with Deployment(tmp) as d:
         d.workers()
         submission = d.submit()
         fault = d.wait_for(RUNNING_RENDER)
@@ -263,7 +264,7 @@ def kill_judge_worker(tmp: Path) -> Outcome:
 
 
 def restart_redis(tmp: Path) -> Outcome:
-    with Deployment(tmp, steps=30) as d:
+    with Deployment(tmp) as d:
         d.workers()
         submission = d.submit()
         fault = d.wait_for("SELECT COUNT(*) FROM submissions_render WHERE status='ok'")

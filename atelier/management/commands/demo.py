@@ -54,7 +54,7 @@ class Command(BaseCommand):
         self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")
         if published < 2 and settings.REDIS_URL:
             queues = " ".join(settings.ATELIER_QUEUES)
-            self.stdout.write(f"Start workers, e.g.: python manage.py rqworker {queues} --worker-class rq.worker.SimpleWorker\nthen run this command again to publish.")
+            self.stdout.write(f"Start the workers and the scheduler (reconcile), e.g.:\n  python manage.py work {queues}\n  python manage.py scheduler\nthen run this command again to publish.")
 
     def _demo_user(self):
         User = get_user_model()
