@@ -9,6 +9,7 @@ holds keys this suite did not write.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
@@ -87,6 +88,15 @@ def redis_url(monkeypatch):
         monkeypatch.setitem(queue, "URL", url)
     yield url
     claim_test_database(connection)
+
+
+@pytest.fixture
+def no_backends(settings, tmp_path):
+    """Uploads are accepted and stored, but the start job finds no backend and fails at once: no rendering."""
+    path = tmp_path / "none.json"
+    path.write_text(json.dumps({"backends": []}))
+    settings.ATELIER_BACKENDS_FILE = path
+    runtime.reset()
 
 
 @pytest.fixture

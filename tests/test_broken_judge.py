@@ -7,7 +7,6 @@ import html
 import json
 
 import pytest
-from django.core.management import call_command
 
 from evaluator.judge.redact import Redactor
 from evaluation.selectors import submission_cost

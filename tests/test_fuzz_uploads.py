@@ -427,17 +427,6 @@ def send(client, path: str, url: str, body: bytes, case: dict, **headers) -> boo
         Submission.objects.filter(pk__gt=last).delete()  # entries (and anything the failed start left) go with it
 
 
-@pytest.fixture
-def no_backends(settings, tmp_path):
-    """Uploads are accepted and stored, but the start job finds no backend and fails at once: no rendering."""
-    from evaluation import runtime
-
-    path = tmp_path / "none.json"
-    path.write_text(json.dumps({"backends": []}))
-    settings.ATELIER_BACKENDS_FILE = path
-    runtime.reset()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_fuzzed_uploads_never_500_and_never_leave_rows(client, owner, team, sample_pack, no_backends):
     token = token_create(team=team, name="fuzz")[1]

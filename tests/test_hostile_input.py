@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -19,17 +18,6 @@ GOOD = b'{"task_id": "oe-s01", "prompt": "Gouache bread in morning light"}\n'
 
 def auth(token: str) -> dict:
     return {"HTTP_AUTHORIZATION": f"Bearer {token}"}
-
-
-@pytest.fixture
-def no_backends(settings, tmp_path):
-    """Uploads are accepted and stored, but the start job finds no backend and fails at once: no rendering in these tests."""
-    from evaluation import runtime
-
-    path = tmp_path / "none.json"
-    path.write_text(json.dumps({"backends": []}))
-    settings.ATELIER_BACKENDS_FILE = path
-    runtime.reset()
 
 
 @pytest.fixture
