@@ -12,6 +12,7 @@ forms a text may carry it: as written, JSON-escaped and Python-repr-escaped, ign
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -35,6 +36,11 @@ class Redactor:
 
     @classmethod
     def for_items(cls, prompt_items: Sequence[str], image_items: Sequence[str] = ()) -> Redactor:
+        """Built once per checklist and process (every judgement write of a hidden task asks for one)."""
+        return _for_items(tuple(prompt_items), tuple(image_items))
+
+    @classmethod
+    def _build(cls, prompt_items: tuple[str, ...], image_items: tuple[str, ...]) -> Redactor:
         labels: dict[str, str] = {}
         for prefix, items in (("image item", image_items), ("item", prompt_items)):  # prompt labels win a tie
             for number, item in enumerate(items, start=1):
@@ -59,3 +65,8 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
         return value
+
+
+@functools.lru_cache(maxsize=256)
+def _for_items(prompt_items: tuple[str, ...], image_items: tuple[str, ...]) -> Redactor:
+    return Redactor._build(prompt_items, image_items)
