@@ -49,7 +49,11 @@ REQUIRED_FIELDS = (
     "images_per_prompt",
     "seed_policy",
 )
-OPTIONAL_FIELDS = ("scheduler", "enabled", "label", "device")
+OPTIONAL_FIELDS = ("scheduler", "enabled", "label", "device", "rewriter")
+# A backend's middleware: an OpenAI-compatible model that rewrites every prompt before rendering, as commercial
+# generators do. Part of the version hash (it changes the pixels); the deployer's config, so it is trusted.
+REWRITER_FIELDS = {"base_url": str, "model": str, "instruction": str, "api_key_env": str, "temperature": (int, float), "timeout": (int, float)}
+REWRITER_REQUIRED = ("base_url", "model", "instruction")
 # Fields that do not change a single pixel; everything else goes into version_hash().
 _PRESENTATION_FIELDS = frozenset({"enabled", "label"})
 
@@ -115,6 +119,24 @@ def _check_seed_policy(value: object) -> str:
     return policy
 
 
+def _check_rewriter(value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise _fail("rewriter", f"must be an object with {', '.join(REWRITER_REQUIRED)} (or null), got {value!r}")
+    unknown = sorted(set(value) - set(REWRITER_FIELDS))
+    if unknown:
+        raise _fail("rewriter", f"has unknown field {unknown[0]!r} (allowed: {', '.join(REWRITER_FIELDS)})")
+    for name in REWRITER_REQUIRED:
+        if not isinstance(value.get(name), str) or not value[name].strip():
+            raise _fail("rewriter", f"needs {name!r} as non-empty text")
+    for name, kind in REWRITER_FIELDS.items():
+        if name in value and (isinstance(value[name], bool) or not isinstance(value[name], kind)):
+            raise _fail("rewriter", f"field {name!r} has the wrong type: {value[name]!r}")
+    if not str(value["base_url"]).startswith(("http://", "https://")):
+        raise _fail("rewriter", f"base_url must be an http(s) URL, got {value['base_url']!r}")
+
+
 def _check_smoke_consistency(config: BackendConfig) -> None:
     # "smoke" is a sentinel, not a model id: both fields must agree or the
     # config is lying about what it renders.
@@ -155,6 +177,7 @@ class BackendConfig:
     enabled: bool = True
     label: str = ""
     device: str = "auto"
+    rewriter: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         _require_match("name", self.name, _NAME_RE, "1-64 letters, digits, '.', '_' or '-'")
@@ -176,6 +199,7 @@ class BackendConfig:
             raise _fail("enabled", f"must be true or false, got {self.enabled!r}")
         _require_str("label", self.label, allow_empty=True)
         _require_match("device", self.device, _DEVICE_RE, "'auto', 'cpu', 'mps', 'cuda' or 'cuda:<n>'")
+        _check_rewriter(self.rewriter)
         if self.model == SMOKE and self.label == "":
             object.__setattr__(self, "label", SMOKE_LABEL)
         _check_smoke_consistency(self)
@@ -209,6 +233,8 @@ class BackendConfig:
         `enabled`/`label`, which are presentation only.
         """
         fields = {k: v for k, v in self.to_dict().items() if k not in _PRESENTATION_FIELDS}
+        if fields.get("rewriter") is None:
+            fields.pop("rewriter", None)  # configs without middleware keep the hashes they always had
         fields["_schema"] = _HASH_SCHEMA
         if self.is_smoke:
             fields["_smoke_revision"] = SMOKE_REVISION

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 from urllib.parse import urlparse
 
 import openai
+
+from evaluator.http_count import RequestCounter
 
 from .messages import Message, repair_messages
 from .parsing import ReplyFormatError
@@ -29,21 +30,6 @@ if TYPE_CHECKING:
 RAW_SEPARATOR = "\n----- next reply -----\n"
 # Sent with every request; part of the judge spec, since they change the answers.
 REQUEST_OPTIONS = {"temperature": 0, "response_format": {"type": "json_object"}}
-
-
-class _RequestCounter:
-    """HTTP requests this thread has sent through the client, retries included (an httpx request hook):
-    the cost of a judgement is what the endpoint received, not how many answers we read."""
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def __call__(self, request: object) -> None:
-        self._local.sent = self.sent + 1
-
-    @property
-    def sent(self) -> int:
-        return getattr(self._local, "sent", 0)
 
 
 @dataclass(frozen=True)
@@ -102,7 +88,7 @@ class OpenAIJudge:
             raise ValueError(f"repair_attempts must be >= 0, got {repair_attempts}")
         # Local OpenAI-compatible servers usually need no key, but the client
         # insists on one; "none" is the conventional placeholder.
-        self._requests = _RequestCounter()
+        self._requests = RequestCounter()
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries,
             http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._requests]}),
