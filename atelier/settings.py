@@ -142,7 +142,7 @@ def _backend_names(path: Path) -> list[str]:
 
 
 ATELIER_RENDER_QUEUES = tuple(f"render-{name}" for name in _backend_names(ATELIER_BACKENDS_FILE))
-ATELIER_QUEUES = ("default", "judge", *ATELIER_RENDER_QUEUES)
+ATELIER_QUEUES = ("default", "judge", "prompter", *ATELIER_RENDER_QUEUES)
 def _with_timeouts(url: str) -> str:
     """A refused or unreachable Redis must fail an upload in seconds, not hang it (redis-py reads these from the URL)."""
     query = dict(parse_qsl(urlparse(url).query))
@@ -197,6 +197,21 @@ ATELIER_MAX_UPLOAD_BYTES = envint("ATELIER_MAX_UPLOAD_BYTES", str(5 * 1024 * 102
 ATELIER_MAX_PROMPT_CHARS = envint("ATELIER_MAX_PROMPT_CHARS", "4000", minimum=1)
 ATELIER_MAX_SAMPLES = envint("ATELIER_MAX_SAMPLES", "8", minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024
+
+# Endpoint prompters (evaluation/prompting.py, queue `prompter`). Only public addresses are called unless a host is
+# allow-listed here (comma-separated names, IPs or CIDR networks; evaluator/prompters/ssrf.py has the rules).
+ATELIER_PROMPTER_ALLOWED_HOSTS = tuple(h.strip() for h in os.environ.get("ATELIER_PROMPTER_ALLOWED_HOSTS", "").split(",") if h.strip())
+ATELIER_PROMPTER_TIMEOUT = envfloat("ATELIER_PROMPTER_TIMEOUT", "60")
+ATELIER_PROMPTER_MAX_RETRIES = envint("ATELIER_PROMPTER_MAX_RETRIES", "3")  # 429 and 5xx, with backoff; Retry-After honoured
+ATELIER_PROMPTER_MAX_IN_FLIGHT = envint("ATELIER_PROMPTER_MAX_IN_FLIGHT", "16", minimum=1)  # the most an endpoint may ask for
+ATELIER_PROMPTER_MAX_CALLS = envint("ATELIER_PROMPTER_MAX_CALLS", "20000", minimum=1)  # per submission, HTTP requests
+ATELIER_PROMPTER_MAX_TOKENS = envint("ATELIER_PROMPTER_MAX_TOKENS", "20000000", minimum=1)  # per submission, prompt + completion
+ATELIER_PROMPTER_MAX_ROUNDS = envint("ATELIER_PROMPTER_MAX_ROUNDS", "10", minimum=1)
+# Conditions a deployer adds to (or overrides in) evaluator/prompters/conditions.json.
+ATELIER_CONDITIONS_FILE = os.environ.get("ATELIER_CONDITIONS_FILE", "") or None
+# Secrets at rest (endpoint API keys): comma-separated Fernet keys, the first encrypts, all decrypt. Unset: one key
+# derived from SECRET_KEY. The entry `secret-key` stands for that derived key during a rotation (README: Rotating keys).
+ATELIER_SECRET_KEYS = tuple(k.strip() for k in os.environ.get("ATELIER_SECRET_KEYS", "").split(",") if k.strip())
 
 # Login attempts are limited by django-axes: ATELIER_LOGIN_FAILURE_LIMIT failures for one username from one
 # address lock that pair out for ATELIER_LOGIN_COOLOFF_MINUTES (the admin login included). API tokens: see

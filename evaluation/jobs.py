@@ -6,9 +6,10 @@ moves on or fails), then re-raises so RQ's failed-job registry keeps the traceba
 
 from __future__ import annotations
 
-from submissions.models import Judgement, PromptEntry, Render, UnitStatus
+from submissions.models import CallStatus, Judgement, PromptCall, PromptEntry, Render, Submission, UnitStatus
 
 from .judging import judge_unit, redactor
+from .prompting import _end_early, feedback_fail, feedback_render, feedback_score, prompt_calls, prompting_start
 from .rendering import render_entry
 from .units import submission_advance, submission_fail, submission_finish, submission_start
 
@@ -19,7 +20,10 @@ def _why(exc: Exception) -> str:
 
 def start_submission_job(submission_id: int) -> None:
     try:
-        submission_start(submission_id)
+        if Submission.objects.filter(pk=submission_id, origin="endpoint").exists():
+            prompting_start(submission_id)
+        else:
+            submission_start(submission_id)
     except Exception as exc:
         submission_fail(submission_id, f"could not start: {_why(exc)}")
         raise
@@ -49,4 +53,32 @@ def finish_submission_job(submission_id: int) -> None:
         submission_finish(submission_id)
     except Exception as exc:
         submission_fail(submission_id, f"scoring failed: {_why(exc)}")
+        raise
+
+
+def prompt_job(call_id: int) -> None:
+    try:
+        prompt_calls(call_id)
+    except Exception as exc:
+        # Calls this job claimed but did not finish stay `running` until reconcile's lease runs out; this one ends here.
+        call = PromptCall.objects.get(pk=call_id)
+        if PromptCall.objects.filter(pk=call_id, status__in=[CallStatus.PENDING, CallStatus.RUNNING]).update(status=CallStatus.FAILED, error=_why(exc)):
+            _end_early(call, f"round {call.round + 1} failed: {_why(exc)}")
+        submission_advance(call.submission_id)
+        raise
+
+
+def feedback_render_job(call_id: int) -> None:
+    try:
+        feedback_render(call_id)
+    except Exception as exc:
+        feedback_fail(call_id, f"feedback image: {_why(exc)}")
+        raise
+
+
+def feedback_judge_job(call_id: int) -> None:
+    try:
+        feedback_score(call_id)
+    except Exception as exc:
+        feedback_fail(call_id, f"feedback score: {_why(exc)}")
         raise

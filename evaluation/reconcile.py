@@ -16,10 +16,12 @@ from django.conf import settings
 from django.db.models import Min
 from django.utils import timezone
 
-from submissions.models import ACTIVE, Judgement, Render, Status, Submission, UnitStatus
+from submissions.models import ACTIVE, CallStatus, Judgement, PromptCall, Render, Status, Submission, UnitStatus
 
-from .units import submission_advance
-from .workqueue import FINISH_JOB, JUDGE_JOB, RENDER_JOB, START_JOB, enqueue, job_alive, render_queue
+from .units import prompting_open, submission_advance
+from .workqueue import (
+    FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, START_JOB, enqueue, job_alive, render_queue,
+)  # fmt: skip
 
 
 @dataclass
@@ -27,10 +29,11 @@ class Resent:
     starts: list[int] = field(default_factory=list)
     renders: list[tuple[int, str]] = field(default_factory=list)
     judgements: list[int] = field(default_factory=list)
+    calls: list[int] = field(default_factory=list)
     advanced: list[int] = field(default_factory=list)
 
     def __str__(self) -> str:
-        return f"{len(self.starts)} start(s), {len(self.renders)} render job(s), {len(self.judgements)} judge job(s) re-sent; {len(self.advanced)} submission(s) moved on"
+        return f"{len(self.starts)} start(s), {len(self.renders)} render job(s), {len(self.judgements)} judge job(s), {len(self.calls)} prompting job(s) re-sent; {len(self.advanced)} submission(s) moved on"
 
 
 def reconcile(after_seconds: float | None = None) -> Resent:
@@ -41,6 +44,9 @@ def reconcile(after_seconds: float | None = None) -> Resent:
             if not job_alive(START_JOB, submission.pk):
                 enqueue("default", START_JOB, submission.pk)
                 resent.starts.append(submission.pk)
+            continue
+        if submission.status == Status.PROMPTING:
+            _resend_calls(submission, cutoff, resent)
             continue
         _resend_units(submission.pk, cutoff, resent)
     return resent
@@ -63,6 +69,28 @@ def _resend_units(submission_id: int, cutoff, resent: Resent) -> None:
     if not renders.exists() and not judgements.exists() and not job_alive(FINISH_JOB, submission_id):
         submission_advance(submission_id)  # every unit settled but the submission did not move on: its job was lost
         resent.advanced.append(submission_id)
+
+
+def _resend_calls(submission: Submission, cutoff, resent: Resent) -> None:
+    """Prompting units: a pending call with no job, a call claimed by a job that died (held past the lease), and a
+    feedback step whose render or score job is gone are sent again."""
+    calls = PromptCall.objects.filter(submission=submission)
+    lease = timezone.now() - timedelta(seconds=settings.ATELIER_PROMPTER_TIMEOUT * (settings.ATELIER_PROMPTER_MAX_RETRIES + 2))
+    calls.filter(status=CallStatus.RUNNING, started_at__lt=lease).update(status=CallStatus.PENDING, queued_at=cutoff, started_at=None)
+    for pk in calls.filter(status=CallStatus.PENDING, queued_at__lte=cutoff).values_list("pk", flat=True):
+        if not job_alive(PROMPT_JOB, pk):
+            calls.filter(pk=pk).update(queued_at=timezone.now())
+            enqueue("prompter", PROMPT_JOB, pk)
+            resent.calls.append(pk)
+    for call in calls.filter(feedback_status=UnitStatus.PENDING, finished_at__lt=cutoff):
+        job, queue = (FEEDBACK_JUDGE_JOB, "judge") if call.feedback_image else (FEEDBACK_RENDER_JOB, render_queue(submission.feedback_backend))
+        if not job_alive(job, call.pk):
+            calls.filter(pk=call.pk).update(finished_at=timezone.now())
+            enqueue(queue, job, call.pk)
+            resent.calls.append(call.pk)
+    if not prompting_open(submission.pk):
+        submission_advance(submission.pk)
+        resent.advanced.append(submission.pk)
 
 
 def reconcile_job() -> str:

@@ -12,7 +12,8 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
-from evaluator.backends import get_renderer
+from evaluator.backends import BackendConfig, get_renderer
+from evaluator.backends.middleware import rewriter_for
 from submissions.models import PromptEntry, Render, UnitStatus
 
 from . import runtime
@@ -45,6 +46,7 @@ def _reuse(render: Render) -> bool:
     if same is None:
         return False
     render.image, render.sha256, render.reused_from, render.status, render.note = same.image.name, same.sha256, same, UnitStatus.OK, same.note
+    render.rewritten = same.rewritten
     render.save()
     return True
 
@@ -52,9 +54,7 @@ def _reuse(render: Render) -> bool:
 def _render(entry: PromptEntry, backend: str, renders: list[Render]) -> None:
     started = time.perf_counter()
     try:
-        renderer = get_renderer(runtime.backend_configs()[backend])
-        _, note = renderer.fit_prompt(entry.text)
-        images = renderer.render(entry.text, [r.seed for r in renders])
+        images, note, rewritten = render_prompt(runtime.backend_configs()[backend], entry.text, [r.seed for r in renders])
     except Exception as exc:  # noqa: BLE001 - a failed render is recorded on its rows and counted, not raised
         reason = f"{type(exc).__name__}: {exc}"
         log.warning("render failed for entry %s on %s: %s", entry.pk, backend, reason)
@@ -64,13 +64,26 @@ def _render(entry: PromptEntry, backend: str, renders: list[Render]) -> None:
         return
     seconds = (time.perf_counter() - started) / len(renders)
     for render, image in zip(renders, images):
-        buffer = io.BytesIO()
-        image.save(buffer, format="PNG")
-        data = buffer.getvalue()
-        sha = hashlib.sha256(data).hexdigest()
-        render.image.name = _store(f"renders/{sha[:2]}/{sha}.png", data)
-        render.sha256, render.status, render.seconds, render.note = sha, UnitStatus.OK, seconds, note
+        render.image.name, sha = store_png(image)
+        render.sha256, render.status, render.seconds, render.note, render.rewritten = sha, UnitStatus.OK, seconds, note, rewritten
         render.save()
+
+
+def render_prompt(config: BackendConfig, text: str, seeds: list[int]) -> tuple[list, str, str]:
+    """Images of a prompt on a backend: (images, what the backend did to the prompt, the middleware's rewrite or '')."""
+    renderer = get_renderer(config)
+    rewriter = rewriter_for(config)
+    rewritten = rewriter.rewrite(text) if rewriter else ""
+    _, note = renderer.fit_prompt(rewritten or text)
+    return renderer.render(rewritten or text, seeds), note, rewritten
+
+
+def store_png(image) -> tuple[str, str]:
+    """Store an image as PNG under its content hash: (storage name, sha256)."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    sha = hashlib.sha256(buffer.getvalue()).hexdigest()
+    return _store(f"renders/{sha[:2]}/{sha}.png", buffer.getvalue()), sha
 
 
 def _store(name: str, data: bytes) -> str:

@@ -13,6 +13,7 @@ from django.conf import settings
 from evaluator.backends import BackendConfig, load_backend_configs
 from evaluator.judge.factory import make_judge
 from evaluator.judge.types import Judge
+from evaluator.prompters.conditions import Condition, load_conditions
 
 
 @functools.cache
@@ -38,7 +39,14 @@ def judge() -> Judge:
     )
 
 
+@functools.cache
+def conditions() -> dict[str, Condition]:
+    """The conditions an endpoint run may use: the built-in ones and the deployer's ATELIER_CONDITIONS_FILE."""
+    return load_conditions(settings.ATELIER_CONDITIONS_FILE)
+
+
 def reset() -> None:
     """Forget cached configs and judge (tests that change settings call this)."""
     backend_configs.cache_clear()
     judge.cache_clear()
+    conditions.cache_clear()

@@ -13,7 +13,7 @@ import redis
 from django.db.models import Count, Q, QuerySet, Sum
 
 from leaderboard.models import Figure
-from submissions.models import Judgement, PromptEntry, Render, Submission, UnitStatus
+from submissions.models import Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 
 from .judges import JudgeKey, submission_judge
 from .workqueue import listening, render_queue
@@ -91,6 +91,9 @@ def queues_waiting(submission: Submission) -> list[dict]:
     needed = ["default", *sorted(render_queue(b) for b in backends)]
     if Judgement.objects.filter(submission=submission, status=UnitStatus.PENDING).exists():
         needed.append("judge")
+    if submission.status == Status.PROMPTING:
+        needed += ["prompter", "judge", render_queue(submission.feedback_backend)] if submission.feedback_backend else ["prompter"]
+        needed = list(dict.fromkeys(needed))
     try:
         workers = listening(needed)
     except redis.RedisError as exc:  # shown as its type only: the message may name hosts

@@ -18,7 +18,7 @@ from evaluator.backends import BackendConfig
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side, TaskInput
-from submissions.models import RESUMABLE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
+from submissions.models import ACTIVE, OPEN_CALLS, RESUMABLE, CallStatus, Judgement, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
 from tasks.models import Task
 
 from . import runtime
@@ -41,7 +41,6 @@ def submission_start(submission_id: int) -> None:
     """Claim a queued submission, create every render and prompt-judgement row, and enqueue them."""
     if not Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(status=Status.RENDERING, started=timezone.now()):
         return  # already started by another job
-    submission = Submission.objects.get(pk=submission_id)
     configs, judge = runtime.backend_configs(), runtime.judge()
     if not configs:
         submission_fail(submission_id, "no rendering backend is enabled in the backends file")
@@ -51,8 +50,15 @@ def submission_start(submission_id: int) -> None:
             judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version,
             backends=[{**c.to_dict(), "version_hash": c.version_hash()} for c in configs.values()],
         )  # fmt: skip
-        for entry in submission.entries.select_related("task"):
-            _plan_entry(entry, configs, judge.judge_id, judge.version)
+        _plan_entries(Submission.objects.get(pk=submission_id))
+
+
+def _plan_entries(submission: Submission) -> None:
+    """Render and prompt-judgement rows for every entry, on the backends the submission recorded when it started."""
+    configs = runtime.backend_configs()
+    configs = {b["name"]: configs[b["name"]] for b in submission.backends if b["name"] in configs}
+    for entry in submission.entries.select_related("task"):
+        _plan_entry(entry, configs, submission.judge_id, submission.judge_version)
 
 
 def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id: str, judge_version: str) -> None:
@@ -87,6 +93,9 @@ def plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, rende
 
 def submission_advance(submission_id: int) -> None:
     """Move the submission on when its units allow it. Safe to call after every unit, from any worker."""
+    if Submission.objects.filter(pk=submission_id, status=Status.PROMPTING).exists():
+        _prompting_advance(submission_id)
+        return
     renders = Render.objects.filter(entry__submission_id=submission_id)
     if renders.filter(status=UnitStatus.PENDING).exists():
         return
@@ -97,6 +106,40 @@ def submission_advance(submission_id: int) -> None:
     Submission.objects.filter(pk=submission_id, status=Status.RENDERING).update(status=Status.JUDGING)
     if not Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING).exists():
         enqueue("default", FINISH_JOB, submission_id)
+
+
+def prompting_open(submission_id: int) -> bool:
+    """Whether any call of an endpoint run is still to be made or waits on its feedback."""
+    calls = PromptCall.objects.filter(submission_id=submission_id)
+    return calls.filter(status__in=OPEN_CALLS).exists() or calls.filter(feedback_status=UnitStatus.PENDING).exists()
+
+
+def _prompting_advance(submission_id: int) -> None:
+    """Every trajectory has ended: plan the entries like an upload's (or fail when no call answered)."""
+    if prompting_open(submission_id):
+        return
+    with transaction.atomic():
+        if not Submission.objects.filter(pk=submission_id, status=Status.PROMPTING).update(status=Status.RENDERING):
+            return  # another worker moved it on
+        submission = Submission.objects.get(pk=submission_id)
+        if not submission.entries.exists():
+            first = PromptCall.objects.filter(submission_id=submission_id).exclude(error="").values_list("error", flat=True).first()
+            submission_fail(submission_id, f"the endpoint gave no usable prompt: {first or 'no call was made'}")
+            return
+        _plan_entries(submission)
+
+
+def submission_cancel(submission_id: int, reason: str) -> bool:
+    """Stop a run: calls not made yet are cancelled (a call in flight finishes, and its result is dropped), units
+    still pending are skipped with the reason. Finished runs are left as they are."""
+    with transaction.atomic():
+        if not Submission.objects.filter(pk=submission_id, status__in=ACTIVE).update(status=Status.CANCELLED, error=reason, finished=timezone.now()):
+            return False
+        PromptCall.objects.filter(submission_id=submission_id, status__in=OPEN_CALLS).update(status=CallStatus.CANCELLED, error=reason)
+        PromptCall.objects.filter(submission_id=submission_id, feedback_status=UnitStatus.PENDING).update(feedback_status=UnitStatus.SKIPPED, feedback_error=reason)
+        Render.objects.filter(entry__submission_id=submission_id, status=UnitStatus.PENDING).update(status=UnitStatus.SKIPPED, error=reason)
+        Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING).update(status=UnitStatus.SKIPPED, reason=reason)
+    return True
 
 
 def submission_rescore(submission_id: int) -> int:
@@ -142,7 +185,17 @@ def missing_over_limit(submission: Submission) -> str:
     judge = JudgeKey(submission.judge_id, submission.judge_version)
     limit = settings.ATELIER_MAX_MISSING_RATE
     over = [row for row in skill_missing(submission, judge) if row["missing"] is not None and row["missing"] > limit]
-    return "; ".join(f"{r['skill']} {r['missing']:.0%} missing ({r[UnitStatus.FAILED]} failed)" for r in over) + (f" (limit {limit:.0%})" if over else "")
+    parts = [f"{r['skill']} {r['missing']:.0%} missing ({r[UnitStatus.FAILED]} failed)" for r in over]
+    missing, planned = prompts_missing(submission)
+    if planned and missing / planned > limit:
+        parts.insert(0, f"prompting {missing / planned:.0%} missing ({missing} of {planned} task samples got no usable prompt)")
+    return "; ".join(parts) + (f" (limit {limit:.0%})" if parts else "")
+
+
+def prompts_missing(submission: Submission) -> tuple[int, int]:
+    """(task samples with no prompt, task samples planned) of an endpoint run; (0, 0) for an upload."""
+    planned = PromptCall.objects.filter(submission=submission, round=0).count()
+    return (planned - submission.entries.count(), planned) if planned else (0, 0)
 
 
 def submission_fail(submission_id: int, reason: str) -> None:

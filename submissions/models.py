@@ -52,15 +52,49 @@ class ApiToken(models.Model):
 
 class Status(models.TextChoices):
     QUEUED = "queued"
+    PROMPTING = "prompting", "prompting (calling the endpoint)"
     RENDERING = "rendering"
     JUDGING = "judging"
     DONE = "done"
     INCOMPLETE = "incomplete", "incomplete (too many judgements failed)"
     FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 RESUMABLE = (Status.DONE, Status.INCOMPLETE)  # finished states that `rescore` picks up again
-ACTIVE = (Status.QUEUED, Status.RENDERING, Status.JUDGING)  # work is under way (or should be: see reconcile)
+ACTIVE = (Status.QUEUED, Status.PROMPTING, Status.RENDERING, Status.JUDGING)  # work is under way (or should be: see reconcile)
+
+
+class Endpoint(models.Model):
+    """A team's OpenAI-compatible prompter. The API key is stored encrypted (evaluation/crypto.py) and never shown."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="endpoints")
+    name = models.CharField(max_length=100)
+    base_url = models.CharField(max_length=500, help_text="OpenAI-compatible base URL, e.g. https://host/v1")
+    model = models.CharField(max_length=200)
+    key_encrypted = models.TextField(blank=True, help_text="Fernet token of the API key ('' when none)")
+    temperature = models.FloatField(null=True, blank=True)
+    top_p = models.FloatField(null=True, blank=True)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True, help_text="sent where the server accepts one; sample k sends seed + k")
+    max_in_flight = models.PositiveSmallIntegerField(default=4, help_text="calls in flight at once, across all workers")
+    created = models.DateTimeField(auto_now_add=True)
+    archived = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="unique_endpoint_name")]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"
+
+    @property
+    def has_key(self) -> bool:
+        return bool(self.key_encrypted)
+
+    def parameters(self) -> dict:
+        """What the page and the submission's snapshot show: never the key."""
+        return {"model": self.model, "temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens, "seed": self.seed}
 
 
 class Submission(models.Model):
@@ -68,8 +102,14 @@ class Submission(models.Model):
     pack = models.ForeignKey(TaskPack, on_delete=models.PROTECT, related_name="submissions")
     pack_revision = models.PositiveIntegerField(default=1, help_text="the pack's revision when the prompts came in")
     prompter = models.CharField(max_length=200, help_text="who or what wrote the prompts, e.g. a model name")
-    condition = models.CharField(max_length=40, blank=True, help_text="e.g. novice or skilled")
-    origin = models.CharField(max_length=20, default="file", help_text="where the prompts came from: an uploaded file")
+    condition = models.CharField(max_length=40, blank=True, help_text="e.g. novice or skilled; an endpoint run's condition name (plain, guided…)")
+    origin = models.CharField(max_length=20, default="file", help_text="where the prompts came from: file (an upload) or endpoint")
+    condition_version = models.CharField(max_length=40, blank=True, help_text="an endpoint run's condition version (evaluator/prompters/conditions.py)")
+    endpoint = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="submissions")
+    prompting = models.JSONField(default=dict, blank=True, help_text="an endpoint run's settings as they were: endpoint, parameters, condition, rounds, budgets")
+    samples = models.PositiveSmallIntegerField(default=1)
+    rounds = models.PositiveSmallIntegerField(default=1, help_text="1 = single-turn; more = feedback rounds")
+    feedback_backend = models.CharField(max_length=100, blank=True, help_text="the backend whose first image is fed back between rounds")
     is_baseline = models.BooleanField(default=False)
     baseline_note = models.TextField(blank=True, help_text="provenance of a baseline row")
     source_name = models.CharField(max_length=255, blank=True)
@@ -130,6 +170,7 @@ class Render(models.Model):
     sha256 = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
     note = models.CharField(max_length=200, blank=True, help_text="what the backend did to the prompt, e.g. cut it to what its text encoder reads")
+    rewritten = models.TextField(blank=True, help_text="the prompt as the backend's middleware rewrote it before rendering ('' when it has none)")
     seconds = models.FloatField(null=True, blank=True)
     reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
     queued_at = models.DateTimeField(default=timezone.now, help_text="when its job was last sent")
@@ -181,3 +222,54 @@ class Judgement(models.Model):
                 name="unique_image_judgement",
             ),
         ]
+
+
+class CallStatus(models.TextChoices):
+    WAITING = "waiting", "waiting for the previous round's feedback"
+    PENDING = "pending"
+    RUNNING = "running"
+    OK = "ok"
+    FAILED = "failed"
+    REFUSED = "refused"
+    SKIPPED = "skipped", "skipped (an earlier round ended the trajectory)"
+    CANCELLED = "cancelled"
+
+
+OPEN_CALLS = (CallStatus.WAITING, CallStatus.PENDING, CallStatus.RUNNING)
+
+
+class PromptCall(models.Model):
+    """One round of one (task, sample) of an endpoint run: the call, its log, and the feedback that followed.
+
+    The rounds of a (task, sample) are its trajectory. The last round that answered becomes the
+    PromptEntry that is rendered and judged like an uploaded prompt."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="calls")
+    task = models.ForeignKey(Task, on_delete=models.PROTECT, related_name="calls")
+    sample_index = models.PositiveSmallIntegerField(default=0)
+    round = models.PositiveSmallIntegerField(default=0)
+    status = models.CharField(max_length=10, choices=CallStatus.choices, default=CallStatus.PENDING)
+    temperature = models.FloatField(null=True, blank=True)
+    seed = models.BigIntegerField(null=True, blank=True)
+    request = models.JSONField(default=list, blank=True, help_text="the messages sent, images replaced by their size and hash")
+    reply = models.TextField(blank=True)
+    text = models.TextField(blank=True, help_text="the prompt taken from the reply")
+    error = models.TextField(blank=True)
+    http_status = models.PositiveSmallIntegerField(null=True, blank=True)
+    requests = models.PositiveIntegerField(default=0, help_text="HTTP requests sent, retries included")
+    latency = models.FloatField(null=True, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # Feedback (rounds > 1): the first image on the submission's feedback backend, and its score on 0-100.
+    feedback_status = models.CharField(max_length=8, choices=UnitStatus.choices, blank=True, help_text="'' when the run has one round")
+    feedback_image = models.ImageField(upload_to="feedback/", blank=True)
+    feedback_score = models.FloatField(null=True, blank=True, help_text="IM: similarity to the target; OE/CO: share of image checks met; 0-100")
+    feedback_details = models.JSONField(default=dict, blank=True)
+    feedback_error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "task", "sample_index", "round"], name="unique_call")]
+        ordering = ["submission_id", "task__category", "task__task_id", "sample_index", "round"]

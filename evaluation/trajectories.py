@@ -1,0 +1,108 @@
+"""Reads about an endpoint run's prompting stage: progress with a rate and ETA, trajectories, scores by round,
+steerability, and the call log. Used by the submission page, the API and the downloads."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import asdict
+
+from django.db.models import Avg, Count, Max, Min, Sum
+from django.utils import timezone
+
+from evaluator.metrics.steerability import steerability
+from submissions.models import CallStatus, PromptCall, Submission, UnitStatus
+
+SETTLED = (CallStatus.OK, CallStatus.FAILED, CallStatus.REFUSED)
+
+
+def prompting_progress(submission: Submission) -> dict | None:
+    """Calls by status, with calls per second over the calls settled so far and the ETA of the open ones (None for an upload)."""
+    calls = PromptCall.objects.filter(submission=submission)
+    by_status = dict(calls.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
+    if not by_status:
+        return None
+    counts = {s: by_status.get(s, 0) for s in CallStatus.values}
+    counts["total"] = sum(by_status.values())
+    counts["called"] = sum(counts[s] for s in SETTLED)
+    counts["open"] = counts[CallStatus.WAITING] + counts[CallStatus.PENDING] + counts[CallStatus.RUNNING]
+    span = calls.filter(status__in=SETTLED).aggregate(first=Min("started_at"), last=Max("finished_at"), requests=Sum("requests"))
+    seconds = (span["last"] - span["first"]).total_seconds() if span["first"] and span["last"] else 0.0
+    counts["per_second"] = counts["called"] / seconds if seconds > 0 else None
+    counts["eta_seconds"] = counts["open"] / counts["per_second"] if counts["per_second"] and counts["open"] else None
+    counts["requests"] = span["requests"] or 0
+    tokens = calls.aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
+    counts["prompt_tokens"], counts["completion_tokens"] = tokens["p"] or 0, tokens["c"] or 0
+    feedback = dict(calls.exclude(feedback_status="").values_list("feedback_status").annotate(n=Count("pk")).values_list("feedback_status", "n"))
+    counts["feedback"] = {s: feedback.get(s, 0) for s in (UnitStatus.PENDING, UnitStatus.OK, UnitStatus.FAILED)}
+    counts["as_of"] = timezone.now()
+    return counts
+
+
+def trajectories(submission: Submission, limit: int | None = None) -> list[dict]:
+    """Per task and sample: its rounds, the round ranked (the last that answered) and the best-scored round."""
+    grouped: dict[tuple[int, int], list[PromptCall]] = defaultdict(list)
+    for call in PromptCall.objects.filter(submission=submission).select_related("task").order_by("task__category", "task__task_id", "sample_index", "round"):
+        grouped[(call.task_id, call.sample_index)].append(call)
+    rows = []
+    for rounds in list(grouped.values())[:limit]:
+        answered = [c for c in rounds if c.status == CallStatus.OK]
+        scored = [c for c in answered if c.feedback_score is not None]
+        rows.append({
+            "task": rounds[0].task, "sample": rounds[0].sample_index, "rounds": rounds,
+            "ranked": answered[-1].round if answered else None,
+            "best": max(scored, key=lambda c: c.feedback_score).round if scored else None,
+        })  # fmt: skip
+    return rows
+
+
+def round_scores(submission: Submission) -> list[dict]:
+    """Mean feedback score (0-100) by category and round (1-based): the data of the 'score by round' chart."""
+    rows = (
+        PromptCall.objects.filter(submission=submission, feedback_score__isnull=False)
+        .values("task__category", "round")
+        .annotate(n=Count("pk"), mean=Avg("feedback_score"))
+        .order_by("task__category", "round")
+    )
+    return [{"category": r["task__category"], "round": r["round"] + 1, "n": r["n"], "mean": r["mean"]} for r in rows]
+
+
+def submission_steerability(submission: Submission, seed: int = 0) -> list[dict]:
+    """ArtWhisperer's steerability per category, from this run's trajectories of feedback scores on its feedback backend."""
+    by_category: dict[str, list[list[float]]] = defaultdict(list)
+    for row in trajectories(submission):
+        scores = [c.feedback_score for c in row["rounds"] if c.feedback_score is not None]
+        if scores:
+            by_category[row["task"].category].append(scores)
+    out = []
+    for category, runs in sorted(by_category.items()):
+        result = steerability(runs, seed=seed)
+        values = asdict(result)
+        out.append({"category": category, "backend": submission.feedback_backend, **values,
+                     "reachable": not math.isinf(result.expected_rounds)})  # fmt: skip
+    return out
+
+
+def call_log(submission: Submission):
+    """The run's calls for the team's log page and download (requests already have their images elided)."""
+    return PromptCall.objects.filter(submission=submission).select_related("task").order_by("task__category", "task__task_id", "sample_index", "round")
+
+
+CALL_LOG_FIELDS = (
+    "task", "category", "sample", "round", "status", "temperature", "seed", "http_status", "requests", "latency", "prompt_tokens",
+    "completion_tokens", "error", "text", "reply", "request", "feedback_score", "started_at", "finished_at",
+)  # fmt: skip
+
+
+def call_log_rows(submission: Submission):
+    """One dict per call, in CALL_LOG_FIELDS order: what the log download holds (no key, no image bytes)."""
+    for call in call_log(submission).iterator():
+        yield {
+            "task": call.task.task_id, "category": call.task.category, "sample": call.sample_index, "round": call.round + 1,
+            "status": call.status, "temperature": call.temperature, "seed": call.seed, "http_status": call.http_status,
+            "requests": call.requests, "latency": call.latency, "prompt_tokens": call.prompt_tokens,
+            "completion_tokens": call.completion_tokens, "error": call.error, "text": call.text, "reply": call.reply,
+            "request": call.request, "feedback_score": call.feedback_score,
+            "started_at": call.started_at.isoformat() if call.started_at else None,
+            "finished_at": call.finished_at.isoformat() if call.finished_at else None,
+        }  # fmt: skip
