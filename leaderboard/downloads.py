@@ -9,11 +9,10 @@ with its value (a gate's column holds its status), and `scales` names each value
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Callable, Iterator
 
+from evaluation import exports
+from evaluation.exports import csv_cell, jsonl_lines  # noqa: F401 - the breakdown view and tests read them here
 from evaluation.judges import JudgeKey
 from evaluation.selectors import entry_breakdown
 from evaluator.judge.skills import ALL_SKILLS, get_skill, skills_where
@@ -28,7 +27,7 @@ CHECKLIST = {side: skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[
 OTHER_SKILLS = tuple(s for s in ALL_SKILLS if s not in RUBRIC.values() and s not in CHECKLIST.values())
 COLUMNS = [
     "submission", "pack", "task_id", "category", "split", "sample", "backend", "image_index", "seed",
-    "image_url", "render_status", "render_note", "prompt",
+    "image_url", "render_status", "render_note", "prompt", "rewritten_prompt",
     *(column for side in Side for column in (RUBRIC[side], *DIMENSIONS[side], f"{side}_accuracy", f"{side}_checklist")),
     *OTHER_SKILLS, "scales", "failures", "judge", "backend_config_hash",
 ]  # fmt: skip
@@ -60,7 +59,7 @@ def _entry_rows(submission: Submission, judge: JudgeKey, entry: PromptEntry, det
             "category": entry.task.category, "split": entry.task.split, "sample": entry.sample_index,
             "backend": render.backend, "image_index": render.image_index, "seed": render.seed,
             "image_url": image_url(render.image.url) if render.image else "", "render_status": render.status, "render_note": render.note,
-            "prompt": entry.text, "judge": judge.key, "backend_config_hash": render.config_hash,
+            "prompt": entry.text, "rewritten_prompt": render.rewritten, "judge": judge.key, "backend_config_hash": render.config_hash,
         }  # fmt: skip
         row.update(_skill_columns(judged, entry.task))
         row.update(_other_columns(judged))
@@ -96,31 +95,5 @@ def _other_columns(judged: dict[str, Judgement]) -> dict:
     return out
 
 
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(value: object) -> object:
-    """A cell a spreadsheet will not run: text starting like a formula gets a leading apostrophe (OWASP's rule for
-    CSV injection). Numbers stay numbers; dicts and lists become JSON text (then checked like any text)."""
-    if isinstance(value, (dict, list)):
-        value = json.dumps(value, ensure_ascii=False)
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
-
-
 def csv_lines(rows: Iterator[dict]) -> Iterator[str]:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="raise")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: csv_cell(v) for k, v in row.items()})
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-    yield buffer.getvalue()
-
-
-def jsonl_lines(rows: Iterator[dict]) -> Iterator[str]:
-    for row in rows:
-        yield json.dumps(row, ensure_ascii=False) + "\n"
+    return exports.csv_lines(rows, COLUMNS)

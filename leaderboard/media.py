@@ -15,7 +15,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from ratings.models import Exemplar
-from submissions.models import Render
+from submissions.models import PromptCall, Render
 from tasks.models import TargetReference, Task
 
 from .selectors import visible_to
@@ -25,11 +25,13 @@ PRIVATE = "private, no-store"
 
 
 def _render_access(request: HttpRequest, name: str) -> str | None:
-    renders = Render.objects.filter(image=name).select_related("entry__submission__team")
-    visible = [r for r in renders if visible_to(request.user, r.entry.submission)]
+    """A render, or a feedback image of an endpoint run's round (same folder: files are named by content)."""
+    owners = [r.entry.submission for r in Render.objects.filter(image=name).select_related("entry__submission__team")]
+    owners += [c.submission for c in PromptCall.objects.filter(feedback_image=name).select_related("submission__team")]
+    visible = [s for s in owners if visible_to(request.user, s)]
     if not visible:
         return None
-    return PUBLIC if any(r.entry.submission.published for r in visible) else PRIVATE
+    return PUBLIC if any(s.published for s in visible) else PRIVATE
 
 
 def access(request: HttpRequest, name: str) -> str | None:

@@ -10,6 +10,7 @@ from django.db.models import Count, QuerySet
 
 from evaluation.judges import JudgeKey
 from evaluation.selectors import entry_breakdown
+from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
 from evaluator.judge.scales import scale_named
 from submissions.models import PromptEntry, Status, Submission
 from tasks.models import TaskPack
@@ -25,6 +26,17 @@ class Row:
     backends: dict[str, Figure] = field(default_factory=dict)
     tasks_covered: int = 0
 
+    @property
+    def condition(self) -> str:
+        """The condition with its version where it has one, e.g. 'plain v1+ab12cd34' ('' for none)."""
+        s = self.submission
+        return f"{s.condition} v{s.condition_version}" if s.condition and s.condition_version else s.condition
+
+    @property
+    def middleware(self) -> bool:
+        """Whether a backend rewrote prompts before rendering (its config names a rewriter)."""
+        return any(isinstance(b, dict) and b.get("rewriter") for b in self.submission.backends or [])
+
     def sort_value(self, key: str) -> float:
         figure = self.overall if key == "overall" else self.categories.get(key) or self.backends.get(key.removeprefix("backend:"))
         return figure.value if figure is not None and figure.value is not None else float("-inf")
@@ -37,6 +49,11 @@ def public_submissions() -> QuerySet[Submission]:
 def visible_to(user, submission: Submission) -> bool:
     if submission.published or user.is_staff:
         return True
+    return on_team(user, submission)
+
+
+def on_team(user, submission: Submission) -> bool:
+    """Whether the user is a member of the submission's team (what the call log and the cancel button need)."""
     return user.is_authenticated and submission.team.members.filter(pk=user.pk).exists()
 
 
@@ -61,14 +78,24 @@ def leaderboard_boards() -> list[Board]:
     return sorted((Board(packs[p], r) for p, r in set(pairs)), key=lambda b: (b.pack.name, -b.pack.loaded_at.timestamp(), -b.revision))
 
 
-def board_submissions(board: Board) -> QuerySet[Submission]:
-    return public_submissions().filter(pack=board.pack, pack_revision=board.revision)
+def board_submissions(board: Board, condition: str = "") -> QuerySet[Submission]:
+    """The board's published submissions; with a condition name, only those run under it (any version)."""
+    found = public_submissions().filter(pack=board.pack, pack_revision=board.revision)
+    return found.filter(condition=condition) if condition else found
 
 
-def leaderboard_rows(board: Board, judge: JudgeKey, sort: str = "overall", descending: bool = True) -> tuple[list[Row], list[tuple[str, str]]]:
+def board_conditions(board: Board) -> list[str]:
+    """The condition names present on a board, for its filter."""
+    return sorted(set(board_submissions(board).exclude(condition="").values_list("condition", flat=True)))
+
+
+def leaderboard_rows(
+    board: Board, judge: JudgeKey, sort: str = "overall", descending: bool = True, condition: str = ""
+) -> tuple[list[Row], list[tuple[str, str]]]:
     """Published rows of one board scored by one judge version (figures from different judges are not comparable)."""
-    figures = Figure.objects.filter(submission__in=board_submissions(board), judge_id=judge.judge_id, judge_version=judge.version)
-    submissions = list(board_submissions(board).filter(pk__in=figures.values("submission_id")).annotate(tasks=Count("entries__task", distinct=True)))
+    chosen = board_submissions(board, condition)
+    figures = Figure.objects.filter(submission__in=chosen, judge_id=judge.judge_id, judge_version=judge.version)
+    submissions = list(chosen.filter(pk__in=figures.values("submission_id")).annotate(tasks=Count("entries__task", distinct=True)))
     rows = {s.pk: Row(submission=s, tasks_covered=s.tasks) for s in submissions}
     backends: set[str] = set()
     for figure in figures.filter(scope__in=("overall", "category", "backend")):
@@ -108,3 +135,20 @@ def entry_rows(entries: list[PromptEntry], judge: JudgeKey) -> list[dict]:
             backends.append({"name": name, "renders": renders, "means": means})
         rows.append({"entry": entry, "prompt": prompt, "backends": backends})
     return rows
+
+
+TRAJECTORIES_SHOWN = 50
+
+
+def prompting_section(submission: Submission) -> dict:
+    """What the submission page shows of an endpoint run: progress, the settings it ran with, the first trajectories
+    and, with feedback rounds, the mean score by round (chart and table from the same rows) and steerability."""
+    section = {"progress": prompting_progress(submission), "settings": submission.prompting or {}, "trajectories": trajectories(submission, limit=TRAJECTORIES_SHOWN)}
+    if submission.rounds > 1:
+        by_category: dict[str, list[dict]] = defaultdict(list)
+        for point in round_scores(submission):
+            by_category[point["category"]].append(point)
+        section["rounds"] = [{"category": c, "points": points} for c, points in sorted(by_category.items())]
+        section["chart"] = [{"category": c, "x": [p["round"] for p in points], "y": [p["mean"] for p in points]} for c, points in sorted(by_category.items())]
+        section["steerability"] = submission_steerability(submission)
+    return section

@@ -21,10 +21,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     board = next((b for b in boards if b.key == request.GET.get("board")), boards[0] if boards else None)
     judges = judges_of(selectors.board_submissions(board).values("pk")) if board else []
     judge = pick_judge(judges, request.GET.get("judge"))
+    conditions = selectors.board_conditions(board) if board else []
+    condition = request.GET.get("condition", "") if request.GET.get("condition") in conditions else ""
     sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
-    rows, backends = selectors.leaderboard_rows(board, judge, sort, descending) if judge else ([], [])
+    rows, backends = selectors.leaderboard_rows(board, judge, sort, descending, condition) if judge else ([], [])
     context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "backends": backends,
-               "categories": CATEGORIES, "sort": sort, "descending": descending}  # fmt: skip
+               "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 
 
@@ -47,6 +49,8 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "progress": units.submission_progress(submission), "rows": selectors.entry_rows(list(page), judge),
         "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status in ACTIVE,
         "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [], "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
+        "on_team": selectors.on_team(request.user, submission),
+        "prompting": selectors.prompting_section(submission) if submission.origin == "endpoint" else None,
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)
 

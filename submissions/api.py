@@ -1,8 +1,13 @@
-"""JSON API for teams: submit a prompt file and follow its progress, with a per-team bearer token."""
+"""JSON API for teams: submit a prompt file, or register a prompter endpoint and run it, and follow the progress,
+with a per-team bearer token."""
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
 from functools import wraps
+from itertools import islice
+from urllib.parse import urlparse
 
 from django import forms
 from django.conf import settings
@@ -10,16 +15,20 @@ from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from evaluation.runtime import conditions
 from evaluation.selectors import submission_cost, submission_figures, submission_progress
+from evaluation.trajectories import call_log_rows, prompting_progress
+from evaluation.units import submission_cancel
 from evaluation.workqueue import QueueUnavailable
 from tasks.models import TaskPack
 
 from . import ratelimit, services
-from .forms import EchoSafeForm
-from .models import Submission
+from .forms import EchoSafeForm, EndpointForm, RunForm, refusal_field
+from .models import Endpoint, Submission
 from .parsing import PromptFileError
+from .views import shown_test_call
 
 RETRY_SECONDS = 30
 
@@ -31,6 +40,10 @@ class ApiSubmitForm(EchoSafeForm):
     prompter = forms.CharField(max_length=200)
     condition = forms.CharField(max_length=40, required=False)
     pack = forms.CharField(max_length=141, required=False, help_text="name or name@version; default: the newest pack")
+
+
+def _queue_down() -> JsonResponse:
+    return JsonResponse({"error": "the work queue is unavailable right now; nothing was stored. Retry later (send an Idempotency-Key to retry safely)."}, status=503, headers={"Retry-After": str(RETRY_SECONDS)})
 
 
 def token_required(view):
@@ -77,7 +90,7 @@ def submit(request: HttpRequest) -> JsonResponse:
     except services.IdempotencyConflict as exc:
         return JsonResponse({"error": str(exc)}, status=422)
     except QueueUnavailable:
-        return JsonResponse({"error": "the work queue is unavailable right now; nothing was stored. Retry later (send an Idempotency-Key to retry safely)."}, status=503, headers={"Retry-After": str(RETRY_SECONDS)})
+        return _queue_down()
     return JsonResponse(_status(request, submission), status=201)
 
 
@@ -97,4 +110,150 @@ def _status(request: HttpRequest, submission: Submission) -> dict:
         "progress": submission_progress(submission), "judge": submission.judge_label, "judge_version": submission.judge_version,
         "cost": submission_cost(submission),
         "figures": {f"{f.scope}:{f.key}": {"value": f.value, "scale": f.scale} for group in figures.values() for f in group},
+        "origin": submission.origin, "condition": submission.condition, "condition_version": submission.condition_version,
+        **({"prompting": _jsonable(prompting_progress(submission))} if submission.origin == "endpoint" else {}),
     }  # fmt: skip
+
+
+def _jsonable(progress: dict | None) -> dict | None:
+    return None if progress is None else {k: v.isoformat() if isinstance(v, datetime) else v for k, v in progress.items()}
+
+
+# --- endpoint prompters ------------------------------------------------------------------------------
+
+CALLS_PAGE = 1000
+
+
+class ApiRunForm(RunForm):
+    """RunForm with the pack named as in the upload API (name or name@version; default: the newest pack)."""
+
+    pack = forms.CharField(max_length=141, required=False)
+
+
+def _fields(request: HttpRequest) -> dict | None:
+    """The request's fields, from a JSON object body or form fields (None when the JSON is not an object)."""
+    if request.content_type != "application/json":
+        return request.POST.dict()
+    try:
+        data = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _bad(error: str, field: str | None, **extra) -> JsonResponse:
+    return JsonResponse({"error": error, "field": field, **extra}, status=400)
+
+
+def _invalid(form: forms.Form) -> JsonResponse:
+    field, errors = next(iter(form.errors.items()))
+    return _bad(f"{field}: {errors[0]}", None if field == "__all__" else field, fields=form.errors)
+
+
+def _refused(exc: services.EndpointRefused, form: forms.Form) -> JsonResponse:
+    return _bad(str(exc), refusal_field(str(exc), form.fields))
+
+
+def _endpoint(request: HttpRequest, endpoint: Endpoint) -> dict:
+    """An endpoint as the API shows it: never the key, only whether one is set."""
+    return {
+        "id": endpoint.pk, "name": endpoint.name, "model": endpoint.model, "host": urlparse(endpoint.base_url).netloc,
+        "has_key": endpoint.has_key, "parameters": endpoint.parameters(), "max_in_flight": endpoint.max_in_flight,
+        "archived": endpoint.archived, "runs_url": request.build_absolute_uri(reverse("api-endpoint-runs", args=[endpoint.pk])),
+    }  # fmt: skip
+
+
+@csrf_exempt
+@require_http_methods(["GET", "POST"])
+@token_required
+def endpoints(request: HttpRequest) -> JsonResponse:
+    """GET: the team's endpoints. POST (JSON or form fields as on the page): register one."""
+    if request.method == "GET":
+        return JsonResponse({"endpoints": [_endpoint(request, e) for e in request.team.endpoints.all()]})
+    data = _fields(request)
+    if data is None:
+        return _bad("send a JSON object (or form fields)", None)
+    form = EndpointForm(data)
+    if not form.is_valid():
+        return _invalid(form)
+    try:
+        endpoint = services.endpoint_create(team=request.team, **form.params())
+    except services.EndpointRefused as exc:
+        return _refused(exc, form)
+    return JsonResponse(_endpoint(request, endpoint), status=201)
+
+
+@csrf_exempt
+@require_POST
+@token_required
+def endpoint_test(request: HttpRequest, endpoint_id: int) -> JsonResponse:
+    """One call, as round 1 of a run would make it, on the pack's first public task; nothing is stored."""
+    endpoint = get_object_or_404(Endpoint, pk=endpoint_id, team=request.team)
+    data = _fields(request)
+    if data is None:
+        return _bad("send a JSON object (or form fields)", None)
+    pack, condition = _pack(str(data.get("pack") or "")), str(data.get("condition") or "plain")
+    if pack is None:
+        return _bad(f"pack: no pack {data.get('pack')!r}", "pack")
+    if condition not in conditions():
+        return _bad(f"condition: unknown condition {condition!r}; available: {', '.join(conditions())}", "condition")
+    try:
+        test = services.endpoint_test_call(endpoint=endpoint, pack=pack, condition=condition)
+    except services.EndpointRefused as exc:
+        return _bad(str(exc), refusal_field(str(exc), ("pack", "condition")))
+    result = shown_test_call(test)
+    del result["request_json"]
+    return JsonResponse(result)
+
+
+@csrf_exempt
+@require_POST
+@token_required
+def endpoint_runs(request: HttpRequest, endpoint_id: int) -> JsonResponse:
+    """Start a run (fields as the page's run form; Idempotency-Key makes a retry return the same submission)."""
+    endpoint = get_object_or_404(Endpoint, pk=endpoint_id, team=request.team)
+    data = _fields(request)
+    if data is None:
+        return _bad("send a JSON object (or form fields)", None)
+    if isinstance(data.get("temperatures"), list):
+        data["temperatures"] = ",".join(map(str, data["temperatures"]))
+    form = ApiRunForm({"condition": "plain", "samples": 1, "rounds": 1, **data})
+    if not form.is_valid():
+        return _invalid(form)
+    kwargs = form.run_kwargs()
+    kwargs["pack"] = _pack(kwargs["pack"])
+    if kwargs["pack"] is None:
+        return _bad(f"pack: no pack {form.cleaned_data['pack']!r}", "pack")
+    try:
+        submission = services.endpoint_run_create(
+            team=request.team, endpoint=endpoint, idempotency_key=request.headers.get("Idempotency-Key", "")[:200], **kwargs
+        )
+    except services.EndpointRefused as exc:
+        return _refused(exc, form)
+    except services.IdempotencyConflict as exc:
+        return JsonResponse({"error": str(exc)}, status=422)
+    except QueueUnavailable:
+        return _queue_down()
+    return JsonResponse(_status(request, submission), status=202)
+
+
+@require_GET
+@token_required
+def calls(request: HttpRequest, submission_id: int) -> JsonResponse:
+    """The run's call log, CALLS_PAGE calls at a time (?offset=N): request messages with images elided, no key."""
+    submission = get_object_or_404(Submission, pk=submission_id, team=request.team)
+    offset = int(request.GET["offset"]) if request.GET.get("offset", "").isdigit() else 0
+    rows = list(islice(call_log_rows(submission), offset, offset + CALLS_PAGE))
+    more = len(rows) == CALLS_PAGE and submission.calls.count() > offset + CALLS_PAGE
+    return JsonResponse({"id": submission.pk, "offset": offset, "next_offset": offset + CALLS_PAGE if more else None, "calls": rows})
+
+
+@csrf_exempt
+@require_POST
+@token_required
+def cancel(request: HttpRequest, submission_id: int) -> JsonResponse:
+    """Stop a run that is under way (409 when it has already ended)."""
+    submission = get_object_or_404(Submission, pk=submission_id, team=request.team)
+    cancelled = submission_cancel(submission.pk, f"cancelled through the API by team {request.team.name}")
+    submission.refresh_from_db()
+    return JsonResponse({"id": submission.pk, "cancelled": cancelled, "status": submission.status}, status=200 if cancelled else 409)

@@ -46,3 +46,83 @@ class SubmitForm(EchoSafeForm):
     prompter = forms.CharField(max_length=200, help_text="Who or what wrote the prompts, e.g. a model name.")
     condition = forms.CharField(max_length=40, required=False, help_text="Optional, e.g. novice or skilled.")
     file = forms.FileField(help_text="JSON Lines or CSV with task_id, prompt and optional sample.")
+
+
+# --- endpoint prompters ------------------------------------------------------------------------------
+
+
+def refusal_field(message: str, fields) -> str | None:
+    """The form field a service refusal names ('base URL: …' → base_url), or None for a message about the whole form."""
+    prefix, sep, _ = message.partition(": ")
+    name = prefix.strip().lower().replace(" ", "_")
+    return name if sep and name in fields else None
+
+
+def add_refusal(form: forms.Form, message: str) -> None:
+    form.add_error(refusal_field(message, form.fields), message)
+
+
+def _condition_choices() -> list[tuple[str, str]]:
+    from evaluation.runtime import conditions
+
+    return [(name, f"{c.label}: {c.description}" if c.description else c.label) for name, c in conditions().items()]
+
+
+def _backend_choices() -> list[tuple[str, str]]:
+    from evaluation.runtime import backend_configs
+
+    return [("", "(none: single-turn)")] + [(name, f"{name}: {c.label}" if c.label else name) for name, c in backend_configs().items()]
+
+
+class EndpointForm(EchoSafeForm):
+    name = forms.CharField(max_length=100)
+    base_url = forms.CharField(max_length=500, label="Base URL", help_text="OpenAI-compatible, e.g. https://api.example.com/v1")
+    model = forms.CharField(max_length=200)
+    api_key = forms.CharField(
+        max_length=500, required=False, label="API key", widget=forms.PasswordInput(render_value=False),
+        help_text="Stored encrypted; never shown again. Leave empty for an endpoint without a key.",
+    )  # fmt: skip
+    temperature = forms.FloatField(required=False, min_value=0, max_value=2)
+    top_p = forms.FloatField(required=False, min_value=0, max_value=1)
+    max_tokens = forms.IntegerField(required=False, min_value=1)
+    seed = forms.IntegerField(required=False, help_text="Sent where the server accepts one; sample k sends seed + k.")
+    max_in_flight = forms.IntegerField(required=False, min_value=1, initial=4, help_text="Calls in flight at once.")
+
+    def params(self) -> dict:
+        """The keyword arguments of services.endpoint_create."""
+        return dict(self.cleaned_data)
+
+
+class EndpointTestForm(forms.Form):
+    pack = forms.ModelChoiceField(queryset=TaskPack.objects.all(), empty_label=None)
+    condition = forms.ChoiceField(choices=_condition_choices, initial="plain")
+
+
+class RunForm(EchoSafeForm):
+    pack = forms.ModelChoiceField(queryset=TaskPack.objects.all(), empty_label=None)
+    condition = forms.ChoiceField(choices=_condition_choices, initial="plain")
+    samples = forms.IntegerField(min_value=1, initial=1, help_text="Prompts per task.")
+    temperatures = forms.CharField(
+        max_length=500, required=False, help_text="Optional: comma-separated, one per sample (e.g. 0.2, 0.7); default: the endpoint's."
+    )
+    rounds = forms.IntegerField(min_value=1, initial=1, help_text="1 = single-turn; more = the prompter sees its image and a score, and tries again.")
+    feedback_backend = forms.ChoiceField(choices=_backend_choices, required=False, help_text="Required when rounds > 1: the backend whose first image is fed back.")
+    call_budget = forms.IntegerField(required=False, min_value=1, help_text="Most HTTP requests for the run (default: the site's limit).")
+    token_budget = forms.IntegerField(required=False, min_value=1, help_text="Most prompt + completion tokens (optional).")
+
+    def clean_temperatures(self) -> list[float]:
+        raw = self.cleaned_data["temperatures"]
+        try:
+            return [float(part) for part in raw.split(",") if part.strip()]
+        except ValueError:
+            raise forms.ValidationError("Comma-separated numbers, e.g. 0.2, 0.7.") from None
+
+    def clean(self):
+        cleaned = super().clean()
+        if (cleaned.get("rounds") or 1) > 1 and not cleaned.get("feedback_backend"):
+            self.add_error("feedback_backend", "Choose a feedback backend for more than one round.")
+        return cleaned
+
+    def run_kwargs(self) -> dict:
+        """The keyword arguments of services.endpoint_run_create (pack included)."""
+        return dict(self.cleaned_data)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import secrets
+from dataclasses import dataclass
+from urllib.parse import urlparse
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -12,9 +14,11 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from evaluation.workqueue import START_JOB, QueueUnavailable, enqueue
-from tasks.models import TaskPack
+from evaluator.prompters.client import CallOutcome, PrompterClient
+from tasks.models import Split, TaskPack
 
-from .models import ApiToken, Membership, PromptEntry, Status, Submission, Team
+from .models import ApiToken, Endpoint, Membership, PromptEntry, Status, Submission, Team
+from evaluation.crypto import SecretUnreadable, encrypt
 from .parsing import Limits, parse_prompt_file
 
 TOKEN_PREFIX = "atl_"
@@ -108,3 +112,106 @@ def _safe_name(filename: str) -> str:
 def submissions_publish(*, submissions) -> int:
     """Publish finished submissions; unfinished ones are left as they are. Returns how many were published."""
     return submissions.filter(status=Status.DONE).update(published=True)
+
+
+# --- endpoint prompters ------------------------------------------------------------------------------
+
+
+class EndpointRefused(ValueError):
+    """An endpoint or run the platform will not accept; the message names the field and the rule."""
+
+
+def _check_endpoint_url(base_url: str) -> str:
+    from evaluator.prompters.ssrf import UnsafeURL, check_url
+
+    try:
+        check_url(base_url, allowed=settings.ATELIER_PROMPTER_ALLOWED_HOSTS)
+    except UnsafeURL as exc:
+        raise EndpointRefused(f"base URL: {exc}") from None
+    return base_url.rstrip("/")
+
+
+def endpoint_create(*, team: Team, name: str, base_url: str, model: str, api_key: str = "", **params) -> Endpoint:
+    """Register a prompter endpoint. The URL must pass the address guard; the key is stored encrypted."""
+    if team.endpoints.filter(name=name.strip()).exists():
+        raise EndpointRefused(f"name: this team already has an endpoint called {name.strip()!r}")
+    limit = params.get("max_in_flight") or 4
+    if limit > settings.ATELIER_PROMPTER_MAX_IN_FLIGHT:
+        raise EndpointRefused(f"max in flight: at most {settings.ATELIER_PROMPTER_MAX_IN_FLIGHT} calls at once are allowed here")
+    return Endpoint.objects.create(
+        team=team, name=name.strip(), base_url=_check_endpoint_url(base_url.strip()), model=model.strip(), key_encrypted=encrypt(api_key.strip()),
+        **{**{k: v for k, v in params.items() if v is not None}, "max_in_flight": limit},
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class TestCall:
+    task_id: str
+    request: list
+    outcome: CallOutcome
+
+
+def endpoint_test_call(*, endpoint: Endpoint, pack: TaskPack, condition: str = "plain") -> TestCall:
+    """Call the endpoint once on the pack's first public task, as round 1 of a run would; nothing is stored."""
+    from evaluation.prompting import endpoint_spec, participant_view
+    from evaluation.runtime import conditions
+    from evaluator.prompters.messages import elided, round_messages
+
+    public = pack.tasks.filter(split=Split.DEV).order_by("category", "task_id")
+    task = next((t for t in public if t.category != "IM" or t.target_image), None)  # one a participant could do
+    if task is None:
+        raise EndpointRefused(f"pack: {pack} has no public (dev-split) task a prompter can be shown")
+    try:
+        client = PrompterClient(endpoint_spec(endpoint))
+    except SecretUnreadable as exc:
+        raise EndpointRefused(f"API key: {exc}") from None
+    messages = round_messages(conditions()[condition], participant_view(task), [])
+    outcome = client.call(messages, max_chars=settings.ATELIER_MAX_PROMPT_CHARS, seed=endpoint.seed)
+    return TestCall(task_id=task.task_id, request=elided(messages), outcome=outcome)
+
+
+def endpoint_run_create(
+    *, team: Team, endpoint: Endpoint, pack: TaskPack, condition: str = "plain", samples: int = 1, temperatures: list[float] | None = None,
+    rounds: int = 1, feedback_backend: str = "", call_budget: int | None = None, token_budget: int | None = None, idempotency_key: str = "",
+) -> Submission:
+    """An endpoint run: the submission is stored and its start enqueued; the prompting stage makes the entries."""
+    from evaluation.runtime import backend_configs, conditions
+
+    chosen = conditions().get(condition)
+    if chosen is None:
+        raise EndpointRefused(f"condition: unknown condition {condition!r}; available: {', '.join(conditions())}")
+    if endpoint.team_id != team.pk or endpoint.archived:
+        raise EndpointRefused("endpoint: not one of this team's active endpoints")
+    if not 1 <= samples <= settings.ATELIER_MAX_SAMPLES:
+        raise EndpointRefused(f"samples: between 1 and {settings.ATELIER_MAX_SAMPLES}")
+    if not 1 <= rounds <= settings.ATELIER_PROMPTER_MAX_ROUNDS:
+        raise EndpointRefused(f"rounds: between 1 and {settings.ATELIER_PROMPTER_MAX_ROUNDS}")
+    temperatures = list(temperatures or [])
+    if len(temperatures) > samples or any(not 0 <= t <= 2 for t in temperatures):
+        raise EndpointRefused(f"temperatures: at most one per sample ({samples}), each between 0 and 2")
+    if rounds > 1 and feedback_backend not in backend_configs():
+        raise EndpointRefused(f"feedback backend: choose one of {', '.join(backend_configs())} for feedback rounds")
+    budget = {"calls": min(call_budget or settings.ATELIER_PROMPTER_MAX_CALLS, settings.ATELIER_PROMPTER_MAX_CALLS),
+              "tokens": min(token_budget or settings.ATELIER_PROMPTER_MAX_TOKENS, settings.ATELIER_PROMPTER_MAX_TOKENS)}  # fmt: skip
+    snapshot = {
+        "endpoint": {"name": endpoint.name, "host": urlparse(endpoint.base_url).netloc, **endpoint.parameters()},
+        "condition": chosen.label, "temperatures": temperatures, "budget": budget, "max_in_flight": endpoint.max_in_flight,
+    }  # fmt: skip
+    fingerprint = hashlib.sha256(json.dumps([pack.pk, endpoint.pk, condition, samples, temperatures, rounds, feedback_backend, budget]).encode()).hexdigest()
+    earlier = _replay(team, idempotency_key, fingerprint)
+    if earlier is not None:
+        return earlier
+    submission = Submission(
+        team=team, pack=pack, pack_revision=pack.revision, prompter=f"{endpoint.model} ({endpoint.name})", condition=condition,
+        condition_version=chosen.version, origin="endpoint", endpoint=endpoint, prompting=snapshot, samples=samples, rounds=rounds,
+        feedback_backend=feedback_backend if rounds > 1 else "", source_name=f"endpoint {endpoint.name}",
+        idempotency_key=idempotency_key, request_fingerprint=fingerprint if idempotency_key else "",
+    )  # fmt: skip
+    try:
+        with transaction.atomic():
+            submission.save()
+            enqueue("default", START_JOB, submission.pk)
+    except QueueUnavailable:
+        Submission.objects.filter(pk=submission.pk).delete()
+        raise
+    return submission

@@ -1,22 +1,26 @@
 from __future__ import annotations
 
-from django.contrib import messages
-from django.contrib.auth import login
-from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST
+import json
+from urllib.parse import urlparse
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import UserCreationForm
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
 
-from evaluation.units import submission_rescore
+from evaluation.exports import csv_lines, jsonl_lines
+from evaluation.trajectories import CALL_LOG_FIELDS, call_log, call_log_rows
+from evaluation.units import submission_cancel as cancel_run, submission_rescore
 from evaluation.workqueue import QueueUnavailable
 
 from . import services
-from .forms import SubmitForm, TeamForm, TokenForm
-from .models import ApiToken, Team
+from .forms import EndpointForm, EndpointTestForm, RunForm, SubmitForm, TeamForm, TokenForm, add_refusal
+from .models import ApiToken, Endpoint, Submission, Team
 from .parsing import PromptFileError
 
 
@@ -47,7 +51,10 @@ def teams(request: HttpRequest) -> HttpResponse:
 @login_required
 def team(request: HttpRequest, slug: str) -> HttpResponse:
     team = _my_team(request, slug)
-    context = {"team": team, "submissions": team.submissions.select_related("pack"), "tokens": team.tokens.filter(revoked=False), "token_form": TokenForm()}
+    context = {
+        "team": team, "submissions": team.submissions.select_related("pack"), "tokens": team.tokens.filter(revoked=False),
+        "token_form": TokenForm(), "endpoints": [(e, urlparse(e.base_url).netloc) for e in team.endpoints.order_by("archived", "name")],
+    }  # fmt: skip
     return render(request, "submissions/team.html", context)
 
 
@@ -108,3 +115,132 @@ def submission_retry(request: HttpRequest, submission_id: int) -> HttpResponse:
     else:
         messages.info(request, f"{queued} judgement(s) queued again.")
     return redirect("submission", submission_id=submission_id)
+
+
+# --- endpoint prompters ------------------------------------------------------------------------------
+
+
+def _my_endpoint(request: HttpRequest, slug: str, endpoint_id: int) -> tuple[Team, Endpoint]:
+    team = _my_team(request, slug)
+    return team, get_object_or_404(Endpoint, team=team, pk=endpoint_id)
+
+
+@login_required
+def endpoint_new(request: HttpRequest, slug: str) -> HttpResponse:
+    team = _my_team(request, slug)
+    form = EndpointForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            endpoint = services.endpoint_create(team=team, **form.params())
+        except services.EndpointRefused as exc:
+            add_refusal(form, str(exc))
+        else:
+            messages.success(request, f"Endpoint {endpoint.name} registered. Try a test call before a run.")
+            return redirect("endpoint", slug=team.slug, endpoint_id=endpoint.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "submissions/endpoint_new.html", {"team": team, "form": form}, status=status)
+
+
+def _endpoint_page(request: HttpRequest, team: Team, endpoint: Endpoint, status: int = 200, **context) -> HttpResponse:
+    runs = endpoint.submissions.select_related("pack")[:20]
+    context = {"team": team, "endpoint": endpoint, "test_form": EndpointTestForm(), "run_form": RunForm(), "runs": runs, **context}
+    return render(request, "submissions/endpoint.html", context, status=status)
+
+
+@login_required
+@require_GET
+def endpoint_detail(request: HttpRequest, slug: str, endpoint_id: int) -> HttpResponse:
+    team, endpoint = _my_endpoint(request, slug, endpoint_id)
+    return _endpoint_page(request, team, endpoint)
+
+
+@login_required
+@require_POST
+def endpoint_archive(request: HttpRequest, slug: str, endpoint_id: int) -> HttpResponse:
+    team, endpoint = _my_endpoint(request, slug, endpoint_id)
+    Endpoint.objects.filter(pk=endpoint.pk).update(archived=True)
+    messages.info(request, f"Endpoint {endpoint.name} archived: it can no longer be run; its past runs stay.")
+    return redirect("team", slug=team.slug)
+
+
+@login_required
+@require_POST
+def endpoint_test(request: HttpRequest, slug: str, endpoint_id: int) -> HttpResponse:
+    """Call the endpoint once, as round 1 of a run would, and show what was sent and what came back (nothing stored)."""
+    team, endpoint = _my_endpoint(request, slug, endpoint_id)
+    form = EndpointTestForm(request.POST)
+    if not form.is_valid():
+        return _endpoint_page(request, team, endpoint, 400, test_form=form)
+    try:
+        test = services.endpoint_test_call(endpoint=endpoint, pack=form.cleaned_data["pack"], condition=form.cleaned_data["condition"])
+    except services.EndpointRefused as exc:
+        add_refusal(form, str(exc))
+        return _endpoint_page(request, team, endpoint, 400, test_form=form)
+    return _endpoint_page(request, team, endpoint, test_form=form, test=shown_test_call(test))
+
+
+def shown_test_call(test: services.TestCall) -> dict:
+    """A test call as the page and the API show it: the request as JSON, the outcome, latency in ms."""
+    o = test.outcome
+    return {
+        "task_id": test.task_id, "request": test.request, "request_json": json.dumps(test.request, indent=2, ensure_ascii=False),
+        "status": o.status, "reply": o.reply, "text": o.text, "error": o.error, "http_status": o.http_status, "requests": o.requests,
+        "latency_ms": round(o.latency * 1000), "tokens": {"prompt": o.prompt_tokens, "completion": o.completion_tokens},
+    }  # fmt: skip
+
+
+@login_required
+@require_POST
+def endpoint_run(request: HttpRequest, slug: str, endpoint_id: int) -> HttpResponse:
+    team, endpoint = _my_endpoint(request, slug, endpoint_id)
+    form, errors, status = RunForm(request.POST), [], 400
+    if form.is_valid():
+        try:
+            submission = services.endpoint_run_create(team=team, endpoint=endpoint, **form.run_kwargs())
+        except services.EndpointRefused as exc:
+            add_refusal(form, str(exc))
+        except QueueUnavailable:
+            errors, status = ["The work queue is unavailable right now, so nothing was stored. Please try again in a minute."], 503
+        else:
+            return redirect("submission", submission_id=submission.pk)
+    return _endpoint_page(request, team, endpoint, status, run_form=form, run_errors=errors)
+
+
+def _team_submission(request: HttpRequest, submission_id: int, staff: bool = True) -> Submission:
+    """A submission of one of the user's teams (or any, for staff when `staff`); anyone else gets a 404."""
+    submission = get_object_or_404(Submission.objects.select_related("team", "pack"), pk=submission_id)
+    user = request.user
+    allowed = user.is_authenticated and ((staff and user.is_staff) or submission.team.members.filter(pk=user.pk).exists())
+    if not allowed:
+        raise Http404("No such submission")
+    return submission
+
+
+@require_POST
+def submission_cancel(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = _team_submission(request, submission_id, staff=False)
+    if cancel_run(submission.pk, f"cancelled by {request.user.get_username()}"):
+        messages.info(request, "Run cancelled: calls not made yet and pending units were stopped.")
+    else:
+        messages.error(request, f"Nothing to cancel: the run is {submission.status}.")
+    return redirect("submission", submission_id=submission.pk)
+
+
+@require_GET
+def call_log_page(request: HttpRequest, submission_id: int) -> HttpResponse:
+    submission = _team_submission(request, submission_id)
+    page = Paginator(call_log(submission), 50).get_page(request.GET.get("page"))
+    rows = [(call, json.dumps(call.request, indent=2, ensure_ascii=False)) for call in page]
+    return render(request, "submissions/call_log.html", {"submission": submission, "page": page, "rows": rows})
+
+
+@require_GET
+def call_log_download(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHttpResponse:
+    if fmt not in ("csv", "jsonl"):
+        raise Http404("Call logs come as .csv or .jsonl")
+    submission = _team_submission(request, submission_id)
+    rows = call_log_rows(submission)
+    lines = csv_lines(rows, CALL_LOG_FIELDS) if fmt == "csv" else jsonl_lines(rows)
+    response = StreamingHttpResponse(lines, content_type=f"{'text/csv' if fmt == 'csv' else 'application/x-ndjson'}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-calls.{fmt}"'
+    return response
