@@ -165,6 +165,30 @@ def judge_responder(request_json: dict[str, Any]) -> Reply:
     return Reply(status=400, content="scripted judge: no dimensions, checklist items, categories or strings in the request")
 
 
+def image_parts(request_json: dict[str, Any]) -> list[str]:
+    """The image URLs (data URLs) of every user message of a chat request."""
+    urls = []
+    for message in request_json.get("messages", []):
+        content = message.get("content")
+        if message.get("role") == "user" and isinstance(content, list):
+            urls += [part["image_url"]["url"] for part in content if part.get("type") == "image_url"]
+    return urls
+
+
+def scripted_prompt(title: str, round_number: int) -> str:
+    """What prompter_responder answers for a task title in a round (1-based)."""
+    return f"A detailed image for {title}, round {round_number}: clear subject, soft light, balanced composition"
+
+
+def prompter_responder(request_json: dict[str, Any]) -> Reply:
+    """Answers like a prompter endpoint: scripted_prompt(the request's title, the round), the round being one
+    more than the assistant turns already in the conversation."""
+    text = request_text(request_json)
+    title = next((line[len("Title: "):] for line in text.splitlines() if line.startswith("Title: ")), "untitled")
+    done = sum(1 for m in request_json.get("messages", []) if m.get("role") == "assistant")
+    return Reply(content=scripted_prompt(title, done + 1), usage={"prompt_tokens": 200, "completion_tokens": 25})
+
+
 def completion_body(reply: Reply, model: str, serial: int) -> dict[str, Any]:
     usage = reply.usage or {"prompt_tokens": SCRIPTED_PROMPT_TOKENS, "completion_tokens": SCRIPTED_COMPLETION_TOKENS}
     return {
@@ -297,6 +321,13 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+@pytest.fixture
+def prompter_server() -> Iterator[ScriptedOpenAIServer]:
+    """A started ScriptedOpenAIServer answering like a prompter endpoint (prompter_responder)."""
+    with ScriptedOpenAIServer(default=prompter_responder) as server:
+        yield server
 
 
 @pytest.fixture

@@ -91,7 +91,7 @@ def test_good_file_parses_and_ignores_underscore_keys(tmp_path: Path) -> None:
     smoke, real = configs["smoke-test"], configs["sd-turbo"]
     assert smoke.label == SMOKE_LABEL  # defaulted for smoke backends
     assert smoke.enabled and smoke.device == "auto"
-    assert real.to_dict() == {**GOOD_REAL, "device": "auto"}
+    assert real.to_dict() == {**GOOD_REAL, "device": "auto", "rewriter": None}  # no middleware unless declared
     assert isinstance(real.guidance, float)
 
 

@@ -14,12 +14,15 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     call_command("demo")
     call_command("demo")  # running it again adds nothing
     submissions = Submission.objects.all()
-    assert submissions.count() == 2
+    assert submissions.count() == 4  # the example upload, the baseline, and the scripted endpoint single-turn and 3 rounds
     assert all(s.status == "done" and s.published for s in submissions), [(s.status, s.error) for s in submissions]
+    runs = {s.rounds: s for s in submissions.filter(origin="endpoint")}
+    assert set(runs) == {1, 3} and runs[3].calls.count() == 3 * runs[1].calls.count() > 0
+    assert set(runs[3].calls.values_list("feedback_status", flat=True)) == {"ok"}
     page = client.get("/").content.decode()
     assert "Example prompter (hand-written)" in page and "brief-verbatim" in page and "baseline" in page
-    assert "embedding judge" in page and "smoke (random weights)" in page
-    demo = submissions.get(is_baseline=False)
+    assert "embedding judge" in page and "smoke (random weights)" in page and "guided v1+" in page
+    demo = submissions.get(is_baseline=False, origin="file")
     assert f"{demo.figures.get(scope='overall').value:.1f}" in page
 
 

@@ -1,0 +1,217 @@
+"""Endpoint runs end to end: the real openai client calls a local scripted prompter server over HTTP,
+the prompts travel the render → judge → score path, feedback rounds make trajectories."""
+
+from __future__ import annotations
+
+import base64
+import logging
+import time
+
+import pytest
+
+from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
+from submissions.models import CallStatus, Endpoint, PromptCall, Status, Submission
+from submissions.services import endpoint_create, endpoint_run_create
+from tests.openai_server import Reply, image_parts, prompter_responder, request_text, scripted_prompt
+
+SECRET = "sk-test-prompter-key-DO-NOT-LEAK-4242"
+
+
+def eligible(pack):
+    """The tasks an endpoint run plans: every task but an IM task without a target image."""
+    return [t for t in pack.tasks.order_by("category", "task_id") if t.category != "IM" or t.target_image]
+
+
+@pytest.fixture
+def prompter(settings, prompter_server, scripted_judge):
+    settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)
+    settings.ATELIER_PROMPTER_MAX_RETRIES = 0
+    settings.ATELIER_PROMPTER_TIMEOUT = 5.0
+    return prompter_server
+
+
+@pytest.fixture
+def endpoint(prompter, team) -> Endpoint:
+    return endpoint_create(team=team, name="scripted", base_url=prompter.base_url, model="scripted-prompter", api_key=SECRET, max_in_flight=4)
+
+
+def _run(team, endpoint, pack, **options) -> Submission:
+    submission = endpoint_run_create(team=team, endpoint=endpoint, pack=pack, **options)
+    submission.refresh_from_db()
+    return submission
+
+
+def _calls_of(submission, task_id):
+    return list(PromptCall.objects.filter(submission=submission, task__task_id=task_id).order_by("sample_index", "round"))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_single_turn_run_prompts_every_task_and_sample_then_scores(endpoint, prompter, team, sample_pack, caplog):
+    caplog.set_level(logging.DEBUG)
+    submission = _run(team, endpoint, sample_pack, samples=2, temperatures=[0.2, 0.9])
+    assert submission.status == Status.DONE, submission.error
+    tasks = eligible(sample_pack)
+    assert submission.prompting["left_out"] == ["im-s02"]  # no target image: a prompter cannot see the task
+    assert submission.entries.count() == len(tasks) * 2
+    for entry in submission.entries.select_related("task"):
+        assert entry.text == scripted_prompt(entry.task.title, 1)
+    assert submission.figures.filter(scope="overall").exclude(value=None).exists()
+    assert len(prompter.requests) == len(tasks) * 2
+    assert sorted({r["temperature"] for r in prompter.requests}) == [0.2, 0.9]
+    assert {r["model"] for r in prompter.requests} == {"scripted-prompter"}
+    for task in tasks:
+        sent = [r for r in prompter.requests if f"Title: {task.title}" in request_text(r)]
+        assert len(sent) == 2
+        text = request_text(sent[0])
+        for value in (task.constraints or {}).values():  # CO: every constraint goes with the brief
+            assert value in text
+        for item in (*task.prompt_checklist, *task.image_checklist):  # checklists never leave the server
+            assert item not in text
+        if task.category == "IM" and task.target_image:
+            with task.target_image.open("rb") as handle:
+                target = handle.read()
+            assert image_parts(sent[0]) == ["data:image/png;base64," + base64.b64encode(target).decode()]
+        else:
+            assert image_parts(sent[0]) == []
+    calls = PromptCall.objects.filter(submission=submission)
+    assert set(calls.values_list("status", flat=True)) == {CallStatus.OK}
+    assert all(c.latency is not None and c.requests == 1 and c.prompt_tokens == 200 for c in calls)
+    progress = prompting_progress(submission)
+    assert progress["called"] == progress["ok"] == len(tasks) * 2 and progress["open"] == 0
+    every_log = "\n".join(r.getMessage() for r in caplog.records) + str(list(calls.values_list("request", "reply", "error")))
+    assert SECRET not in every_log and SECRET not in str(Endpoint.objects.values_list("key_encrypted", flat=True))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_three_feedback_rounds_make_trajectories_and_the_last_round_is_ranked(endpoint, prompter, team, sample_pack, owner_client, stranger):
+    submission = _run(team, endpoint, sample_pack, rounds=3, feedback_backend="smoke-sd", condition="guided")
+    assert submission.status == Status.DONE, submission.error
+    tasks = {t.task_id: t for t in eligible(sample_pack)}
+    assert len(prompter.requests) == 3 * len(tasks)
+    for entry in submission.entries.select_related("task"):
+        assert entry.text == scripted_prompt(entry.task.title, 3)  # the final round is ranked
+    im = next(t for t in tasks.values() if t.category == "IM" and t.target_image)
+    rounds = _calls_of(submission, im.task_id)
+    assert [c.round for c in rounds] == [0, 1, 2] and all(c.feedback_status == "ok" for c in rounds)
+    assert all(0 <= c.feedback_score <= 100 for c in rounds)
+    third = next(r for r in prompter.requests if f"Title: {im.title}" in request_text(r) and sum(m["role"] == "assistant" for m in r["messages"]) == 2)
+    assistant = [m["content"] for m in third["messages"] if m["role"] == "assistant"]
+    assert assistant == [scripted_prompt(im.title, 1), scripted_prompt(im.title, 2)]
+    assert len(image_parts(third)) == 2  # the target, and only the latest feedback image
+    assert f"{rounds[1].feedback_score:.0f}/100 for similarity to the target" in request_text(third)
+    co = next(t for t in tasks.values() if t.category == "CO")
+    co_second = next(r for r in prompter.requests if f"Title: {co.title}" in request_text(r) and any(m["role"] == "assistant" for m in r["messages"]))
+    assert "checks for this request" in request_text(co_second)
+    rows = trajectories(submission)
+    assert len(rows) == len(tasks) and all(row["ranked"] == 2 and row["best"] is not None for row in rows)
+    by_round = round_scores(submission)
+    assert {(r["category"], r["round"]) for r in by_round} == {(c, n) for c in ("OE", "CO", "IM") for n in (1, 2, 3)}
+    image_url = rounds[0].feedback_image.url  # the team sees its feedback images; nobody else does (unpublished)
+    assert owner_client.get(image_url).status_code == 200
+    owner_client.force_login(stranger)
+    assert owner_client.get(image_url).status_code == 404
+    steer = {row["category"]: row for row in submission_steerability(submission)}
+    assert set(steer) == {"OE", "CO", "IM"} and all(row["n_trajectories"] >= 1 and row["expected_rounds"] >= 1 for row in steer.values())
+
+
+def _by_title(bad: dict[str, Reply], only_temperature: float | None = None):
+    def respond(request_json):
+        text = request_text(request_json)
+        for title, reply in bad.items():
+            if f"Title: {title}" in text and only_temperature in (None, request_json.get("temperature")):
+                return reply
+        return prompter_responder(request_json)
+
+    return respond
+
+
+@pytest.mark.django_db(transaction=True)
+def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(endpoint, prompter, team, sample_pack, settings):
+    tasks = eligible(sample_pack)
+    prompter.default = _by_title({
+        tasks[0].title: Reply(refusal="I can't help with that request."),
+        tasks[1].title: Reply(status=500, content="scripted outage"),
+        tasks[2].title: Reply(raw_body="{not json at all"),
+        tasks[3].title: Reply(content="   "),
+        tasks[4].title: Reply(content="x" * (settings.ATELIER_MAX_PROMPT_CHARS + 1)),
+    }, only_temperature=0.1)  # fmt: skip
+    submission = _run(team, endpoint, sample_pack, samples=2, temperatures=[0.1, 0.7])
+    assert submission.status == Status.INCOMPLETE and "prompting 50% missing (5 of 10 task samples" in submission.error
+    assert sorted(submission.entries.values_list("sample_index", flat=True)) == [1] * 5
+    errors = {c.task.task_id: (c.status, c.error) for c in PromptCall.objects.filter(submission=submission, sample_index=0).select_related("task")}
+    assert errors[tasks[0].task_id] == ("refused", "the prompter refused: I can't help with that request.")
+    assert errors[tasks[1].task_id][0] == "failed" and errors[tasks[1].task_id][1].startswith("HTTP 500")
+    assert errors[tasks[2].task_id][0] == "failed" and "unreadable answer" in errors[tasks[2].task_id][1]
+    assert errors[tasks[3].task_id] == ("failed", "empty reply")
+    assert errors[tasks[4].task_id][0] == "failed" and "prompts are limited to" in errors[tasks[4].task_id][1]
+    assert set(PromptCall.objects.filter(submission=submission, sample_index=1).values_list("status", flat=True)) == {"ok"}
+    overall = submission.figures.get(scope="overall")
+    assert overall.n == 5  # five task samples are scored; the five missing ones are not in the mean as zeros
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_where_no_call_answers_fails_with_the_first_reason(endpoint, prompter, team, sample_pack):
+    prompter.default = lambda request_json: Reply(refusal="no")
+    submission = _run(team, endpoint, sample_pack)
+    assert submission.status == Status.FAILED and submission.error == "the endpoint gave no usable prompt: the prompter refused: no"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_429_is_retried_after_the_time_the_server_asks_for(endpoint, prompter, team, sample_pack, settings):
+    settings.ATELIER_PROMPTER_MAX_RETRIES = 2
+    task = eligible(sample_pack)[0]
+    times: list[float] = []
+
+    def respond(request_json):
+        if f"Title: {task.title}" in request_text(request_json):
+            times.append(time.monotonic())
+            if len(times) == 1:
+                return Reply(status=429, content="slow down", headers={"Retry-After": "1"})
+        return prompter_responder(request_json)
+
+    prompter.default = respond
+    submission = _run(team, endpoint, sample_pack)
+    assert submission.status == Status.DONE, submission.error
+    call = _calls_of(submission, task.task_id)[0]
+    assert call.status == "ok" and call.requests == 2 and len(times) == 2
+    assert times[1] - times[0] >= 0.95
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_call_past_the_timeout_fails_with_the_reason(endpoint, prompter, team, sample_pack, settings):
+    settings.ATELIER_PROMPTER_TIMEOUT = 0.5
+    task = eligible(sample_pack)[0]
+    prompter.default = _by_title({task.title: Reply(content="too late", delay=2.0)})
+    submission = _run(team, endpoint, sample_pack)
+    call = _calls_of(submission, task.task_id)[0]
+    assert call.status == "failed" and call.error == "timed out after 0.5 s"
+    assert submission.status == Status.INCOMPLETE and submission.entries.count() == 4
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_call_budget_stops_calls_and_says_so(endpoint, prompter, team, sample_pack):
+    endpoint.max_in_flight = 1
+    endpoint.save()
+    submission = _run(team, endpoint, sample_pack, call_budget=2)
+    statuses = list(PromptCall.objects.filter(submission=submission).values_list("status", "error"))
+    assert len(prompter.requests) == 2
+    assert sum(s == "ok" for s, _ in statuses) == 2
+    assert {e for s, e in statuses if s == "failed"} == {"the run's call budget (2 requests) is spent"}
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("limit", [1, 3])
+def test_calls_in_flight_never_exceed_the_endpoint_limit(endpoint, prompter, team, sample_pack, limit):
+    endpoint.max_in_flight = limit
+    endpoint.save()
+    prompter.default = lambda request_json: Reply(content=prompter_responder(request_json).content, delay=0.3)
+    _run(team, endpoint, sample_pack)
+    assert prompter.max_in_flight_seen == limit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_address_refused_at_call_time_is_a_failed_call_naming_the_guard(endpoint, prompter, team, sample_pack, settings):
+    settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ()  # the deployer withdrew the allow-list after registration
+    submission = _run(team, endpoint, sample_pack)
+    assert submission.status == Status.FAILED and prompter.requests == []
+    assert "refused by the address guard" in submission.error and "loopback" in submission.error
