@@ -4,11 +4,12 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
-from ratings.services import expert_ratings_import
+from atelier.demo_prompter import DemoPrompterServer
 from evaluation import runtime
+from ratings.services import expert_ratings_import
 from submissions.baselines import baseline_create
-from submissions.models import Membership, Status, Submission, Team
-from submissions.services import submission_create, submissions_publish
+from submissions.models import RESUMABLE, Endpoint, Membership, Status, Submission, Team
+from submissions.services import endpoint_create, endpoint_run_create, submission_create, submissions_publish
 from tasks.loaders import read_own_pack
 from tasks.services import pack_save
 from tasks.targets import references_render, targets_render
@@ -44,17 +45,43 @@ class Command(BaseCommand):
             self.stdout.write(f"Evaluating {EXAMPLE_PROMPTS.name} on {pack} ({'RQ workers' if settings.REDIS_URL else 'in-process'})…")
             demo = submission_create(team=team, pack=pack, prompter="Example prompter (hand-written)", filename=EXAMPLE_PROMPTS.name, data=EXAMPLE_PROMPTS.read_bytes())
         baseline = baseline_create(pack=pack, baseline="brief-verbatim")
-        published = submissions_publish(submissions=Submission.objects.filter(pk__in=[demo.pk, baseline.pk]))
+        runs = self._endpoint_runs(team, pack)
+        shown = [demo.pk, baseline.pk, *(r.pk for r in runs)]
+        published = submissions_publish(submissions=Submission.objects.filter(pk__in=shown))
         demo.refresh_from_db()
         if demo.status == Status.DONE:
             count = expert_ratings_import(submission=demo, filename=EXAMPLE_RATINGS.name, data=EXAMPLE_RATINGS.read_bytes())
             self.stdout.write(f"Imported {count} hand ratings of the example prompts (one rater): see /judge/.")
-        for s in Submission.objects.filter(pk__in=[demo.pk, baseline.pk]):
+        for s in Submission.objects.filter(pk__in=shown):
             self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
         self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")
-        if published < 2 and settings.REDIS_URL:
+        if published < len(shown) and settings.REDIS_URL:
             queues = " ".join(settings.ATELIER_QUEUES)
             self.stdout.write(f"Start the workers and the scheduler (reconcile), e.g.:\n  python manage.py work {queues}\n  python manage.py scheduler\nthen run this command again to publish.")
+
+    def _endpoint_runs(self, team, pack) -> list[Submission]:
+        """Register the scripted demo prompter (a local server, no model) and run it single-turn and with 3 feedback
+        rounds. Its server lives as long as this command, so with RQ workers elsewhere the runs are skipped."""
+        if settings.REDIS_URL:
+            self.stdout.write("Endpoint runs skipped: the demo's scripted prompter lives in this process, and RQ workers run elsewhere.")
+            return []
+        runs = []
+        with DemoPrompterServer() as server:
+            settings.ATELIER_PROMPTER_ALLOWED_HOSTS = (*settings.ATELIER_PROMPTER_ALLOWED_HOSTS, "127.0.0.1")  # this process only
+            endpoint = Endpoint.objects.filter(team=team, name="scripted-demo").first()
+            if endpoint is None:
+                endpoint = endpoint_create(team=team, name="scripted-demo", base_url=server.base_url, model="scripted rule (no model)", max_in_flight=4)
+            Endpoint.objects.filter(pk=endpoint.pk).update(base_url=server.base_url)  # this run's port
+            feedback = next(iter(runtime.backend_configs()))
+            for rounds, condition in ((1, "plain"), (3, "guided")):
+                earlier = Submission.objects.filter(endpoint=endpoint, pack=pack, rounds=rounds, condition=condition, status__in=RESUMABLE).first()
+                if earlier is not None:
+                    runs.append(earlier)
+                    continue
+                self.stdout.write(f"Endpoint run: scripted demo prompter (no model), {rounds} round(s), condition {condition}, on {pack} (in-process)…")
+                runs.append(endpoint_run_create(team=team, endpoint=endpoint, pack=pack, condition=condition, rounds=rounds, feedback_backend=feedback))
+            self.stdout.write(f"  the scripted prompter answered {server.calls} call(s); each run's page links its call log.")
+        return runs
 
     def _demo_user(self):
         User = get_user_model()
