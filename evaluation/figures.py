@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from evaluator.judge.skills import get_skill
-from evaluator.metrics.aggregate import Unit, figures
+from evaluator.metrics.aggregate import Unit, figures, task_figures
 from leaderboard.models import Figure
 from submissions.models import Judgement, Render, Submission, UnitStatus
 
@@ -34,5 +34,10 @@ def figures_rebuild(*, submission: Submission) -> list[Figure]:
     return Figure.objects.bulk_create(
         Figure(submission=submission, **judge, judge_label=submission.judge_label, scope=f.scope, key=f.key, value=f.value,
                scale=f.scale, n=f.n, failures=f.failures, ci_low=f.ci_low, ci_high=f.ci_high)  # fmt: skip
-        for f in figures(submission_units(submission, **judge))
+        for f in _all_figures(submission_units(submission, **judge))
     )
+
+
+def _all_figures(units: list[Unit]) -> list:
+    """The board's figures and each task's score (scope "task": common-task comparisons, e.g. with human baselines)."""
+    return [*figures(units), *task_figures(units)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from submissions.models import CallStatus, Judgement, PromptCall, PromptEntry, Render, Submission, UnitStatus
 
+from .attempts import attempt_fail, attempt_judge, attempt_render
 from .judging import judge_unit, redactor
 from .prompting import _end_early, feedback_fail, feedback_render, feedback_score, prompt_calls, prompting_start
 from .rendering import render_entry
@@ -81,4 +82,20 @@ def feedback_judge_job(call_id: int) -> None:
         feedback_score(call_id)
     except Exception as exc:
         feedback_fail(call_id, f"feedback score: {_why(exc)}")
+        raise
+
+
+def attempt_render_job(attempt_id: int) -> None:
+    try:
+        attempt_render(attempt_id)
+    except Exception as exc:
+        attempt_fail(attempt_id, f"image: {_why(exc)}")
+        raise
+
+
+def attempt_judge_job(attempt_id: int) -> None:
+    try:
+        attempt_judge(attempt_id)
+    except Exception as exc:
+        attempt_fail(attempt_id, f"score: {_why(exc)}")
         raise

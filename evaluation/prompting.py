@@ -25,7 +25,6 @@ from PIL import Image
 
 from evaluator.categories import IMITATION
 from evaluator.judge.skills import get_skill
-from evaluator.judge.types import TargetInput
 from evaluator.prompters.client import OK, CallOutcome, EndpointSpec, PrompterClient
 from evaluator.prompters.messages import Feedback, Request, elided, round_messages
 from submissions.models import CallStatus, Endpoint, PromptCall, PromptEntry, Status, Submission, UnitStatus
@@ -34,7 +33,7 @@ from evaluation.crypto import decrypt
 from . import runtime
 from .judging import redactor
 from .rendering import render_prompt, store_png
-from .units import submission_advance, submission_fail, task_input
+from .units import submission_advance, submission_fail, target_for, task_input
 from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, PROMPT_JOB, enqueue, render_queue
 
 log = logging.getLogger(__name__)
@@ -244,7 +243,7 @@ def feedback_score(call_id: int) -> None:
     task, judge = call.task, runtime.judge()
     with call.feedback_image.open("rb") as handle:
         image = Image.open(handle).convert("RGB")
-    skill, target = (TARGET_SKILL, _target(call)) if task.category == IMITATION else (CHECKS_SKILL, None)
+    skill, target = (TARGET_SKILL, target_for(task, call.submission.feedback_backend)) if task.category == IMITATION else (CHECKS_SKILL, None)
     result = judge.run(skill, task_input(task), call.text, image, target=target)
     fields = {"feedback_status": UnitStatus.FAILED, "feedback_error": redactor(task).text(result.reason or f"{skill} {result.status}")}
     if result.status == UnitStatus.OK and result.value is not None:
@@ -273,20 +272,6 @@ def feedback_line(task, score: float, checklist: dict) -> str:
         missed = [item for item, ok in checklist.items() if not ok]
         line += (" Met: " + "; ".join(met) + "." if met else "") + (" Missed: " + "; ".join(missed) + "." if missed else "")
     return line
-
-
-def _target(call: PromptCall) -> TargetInput | None:
-    task = call.task
-    if not task.target_image:
-        return None
-    config = runtime.backend_configs()[call.submission.feedback_backend]
-    reference = task.references.filter(config_hash=config.version_hash()).first()
-
-    def load(field):
-        with field.open("rb") as handle:
-            return Image.open(handle).convert("RGB")
-
-    return TargetInput(image=load(task.target_image), reference=load(reference.image) if reference else None)
 
 
 def feedback_fail(call_id: int, reason: str) -> None:

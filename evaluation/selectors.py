@@ -24,7 +24,7 @@ log = logging.getLogger(__name__)
 def submission_figures(submission: Submission, judge: JudgeKey | None = None) -> dict[str, list[Figure]]:
     judge = judge or submission_judge(submission)
     grouped: dict[str, list[Figure]] = defaultdict(list)
-    for figure in submission.figures.filter(judge_id=judge.judge_id, judge_version=judge.version):
+    for figure in submission.figures.filter(judge_id=judge.judge_id, judge_version=judge.version).exclude(scope="task"):
         grouped[figure.scope].append(figure)
     return dict(grouped)  # a plain dict: templates would read defaultdict's .items as a missing key
 

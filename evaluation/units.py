@@ -13,16 +13,18 @@ import hashlib
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from PIL import Image
 
 from evaluator.backends import BackendConfig
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
-from evaluator.judge.types import Side, TaskInput
+from evaluator.judge.types import Side, TargetInput, TaskInput
 from submissions.models import ACTIVE, OPEN_CALLS, RESUMABLE, CallStatus, Judgement, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
 from tasks.models import Task
 
 from . import runtime
 from .figures import figures_rebuild
+from .humans import human_rows_rebuild
 from .judges import JudgeKey
 from .selectors import skill_missing
 from .workqueue import FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue, render_queue
@@ -35,6 +37,19 @@ def task_input(task: Task) -> TaskInput:
         constraints=dict(task.constraints or {}), prompt_checklist=tuple(task.prompt_checklist),
         image_checklist=tuple(task.image_checklist),
     )  # fmt: skip
+
+
+def target_for(task: Task, backend: str) -> TargetInput | None:
+    """An IM task's target for the similarity skill, with its c_k reference render on `backend` where one exists."""
+    if not task.target_image:
+        return None
+    reference = task.references.filter(config_hash=runtime.backend_configs()[backend].version_hash()).first()
+
+    def load(field):
+        with field.open("rb") as handle:
+            return Image.open(handle).convert("RGB")
+
+    return TargetInput(image=load(task.target_image), reference=load(reference.image) if reference else None)
 
 
 def submission_start(submission_id: int) -> None:
@@ -178,6 +193,8 @@ def submission_finish(submission_id: int) -> None:
         submission.finished = timezone.now()
         submission.save(update_fields=["status", "error", "finished"])
         figures_rebuild(submission=submission)
+        if submission.origin == "human":
+            human_rows_rebuild(pack=submission.pack, revision=submission.pack_revision)
 
 
 def missing_over_limit(submission: Submission) -> str:

@@ -25,3 +25,36 @@ class Figure(models.Model):
         # Scores of every judge version stay, so an old and a new judge can be compared side by side.
         constraints = [models.UniqueConstraint(fields=["submission", "judge_id", "judge_version", "scope", "key"], name="unique_figure")]
         ordering = ["submission", "scope", "key"]
+
+
+class HumanRow(models.Model):
+    """A human baseline row of one board and judge: a study tier's participants pooled (evaluation.humans).
+
+    Per task, the score is the mean over the participants who did that task (each participant is
+    one sample of the pooled units); figures then aggregate as for any submission."""
+
+    pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="human_rows")
+    revision = models.PositiveIntegerField()
+    tier = models.CharField(max_length=8)  # novice | skilled | all
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    judge_label = models.CharField(max_length=300, blank=True)
+    figures = models.JSONField(default=list, help_text="[{scope, key, value, n, failures, ci_low, ci_high, scale}]")
+    tasks = models.JSONField(default=list, help_text="task ids with a human score")
+    participants = models.PositiveIntegerField(default=0)
+    tasks_per_participant = models.FloatField(default=0)
+    protocols = models.JSONField(default=list, help_text="study protocol versions pooled here")
+    studies = models.JSONField(default=list, help_text="study names pooled here")
+    first = models.DateTimeField(null=True, blank=True, help_text="first completed participant")
+    last = models.DateTimeField(null=True, blank=True, help_text="last completed participant")
+    computed = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pack", "revision", "tier", "judge_id", "judge_version"], name="unique_human_row")]
+        ordering = ["pack", "revision", "tier"]
+
+    TIER_ORDER = ("novice", "skilled", "all")
+
+    @property
+    def label(self) -> str:
+        return f"Humans — {self.tier}"

@@ -15,7 +15,7 @@ from evaluator.judge.scales import scale_named
 from submissions.models import PromptEntry, Status, Submission
 from tasks.models import TaskPack
 
-from .models import Figure
+from .models import Figure, HumanRow
 
 
 @dataclass
@@ -73,7 +73,8 @@ class Board:
 
 
 def leaderboard_boards() -> list[Board]:
-    pairs = public_submissions().values_list("pack_id", "pack_revision").distinct()
+    """Boards with a published submission or a human baseline row."""
+    pairs = {*public_submissions().values_list("pack_id", "pack_revision").distinct(), *HumanRow.objects.values_list("pack_id", "revision").distinct()}
     packs = TaskPack.objects.in_bulk({p for p, _ in pairs})
     return sorted((Board(packs[p], r) for p, r in set(pairs)), key=lambda b: (b.pack.name, -b.pack.loaded_at.timestamp(), -b.revision))
 
@@ -152,3 +153,57 @@ def prompting_section(submission: Submission) -> dict:
         section["chart"] = [{"category": c, "x": [p["round"] for p in points], "y": [p["mean"] for p in points]} for c, points in sorted(by_category.items())]
         section["steerability"] = submission_steerability(submission)
     return section
+
+
+@dataclass
+class HumanView:
+    """A human baseline row as the board shows it, with the same figure cells as a prompter row."""
+
+    row: HumanRow
+    overall: Figure | None = None
+    categories: dict[str, Figure] = field(default_factory=dict)
+    backends: dict[str, Figure] = field(default_factory=dict)
+    common: float | None = None  # overall on the humans' tasks (its own overall)
+
+
+def human_judges(board: Board) -> list[JudgeKey]:
+    rows = HumanRow.objects.filter(pack=board.pack, revision=board.revision, tier="all")
+    return [JudgeKey(r.judge_id, r.judge_version, r.judge_label) for r in rows]
+
+
+def human_rows(board: Board, judge: JudgeKey) -> list[HumanView]:
+    """The board's human baseline rows for this judge (novice, skilled, all)."""
+    found = {r.tier: r for r in HumanRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)}
+    views = []
+    for tier in HumanRow.TIER_ORDER:
+        if tier in found:
+            view = HumanView(found[tier])
+            for data in found[tier].figures:
+                figure = Figure(**{k: data[k] for k in ("scope", "key", "value", "n", "failures", "ci_low", "ci_high", "scale")})
+                if figure.scope == "overall":
+                    view.overall = figure
+                elif figure.scope in ("category", "backend"):
+                    getattr(view, "categories" if figure.scope == "category" else "backends")[figure.key] = figure
+            view.common = view.overall.value if view.overall else None
+            views.append(view)
+    return views
+
+
+def common_task_scores(board: Board, judge: JudgeKey, rows: list[Row], tasks: list[str]) -> dict[int, float]:
+    """Each prompter row's overall on `tasks` only (category means over those tasks, then their mean), from the stored
+    per-task figures; a row with no stored task figures (scored before they existed: run rescore) is left out."""
+    category = dict(board.pack.tasks.filter(task_id__in=tasks).values_list("task_id", "category"))
+    per_row: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    figures = Figure.objects.filter(submission__in=[r.submission.pk for r in rows], judge_id=judge.judge_id, judge_version=judge.version, scope="task", key__in=tasks)
+    for submission_id, task_id, value in figures.values_list("submission_id", "key", "value"):
+        if value is not None:
+            per_row[submission_id][category[task_id]].append(value)
+    return {pk: fmean(fmean(v) for v in by_category.values()) for pk, by_category in per_row.items()}
+
+
+def human_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
+    """Human rows, and when the humans did only part of the board's tasks, every row's overall on those tasks."""
+    humans = human_rows(board, judge)
+    tasks = humans[-1].row.tasks if humans else []  # the "all" row: every task any participant did
+    partial = bool(humans) and len(tasks) < board.pack.tasks.count()
+    return {"humans": humans, "partial": partial, "human_tasks": len(tasks), "common": common_task_scores(board, judge, rows, tasks) if partial else {}}

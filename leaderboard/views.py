@@ -20,13 +20,15 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     boards = selectors.leaderboard_boards()
     board = next((b for b in boards if b.key == request.GET.get("board")), boards[0] if boards else None)
     judges = judges_of(selectors.board_submissions(board).values("pk")) if board else []
+    judges += [j for j in (selectors.human_judges(board) if board else []) if j.key not in {k.key for k in judges}]
     judge = pick_judge(judges, request.GET.get("judge"))
     conditions = selectors.board_conditions(board) if board else []
     condition = request.GET.get("condition", "") if request.GET.get("condition") in conditions else ""
     sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
     rows, backends = selectors.leaderboard_rows(board, judge, sort, descending, condition) if judge else ([], [])
     context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "backends": backends,
-               "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition}  # fmt: skip
+               "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition,
+               **(selectors.human_section(board, judge, rows) if judge else {})}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 
 

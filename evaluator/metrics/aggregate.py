@@ -118,6 +118,7 @@ def task_scores(units: list[Unit]) -> dict[str, dict]:
         result[task_id] = {
             "category": category[task_id],
             "score": _mean([c for c in composite if c is not None]),
+            "samples": sum(c is not None for c in composite),
             "backends": {b: fmean(image[b] for _, image in parts if b in image) for b in backends},
         }
     return result
@@ -143,6 +144,16 @@ def figures(units: list[Unit]) -> list[Figure]:
         out.append(Figure("backend", backend, _mean(values), len(values), failures[("backend", backend)], *bootstrap_ci(values)))
     out.extend(_skill_figures(units, failures))
     out.extend(_top1_figures(units))
+    return out
+
+
+def task_figures(units: list[Unit]) -> list[Figure]:
+    """Each task's composite score (scope "task", key the task id; n = its samples with a score): stored so that
+    boards can compare entries on a common set of tasks (e.g. the tasks human participants did)."""
+    out = []
+    for task_id, t in sorted(task_scores(units).items()):
+        if t["score"] is not None:
+            out.append(Figure("task", task_id, t["score"], t["samples"], 0))
     return out
 
 
