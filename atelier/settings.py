@@ -83,6 +83,7 @@ INSTALLED_APPS = [
     "submissions",
     "leaderboard",
     "ratings",
+    "studies",
     "evaluation",  # the evaluation layer: no models, management commands (reconcile, rescore, embed_exemplars)
     "atelier",  # the project itself: the demo command, which uses every app
 ]

@@ -10,6 +10,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("", include("tasks.urls")),
     path("", include("ratings.urls")),
+    path("", include("studies.urls")),
     path("", include("submissions.urls")),
     path("", include("leaderboard.urls")),
 ]

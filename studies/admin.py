@@ -1,0 +1,64 @@
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.utils.text import slugify
+
+from submissions.models import Team
+
+from . import protocol
+from .models import Assignment, Invitation, Participant, Study
+
+
+class StudyForm(forms.ModelForm):
+    class Meta:
+        model = Study
+        exclude = ("team", "protocol_version")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if not self.instance.pk:  # a new study starts from the shipped protocol files
+            for name, value in protocol.defaults().items():
+                self.initial.setdefault(name, value if name != "modules" else {c: m for c, m in value.items() if c != "about"})
+
+    def clean(self):
+        data = super().clean()
+        try:
+            protocol.check(data.get("questionnaire") or {}, data.get("tier_rule") or {}, data.get("modules") or {})
+        except protocol.ProtocolError as exc:
+            raise ValidationError(str(exc)) from None
+        return data
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    form = StudyForm
+    list_display = ("name", "pack", "split", "rounds", "per_category", "retry_attempts", "protocol_version", "is_open", "created")
+    readonly_fields = ("protocol_version",)
+
+    def save_model(self, request, obj, form, change):
+        """The protocol version follows what participants see; a new study gets its own (member-less) team."""
+        design = [obj.pack_id, obj.split, obj.per_category, obj.rounds, obj.retry_attempts, obj.retry_backend]
+        obj.protocol_version = protocol.version({"consent_text": obj.consent_text, "questionnaire": obj.questionnaire, "tier_rule": obj.tier_rule, "modules": obj.modules}, design)
+        if not change:
+            obj.slug = obj.slug or slugify(obj.name)[:90]
+            obj.team = Team.objects.create(name=f"Human study: {obj.name}"[:100], slug=f"study-{obj.slug}"[:100])
+        super().save_model(request, obj, form, change)
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ("study", "note", "expires", "created")
+    list_filter = ("study",)
+
+
+@admin.register(Participant)
+class ParticipantAdmin(admin.ModelAdmin):
+    list_display = ("code", "study", "tier", "points", "consented", "completed", "withdrawn")
+    list_filter = ("study", "tier")
+    readonly_fields = ("invitation", "submission")
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ("participant", "position", "round", "task", "submitted", "seconds")
+    list_filter = ("participant__study",)

@@ -1,0 +1,204 @@
+"""Participant pages (anonymous: the invitation token is the only key) and the staff's study pages."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from evaluation.exports import csv_lines, jsonl_lines
+
+from . import selectors, services
+from .models import Attempt, Participant, Study
+
+
+def _participant(token: str) -> Participant:
+    try:
+        return services.invitation_open(token=token)
+    except services.StudyError as exc:
+        raise _Refused(str(exc)) from None
+
+
+class _Refused(Exception):
+    pass
+
+
+def _refused(request: HttpRequest, why: str) -> HttpResponse:
+    return render(request, "studies/refused.html", {"why": why}, status=410)
+
+
+@require_GET
+def session(request: HttpRequest, token: str) -> HttpResponse:
+    """Whatever comes next for this participant: consent, questionnaire, a module introduction, a task, or thanks."""
+    try:
+        participant = _participant(token)
+    except _Refused as exc:
+        return _refused(request, str(exc))
+    context = {"p": participant, "study": participant.study, "token": token}
+    if participant.state in ("consent", "questionnaire", "completed"):
+        return render(request, f"studies/{participant.state}.html", context)
+    current = services.current_assignment(participant)
+    context.update(assignment=current, module=participant.study.modules[current.task.category], progress=selectors.progress_of(participant))
+    if current.intro and not current.intro_seen:
+        return render(request, "studies/intro.html", context)
+    services.task_shown(assignment=current)
+    context.update(bullets=selectors.constraint_bullets(current.task), attempts=list(current.attempts.all()), max_chars=participant.study.max_prompt_chars)
+    return render(request, "studies/task.html", context)
+
+
+def _step(request: HttpRequest, token: str, action) -> HttpResponse:
+    """Run one participant action on POST, then back to the session page (with the action's message, if any)."""
+    try:
+        participant = _participant(token)
+    except _Refused as exc:
+        return _refused(request, str(exc))
+    problem = action(participant)
+    if problem:
+        messages.error(request, problem)
+    return redirect("study-session", token=token)
+
+
+@require_POST
+def consent(request: HttpRequest, token: str) -> HttpResponse:
+    return _step(request, token, lambda p: services.consent_give(participant=p) if request.POST.get("agree") == "yes" else "Tick the box to agree, or close this page to leave.")
+
+
+@require_POST
+def questionnaire(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        participant = _participant(token)
+    except _Refused as exc:
+        return _refused(request, str(exc))
+    answers = {q["key"]: request.POST.getlist(q["key"]) if q["kind"] == "multi" else request.POST.get(q["key"], "").strip() for q in participant.study.questionnaire["questions"]}
+    problems = services.questionnaire_submit(participant=participant, answers=answers) if participant.consented else {"": "Please agree to the consent first."}
+    if problems:
+        return render(request, "studies/questionnaire.html", {"p": participant, "study": participant.study, "token": token, "problems": problems, "answers": answers}, status=400)
+    return redirect("study-session", token=token)
+
+
+@require_POST
+def intro(request: HttpRequest, token: str) -> HttpResponse:
+    return _step(request, token, lambda p: services.intro_seen(assignment=services.current_assignment(p)) if services.current_assignment(p) else None)
+
+
+def _position(request: HttpRequest) -> int:
+    try:
+        return int(request.POST.get("position", "-1"))
+    except ValueError:
+        return -1
+
+
+@require_POST
+def submit(request: HttpRequest, token: str) -> HttpResponse:
+    return _step(request, token, lambda p: services.assignment_submit(participant=p, position=_position(request), text=request.POST.get("text", "")))
+
+
+def _json_participant(token: str) -> Participant | JsonResponse:
+    try:
+        return _participant(token)
+    except _Refused as exc:
+        return JsonResponse({"error": str(exc)}, status=410)
+
+
+@require_POST
+def draft(request: HttpRequest, token: str) -> JsonResponse:
+    participant = _json_participant(token)
+    if isinstance(participant, JsonResponse):
+        return participant
+    problem = services.draft_save(participant=participant, position=_position(request), text=request.POST.get("text", ""))
+    return JsonResponse({"error": problem} if problem else {"saved": True}, status=400 if problem else 200)
+
+
+def _attempt_json(token: str, attempt: Attempt) -> dict:
+    image = reverse("study-attempt-image", args=[token, attempt.number]) if attempt.image else ""
+    return {"number": attempt.number, "status": attempt.status, "score": attempt.score, "image": image, "error": attempt.error}
+
+
+@require_POST
+def attempt_new(request: HttpRequest, token: str) -> JsonResponse:
+    participant = _json_participant(token)
+    if isinstance(participant, JsonResponse):
+        return participant
+    attempt, problem = services.attempt_create(participant=participant, position=_position(request), text=request.POST.get("text", ""))
+    if problem:
+        return JsonResponse({"error": problem}, status=400)
+    attempt.refresh_from_db()  # in-process queues have run it already
+    return JsonResponse(_attempt_json(token, attempt))
+
+
+def _attempt(token: str, number: int) -> Attempt:
+    participant = _participant(token)
+    current = services.current_assignment(participant)
+    return get_object_or_404(Attempt, assignment=current, number=number)
+
+
+@require_GET
+def attempt_status(request: HttpRequest, token: str, number: int) -> JsonResponse:
+    try:
+        return JsonResponse(_attempt_json(token, _attempt(token, number)))
+    except _Refused as exc:
+        return JsonResponse({"error": str(exc)}, status=410)
+
+
+@require_GET
+def attempt_image(request: HttpRequest, token: str, number: int) -> HttpResponse:
+    try:
+        attempt = _attempt(token, number)
+    except _Refused:
+        raise Http404("No such image") from None
+    if not attempt.image:
+        raise Http404("Not rendered yet")
+    response = FileResponse(attempt.image.open("rb"), content_type="image/png")
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@require_http_methods(["GET", "POST"])
+def withdraw(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        participant = _participant(token)
+    except _Refused as exc:
+        return _refused(request, str(exc))
+    if request.method == "POST" and request.POST.get("confirm") == "yes":
+        services.participant_withdraw(participant=participant)
+        return render(request, "studies/refused.html", {"why": "You have withdrawn. Your prompts and answers were deleted. Thank you for your time.", "withdrawn": True})
+    return render(request, "studies/withdraw.html", {"p": participant, "study": participant.study, "token": token})
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def study_staff(request: HttpRequest, slug: str) -> HttpResponse:
+    """Progress by state and tier, the invitation links, and new links on request."""
+    study = get_object_or_404(Study, slug=slug)
+    if request.method == "POST":
+        try:
+            made = services.invitations_create(study=study, count=int(request.POST.get("count") or 0), valid_days=int(request.POST.get("days") or 0) or None)
+            messages.success(request, f"{len(made)} new link(s) below.")
+        except (ValueError, services.StudyError) as exc:
+            messages.error(request, f"count / days: {exc}")
+        return redirect("study-staff", slug=slug)
+    links = [(request.build_absolute_uri(reverse("study-session", args=[i.token])), i) for i in study.invitations.select_related("participant").order_by("-created")[:200]]
+    return render(request, "studies/staff.html", {"study": study, "progress": selectors.study_progress(study), "links": links})
+
+
+@staff_member_required
+@require_GET
+def study_export(request: HttpRequest, slug: str, kind: str, fmt: str) -> StreamingHttpResponse:
+    study = get_object_or_404(Study, slug=slug)
+    if kind not in selectors.EXPORT_FIELDS or fmt not in ("csv", "jsonl"):
+        raise Http404("Exports: prompts or participants, as .csv or .jsonl")
+    rows = selectors.export_rows(study, kind)
+    lines = csv_lines(rows, selectors.EXPORT_FIELDS[kind]) if fmt == "csv" else jsonl_lines(rows)
+    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="study-{study.slug}-{kind}.{fmt}"'
+    return response
+
+
+@staff_member_required
+@require_GET
+def studies_staff(request: HttpRequest) -> HttpResponse:
+    studies = [(s, selectors.study_progress(s)) for s in Study.objects.select_related("pack")]
+    return render(request, "studies/staff_list.html", {"studies": studies})
