@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Exemplar, ExemplarEmbedding, ExpertRating
+from .models import Exemplar, ExemplarEmbedding, ExpertRating, RatingAssignment, TaskPool
 
 
 @admin.register(Exemplar)
@@ -20,5 +20,27 @@ class ExemplarEmbeddingAdmin(admin.ModelAdmin):
 
 @admin.register(ExpertRating)
 class ExpertRatingAdmin(admin.ModelAdmin):
-    list_display = ("rater", "entry", "render", "source", "created")
-    list_filter = ("rater", "source")
+    list_display = ("rater", "entry", "render", "pool", "source", "created")
+    list_filter = ("pool", "rater", "source")
+
+
+@admin.register(TaskPool)
+class TaskPoolAdmin(admin.ModelAdmin):
+    list_display = ("task", "pool", "created")
+    list_filter = ("pool", "task__category")
+    readonly_fields = ("task", "pool", "created")  # decided once, at the first assignment: never edited
+
+    def has_add_permission(self, request) -> bool:
+        return False  # rating_queue_fill decides pools
+
+
+@admin.register(RatingAssignment)
+class RatingAssignmentAdmin(admin.ModelAdmin):
+    list_display = ("rater", "task_id", "pool", "created", "done_at")
+    list_filter = ("pool", "rater", ("done_at", admin.EmptyFieldListFilter))
+    list_select_related = ("rater", "entry__task")
+    raw_id_fields = ("entry", "render")
+
+    @admin.display(ordering="entry__task__task_id")
+    def task_id(self, obj: RatingAssignment) -> str:
+        return obj.entry.task.task_id

@@ -1,4 +1,5 @@
-"""Judge–expert agreement from stored ratings: builds the pairs for evaluator.metrics.agreement."""
+"""Agreement from stored expert ratings of the evaluation pool (never the exemplar pool: those calibrated the judge):
+judge–expert pairs and labels, and agreement between the experts themselves, for evaluator.metrics.agreement."""
 
 from __future__ import annotations
 
@@ -7,15 +8,22 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db.models import Count, Max
+from django.db.models import Count, Max, QuerySet
 
-from evaluator.metrics.agreement import Agreement, ChecklistAgreement, ChecklistLabel, Pair, agreement, checklist_agreement
 from evaluation.judges import JudgeKey, judges_of
+from evaluator.categories import CATEGORIES
+from evaluator.metrics.agreement import OVERALL, Agreement, ChecklistAgreement, ChecklistLabel, Pair, PeopleAgreement, Rating
+from evaluator.metrics.agreement import agreement, checklist_agreement, people_agreement
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import Kind, Side
 from submissions.models import Judgement, UnitStatus
 
-from .models import ExpertRating
+from .models import ExpertRating, Pool
+
+
+def _evaluation() -> QuerySet[ExpertRating]:
+    """The ratings every figure here reads: the judge is tested only on what did not calibrate it."""
+    return ExpertRating.objects.filter(pool=Pool.EVALUATION)
 
 
 @dataclass
@@ -30,11 +38,11 @@ class Report:
 
 def judges_with_ratings() -> list[JudgeKey]:
     """Judge keys (with their labels) that have figures for a submission some expert rated."""
-    return judges_of(ExpertRating.objects.values("entry__submission_id"))
+    return judges_of(_evaluation().values("entry__submission_id"))
 
 
 def _judgements(judge: JudgeKey) -> dict[tuple[int, int | None, str], Judgement]:
-    rated = ExpertRating.objects.values("entry_id")
+    rated = _evaluation().values("entry_id")
     rows = Judgement.objects.filter(judge_id=judge.judge_id, judge_version=judge.version, status=UnitStatus.OK, entry_id__in=rated)
     return {(j.entry_id, j.render_id, j.skill): j for j in rows.select_related("entry__task")}
 
@@ -48,7 +56,7 @@ def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int
     judged = _judgements(judge)
     experts: dict[tuple, list] = defaultdict(list)
     task_of, unmatched = {}, 0
-    for rating in ExpertRating.objects.select_related("entry__task"):
+    for rating in _evaluation().select_related("entry__task"):
         side = Side.IMAGE if rating.render_id else Side.PROMPT
         rubric, checklist = judged.get((rating.entry_id, rating.render_id, _RUBRIC[side])), judged.get((rating.entry_id, rating.render_id, _CHECKLIST[side]))
         unmatched += int((bool(rating.scores) and rubric is None) or (bool(rating.checklist) and checklist is None))
@@ -66,14 +74,40 @@ def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int
 
 def agreement_report(judge: JudgeKey, resamples: int = 1000) -> Report:
     """Cached until a rating changes: the bootstrap costs seconds, the page is public."""
-    stamp = ExpertRating.objects.aggregate(n=Count("pk"), last=Max("updated"))
+    stamp = _stamp()
     raw_key = f"{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}"
     key = "agreement:" + hashlib.sha256(raw_key.encode()).hexdigest()  # judge ids hold characters memcached refuses
     report = cache.get(key)
     if report is None:
         pairs, labels, unmatched = build_inputs(judge)
-        raters = ExpertRating.objects.values("rater").distinct().count()
+        raters = _evaluation().values("rater").distinct().count()
         checklist = checklist_agreement(labels, resamples=resamples) if labels else None
         report = Report(judge, agreement(pairs, resamples=resamples) if pairs else [], checklist, stamp["n"], raters, unmatched)
         cache.set(key, report, timeout=None)
     return report
+
+
+def _stamp() -> dict:
+    return _evaluation().aggregate(n=Count("pk"), last=Max("updated"))
+
+
+def people_inputs() -> dict[str, list[Rating]]:
+    """Evaluation-pool rubric scores per category (OE, CO, IM), plus all of them under "overall"."""
+    groups: dict[str, list[Rating]] = {c: [] for c in (*CATEGORIES, OVERALL)}
+    for r in _evaluation().select_related("entry__task").order_by("pk"):
+        task = r.entry.task
+        found = [Rating(task.task_id, r.item_id, dim, r.rater, float(score)) for dim, score in r.scores.items()]
+        groups[task.category] += found
+        groups[OVERALL] += found
+    return groups
+
+
+def people_report(resamples: int = 1000) -> list[PeopleAgreement]:
+    """Agreement between experts per category and overall; cached until an evaluation rating changes."""
+    stamp = _stamp()
+    key = "people-agreement:" + hashlib.sha256(f"{stamp['n']}:{stamp['last']}:{resamples}".encode()).hexdigest()
+    rows = cache.get(key)
+    if rows is None:
+        rows = [people_agreement(ratings, group=group, resamples=resamples) for group, ratings in people_inputs().items() if ratings]
+        cache.set(key, rows, timeout=None)
+    return rows

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
 from evaluator.judge.types import Side
 from submissions.models import PromptEntry, Render
-from tasks.models import Category
+from tasks.models import Category, Task
+
+
+class Pool(models.TextChoices):
+    """Where an expert's rating goes: the judge's memory, or the test of the judge on /judge/. Never both for one task."""
+
+    EXEMPLAR = "exemplar", "exemplar (calibrates the judge)"
+    EVALUATION = "evaluation", "evaluation (tests the judge)"
 
 
 class Exemplar(models.Model):
@@ -54,6 +62,7 @@ class ExpertRating(models.Model):
     checklist = models.JSONField(default=dict, blank=True, help_text="checklist item -> 0/1")
     note = models.TextField(blank=True)
     source = models.CharField(max_length=200, blank=True)
+    pool = models.CharField(max_length=10, choices=Pool.choices, default=Pool.EVALUATION, help_text="imported files are evaluation ratings")
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 
@@ -66,3 +75,33 @@ class ExpertRating(models.Model):
     @property
     def item_id(self) -> str:
         return f"render:{self.render_id}" if self.render_id else f"entry:{self.entry_id}"
+
+
+class TaskPool(models.Model):
+    """A task's pool, decided the first time one of its items is assigned, and never changed."""
+
+    task = models.OneToOneField(Task, on_delete=models.CASCADE, related_name="rating_pool")
+    pool = models.CharField(max_length=10, choices=Pool.choices)
+    created = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.task} → {self.pool}"
+
+
+class RatingAssignment(models.Model):
+    """One prompt/image pair (an entry and one of its images) in one expert's queue."""
+
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="rating_assignments")
+    entry = models.ForeignKey(PromptEntry, on_delete=models.CASCADE, related_name="rating_assignments")
+    render = models.ForeignKey(Render, on_delete=models.CASCADE, related_name="rating_assignments")
+    pool = models.CharField(max_length=10, choices=Pool.choices)
+    created = models.DateTimeField(auto_now_add=True)
+    done_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rater", "entry"], name="unique_assignment")]
+        ordering = ["created", "pk"]
+        permissions = [("rate_items", "Can rate prompt/image pairs as an expert")]
+
+    def __str__(self) -> str:
+        return f"{self.entry.task.task_id} for {self.rater} ({self.pool})"

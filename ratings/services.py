@@ -1,24 +1,37 @@
-"""Importing expert ratings and exemplars: every line checked first, then one transaction."""
+"""Expert ratings and exemplars: importing files (every line checked first, then one transaction), filling the
+experts' rating queues, and saving a rating made on /rate/ (and the exemplar it builds, in the exemplar pool)."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import json
+import math
+import random
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
+from django.utils import timezone
 from PIL import Image
 
 from evaluation.memory import embeddings_ensure
+from evaluator.categories import CATEGORIES
 from evaluator.judge.memory import Exemplar as ExemplarData
 from evaluator.judge.types import DIMENSIONS, Side
 from submissions.models import PromptEntry, Render, Submission, UnitStatus
 from tasks.models import Task, TaskPack
 
-from .models import Exemplar, ExpertRating
+from .models import Exemplar, ExemplarEmbedding, ExpertRating, Pool, RatingAssignment, TaskPool
+
+RATE_PERMISSION = "ratings.rate_items"
+SITE_SOURCE = "rated on this site"
 
 
 class RatingFileError(Exception):
@@ -153,14 +166,21 @@ def exemplar_task_problems(exemplars: list[ExemplarData], pack: TaskPack | None)
     return [f"{ex.exemplar_id}: field 'task_id': no {ex.category} task {ex.task_id!r} in {where}" for ex in exemplars if (ex.task_id, ex.category) not in known]
 
 
+def content_sha(text: str, image_bytes: bytes) -> str:
+    """What identifies an exemplar's content: the same prompt text and image are stored once per task and side."""
+    return hashlib.sha256(text.encode() + b"\0" + image_bytes).hexdigest()
+
+
 @transaction.atomic
-def exemplars_save(*, exemplars: list[ExemplarData], source: str) -> tuple[int, int, int]:
+def exemplars_save(*, exemplars: list[ExemplarData], source: str, embed: bool = True) -> tuple[int, int, int]:
     """Store exemplars (one already stored with the same side, category, task and content is kept) and embed
-    every one of them with the current models where missing. Returns (new, kept, embedded)."""
+    every one of them with the current models where missing. Returns (new, kept, embedded).
+    embed=False leaves the embedding to the judge's first retrieval (evaluation.memory), so that a web
+    request never loads the embedding models."""
     new, rows = 0, []
     for data in exemplars:
         image_bytes = _png(data.image) if data.image is not None else b""
-        sha = hashlib.sha256(data.text.encode() + b"\0" + image_bytes).hexdigest()
+        sha = content_sha(data.text, image_bytes)
         row, created = Exemplar.objects.get_or_create(
             side=data.side, category=data.category, task_id=data.task_id, content_sha=sha,
             defaults={"text": data.text, "scores": data.scores, "notes": data.notes, "source": source},
@@ -169,7 +189,7 @@ def exemplars_save(*, exemplars: list[ExemplarData], source: str) -> tuple[int, 
             row.image.save(f"{data.category.lower()}/{sha[:16]}.png", ContentFile(image_bytes))
         new += created
         rows.append(row.pk)
-    embedded = embeddings_ensure(Exemplar.objects.filter(pk__in=rows))
+    embedded = embeddings_ensure(Exemplar.objects.filter(pk__in=rows)) if embed else 0
     return new, len(rows) - new, embedded
 
 
@@ -177,3 +197,183 @@ def _png(image) -> bytes:
     buffer = io.BytesIO()
     image.convert("RGB").save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+# --- the experts' queue -------------------------------------------------------------------------
+
+
+class QueueError(ValueError):
+    """rating_queue_fill was given options it cannot honour; the message names the option."""
+
+
+def rating_queue_fill(
+    *,
+    submissions: QuerySet[Submission],
+    raters: Sequence[AbstractBaseUser],
+    items: int,
+    per_item: int = 2,
+    exemplar_share: float = 0.5,
+    backend: str | None = None,
+    seed: int = 0,
+) -> int:
+    """Queue `items` prompt/image pairs from `submissions`, each for `per_item` distinct experts of `raters`.
+    Returns the number of assignments created.
+
+    An item is a prompt entry with its first successful render (by backend name, then image index; only
+    `backend`'s when given). Items already queued from these submissions count towards `items`, and experts
+    already on an item towards `per_item`, so a second run with the same arguments creates nothing. New
+    items are taken in a seeded order that visits every category, and every task of a category, before any
+    gets a second item. New experts go to whoever has the fewest open items (never to one whose name
+    already rated the item, e.g. in an imported file).
+
+    A task's pool is decided the first time one of its items is queued and never changes: a task already
+    rated in an imported file stays "evaluation", one with imported exemplars "exemplar"; otherwise the pool
+    that keeps the category's share of exemplar tasks closest to `exemplar_share` (a tie goes to evaluation).
+    Raises QueueError for per_item < 2, fewer distinct raters than per_item, or a rater without the role."""
+    _check_queue_options(raters, items, per_item, exemplar_share)
+    earlier = RatingAssignment.objects.filter(entry__submission__in=submissions).select_related("render__entry__task")
+    queued = {a.entry_id: a.render for a in earlier}
+    fresh = [r for r in _first_renders(submissions, backend) if r.entry_id not in queued]
+    picked = list(queued.values()) + _spread(fresh, seed)[: max(items - len(queued), 0)]
+    load = Counter(RatingAssignment.objects.filter(done_at=None).values_list("rater_id", flat=True))
+    created = 0
+    with transaction.atomic():
+        pools = _task_pools([r.entry.task for r in picked], exemplar_share)
+        for render in picked:
+            have = set(RatingAssignment.objects.filter(entry_id=render.entry_id).values_list("rater_id", flat=True))
+            rated = set(ExpertRating.objects.filter(entry_id=render.entry_id).values_list("rater", flat=True))  # e.g. from a file
+            free = [u for u in raters if u.pk not in have and u.get_username() not in rated]
+            for rater in sorted(free, key=lambda u: (load[u.pk], u.get_username()))[: per_item - len(have)]:
+                defaults = {"render": render, "pool": pools[render.entry.task_id]}
+                _, made = RatingAssignment.objects.get_or_create(rater=rater, entry_id=render.entry_id, defaults=defaults)
+                load[rater.pk] += made
+                created += made
+    return created
+
+
+def _check_queue_options(raters: Sequence[AbstractBaseUser], items: int, per_item: int, exemplar_share: float) -> None:
+    if items < 1:
+        raise QueueError(f"items must be at least 1, not {items}")
+    if per_item < 2:
+        raise QueueError(f"per_item must be at least 2, not {per_item}: agreement between experts needs two ratings of each item")
+    if len({u.pk for u in raters}) < per_item:
+        raise QueueError(f"per_item is {per_item} but only {len({u.pk for u in raters})} distinct rater(s) were given")
+    if not 0 <= exemplar_share <= 1:
+        raise QueueError(f"exemplar_share must lie between 0 and 1, not {exemplar_share}")
+    outsiders = sorted(u.get_username() for u in raters if not (u.is_active and u.has_perm(RATE_PERMISSION)))
+    if outsiders:
+        raise QueueError(f"not expert raters (add them to the group 'Expert raters'): {', '.join(outsiders)}")
+
+
+def _first_renders(submissions: QuerySet, backend: str | None) -> list[Render]:
+    renders = Render.objects.filter(entry__submission__in=submissions, status=UnitStatus.OK).exclude(image="")
+    renders = renders.filter(backend=backend) if backend else renders
+    first: dict[int, Render] = {}
+    for render in renders.select_related("entry__task").order_by("entry_id", "backend", "image_index"):
+        first.setdefault(render.entry_id, render)
+    return list(first.values())
+
+
+def _spread(renders: list[Render], seed: int) -> list[Render]:
+    """A seeded order in which every category, and every task within one, gets an item before any gets a second."""
+    shuffled = sorted(renders, key=lambda r: r.entry_id)
+    random.Random(seed).shuffle(shuffled)
+    in_task, in_category, rank, position = Counter(), Counter(), {}, {}
+    for r in shuffled:
+        rank[r.pk] = in_task[r.entry.task_id]
+        in_task[r.entry.task_id] += 1
+    for r in sorted(shuffled, key=lambda r: rank[r.pk]):  # stable: the shuffle decides among equal ranks
+        position[r.pk] = in_category[r.entry.task.category]
+        in_category[r.entry.task.category] += 1
+    return sorted(shuffled, key=lambda r: (position[r.pk], CATEGORIES.index(r.entry.task.category)))
+
+
+def _task_pools(tasks: Iterable[Task], exemplar_share: float) -> dict[int, str]:
+    pools = dict(TaskPool.objects.filter(task__in=[t.pk for t in tasks]).values_list("task_id", "pool"))
+    for task in tasks:
+        if task.pk not in pools:
+            pool = _prior_pool(task) or _balanced_pool(task.category, exemplar_share)
+            row, _ = TaskPool.objects.get_or_create(task=task, defaults={"pool": pool})
+            pools[task.pk] = row.pool
+    return pools
+
+
+def _prior_pool(task: Task) -> str | None:
+    if ExpertRating.objects.filter(entry__task=task, pool=Pool.EVALUATION).exists():
+        return Pool.EVALUATION  # it has tested the judge already
+    if Exemplar.objects.filter(task_id=task.task_id, category=task.category).exists():
+        return Pool.EXEMPLAR  # it calibrates the judge already
+    return None
+
+
+def _balanced_pool(category: str, share: float) -> str:
+    rows = TaskPool.objects.filter(task__category=category)
+    n, exemplars = rows.count(), rows.filter(pool=Pool.EXEMPLAR).count()
+    closer = abs((exemplars + 1) / (n + 1) - share) < abs(exemplars / (n + 1) - share)
+    return Pool.EXEMPLAR if closer else Pool.EVALUATION
+
+
+# --- one rating from /rate/ ----------------------------------------------------------------------
+
+
+class RatingError(Exception):
+    """The rating cannot be saved; nothing was written."""
+
+
+ALREADY_RATED = "you already rated this item"
+
+
+@dataclass(frozen=True)
+class RatingInput:
+    """One expert's answers for one prompt/image pair, already checked against the rubric and the task."""
+
+    prompt_scores: dict[str, int]
+    image_scores: dict[str, int]
+    prompt_checklist: dict[str, int]
+    image_checklist: dict[str, int]
+    rationale: str
+
+
+def expert_rating_save(*, assignment: RatingAssignment, rating: RatingInput) -> None:
+    """The prompt-side and the image-side rating in one transaction, the assignment marked done; in the
+    exemplar pool the item's exemplars are rebuilt from every exemplar-pool rating of it so far."""
+    try:
+        with transaction.atomic():
+            if RatingAssignment.objects.filter(pk=assignment.pk, done_at=None).update(done_at=timezone.now()) != 1:
+                raise RatingError(ALREADY_RATED)  # a double submit, or a second tab
+            rater, entry = assignment.rater.get_username(), assignment.entry
+            sides = ((None, rating.prompt_scores, rating.prompt_checklist), (assignment.render, rating.image_scores, rating.image_checklist))
+            for render, scores, checklist in sides:
+                ExpertRating.objects.create(
+                    rater=rater, entry=entry, render=render, scores=scores, checklist=checklist,
+                    note=rating.rationale, source=SITE_SOURCE, pool=assignment.pool,
+                )  # fmt: skip
+            if assignment.pool == Pool.EXEMPLAR:
+                _exemplars_rebuild(entry, assignment.render)
+    except IntegrityError as exc:  # a rating of this item under the same name came in from a file
+        raise RatingError(ALREADY_RATED) from exc
+
+
+def _exemplars_rebuild(entry: PromptEntry, render: Render) -> None:
+    """The item's prompt and image exemplars, scored with the median per dimension over its experts so far (a
+    half rounds up). The content is the same at every rebuild, so exemplars_save keeps the stored row: its
+    scores are updated here, and its embeddings dropped so that the judge's cached pool (keyed by them) reloads."""
+    task, ratings = entry.task, list(ExpertRating.objects.filter(entry=entry, pool=Pool.EXEMPLAR))
+    try:
+        with render.image.open("rb") as handle:
+            image = Image.open(io.BytesIO(handle.read())).convert("RGB")
+    except (OSError, ValueError) as exc:
+        raise RatingError("the image of this item cannot be read; please tell the staff") from exc
+    source = f"{SITE_SOURCE} (median of {len({r.rater for r in ratings})} expert(s))"
+    found, shas = [], []
+    prompts, images = [r for r in ratings if r.render_id is None], [r for r in ratings if r.render_id == render.pk]
+    for side, text, picture, rated in ((Side.PROMPT, entry.text, None, prompts), (Side.IMAGE, "", image, images)):
+        scores = {d: math.floor(statistics.median(r.scores[d] for r in rated) + 0.5) for d in DIMENSIONS[side]}
+        found.append(ExemplarData(f"{side}:{entry.pk}", task.task_id, task.category, side, text=text, image=picture, scores=scores))
+        shas.append(content_sha(text, _png(picture) if picture is not None else b""))
+    exemplars_save(exemplars=found, source=source, embed=False)
+    for data, sha in zip(found, shas):
+        stored = Exemplar.objects.filter(side=data.side, category=task.category, task_id=task.task_id, content_sha=sha, source__startswith=SITE_SOURCE)
+        stale = [r.pk for r in stored if r.scores != data.scores]
+        ExemplarEmbedding.objects.filter(exemplar__in=stale).delete()
+        Exemplar.objects.filter(pk__in=stale).update(scores=data.scores, source=source)

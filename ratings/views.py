@@ -1,12 +1,20 @@
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required, permission_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
 
 from evaluation.judges import pick_judge
 
-from .agreement import agreement_report, judges_with_ratings
+from . import selectors
+from .agreement import agreement_report, judges_with_ratings, people_report
+from .forms import RATIONALE_MAX, RatingForm
+from .models import RatingAssignment
+from .services import ALREADY_RATED, RATE_PERMISSION, RatingError, expert_rating_save
+
+expert_only = permission_required(RATE_PERMISSION, raise_exception=True)  # under login_required: anonymous → login page
 
 
 @require_GET
@@ -14,4 +22,58 @@ def judge_validity(request: HttpRequest) -> HttpResponse:
     judges = judges_with_ratings()
     judge = pick_judge(judges, request.GET.get("judge"))
     report = agreement_report(judge) if judge else None
-    return render(request, "ratings/judge.html", {"judges": judges, "judge": judge, "report": report})
+    return render(request, "ratings/judge.html", {"judges": judges, "judge": judge, "report": report, "people": people_report()})
+
+
+def _assignment(request: HttpRequest, pk: int) -> RatingAssignment:
+    """One of this expert's items; anyone else's is a 404, exactly like one that does not exist."""
+    return get_object_or_404(RatingAssignment.objects.select_related("entry__task", "render", "rater"), pk=pk, rater=request.user)
+
+
+def _page(request: HttpRequest, assignment: RatingAssignment | None, form: RatingForm | None, status: int = 200) -> HttpResponse:
+    done, total = selectors.progress(request.user)
+    context = {"assignment": assignment, "form": form, "done": done, "total": total, "rationale_max": RATIONALE_MAX}
+    if assignment is not None:
+        context |= {"task": assignment.entry.task, "prompt": assignment.entry.text, "sections": form.sections()}
+    return render(request, "ratings/rate.html", context, status=status)
+
+
+@require_GET
+@login_required
+@expert_only
+def rate(request: HttpRequest) -> HttpResponse:
+    assignment = selectors.next_assignment(request.user)
+    return _page(request, assignment, RatingForm(task=assignment.entry.task) if assignment else None)
+
+
+@require_POST
+@login_required
+@expert_only
+def rate_save(request: HttpRequest, pk: int) -> HttpResponse:
+    assignment = _assignment(request, pk)
+    if assignment.done_at is not None:
+        messages.error(request, f"{ALREADY_RATED}; nothing was changed.")
+        return redirect("rate")
+    form = RatingForm(request.POST, task=assignment.entry.task)
+    if not form.is_valid():
+        return _page(request, assignment, form, status=400)
+    try:
+        expert_rating_save(assignment=assignment, rating=form.rating())
+    except RatingError as exc:
+        messages.error(request, f"{exc}; nothing was changed.")
+        return redirect("rate")
+    messages.success(request, "Rating saved.")
+    return redirect("rate")
+
+
+@require_GET
+@login_required
+@expert_only
+def rate_image(request: HttpRequest, pk: int) -> HttpResponse:
+    """The image of one of this expert's items, whoever made it (the media URL would need the submission visible)."""
+    render_ = _assignment(request, pk).render
+    if not render_.image or not render_.image.storage.exists(render_.image.name):
+        raise Http404("No image")
+    response = FileResponse(render_.image.open("rb"), content_type="image/png")
+    response["Cache-Control"] = "private, no-store"
+    return response

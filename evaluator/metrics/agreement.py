@@ -7,6 +7,11 @@ more, i.e. how well humans agree with each other (AtelierEval: judge–expert �
 ≈ 0.83). Checklist labels (0/1) are compared with the expert majority (ties count as "not met",
 the same rule as the judge ensemble): accuracy, precision, recall and F1 for the class "met".
 
+Agreement between people, without the judge (people_agreement): Krippendorff's α from the
+`krippendorff` package (ordinal by default) on a raters × units matrix, a unit being one item on
+one dimension and a missing rating NaN; and the expert–expert ceiling, Spearman between the first
+two raters of each unit in rater-name order.
+
 Rules shared by every figure:
 - a statistic that is undefined (fewer than 3 items, constant input to a correlation, nothing
   predicted or nothing true for precision/recall) is None, never NaN, and so are its bounds;
@@ -24,12 +29,13 @@ result or pass fewer resamples where that matters.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
+import krippendorff
 import numpy as np
 from scipy import stats
 
@@ -267,3 +273,101 @@ def checklist_agreement(
     rows = _by_task(labels, lambda label: (label.judge, majority(label.experts)))
     options = {"resamples": resamples, "confidence": confidence, "seed": seed}
     return ChecklistAgreement(*(_estimate(rows, s, **options) for s in (_accuracy, _precision, _recall, _f1)))
+
+
+# --- agreement between people -----------------------------------------------------------------
+
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
+SCALE_1_5 = (1, 2, 3, 4, 5)
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One person's score of one unit: an item (a prompt or an image) on one rubric dimension."""
+
+    task_id: str
+    item_id: str
+    dimension: str
+    rater: str
+    score: float
+
+
+@dataclass(frozen=True)
+class PeopleAgreement:
+    group: str  # a category, or "overall"
+    n_items: int  # items rated by at least two people: only these carry information about agreement
+    n_raters: int
+    alpha: Interval  # Krippendorff's α over item × dimension units (n_items there counts units)
+    ceiling: Interval  # Spearman between the first two raters (by name) of each unit rated twice or more
+
+
+def krippendorff_alpha(matrix: Any, *, level: str = "ordinal", value_domain: Sequence[float] | None = None) -> float | None:
+    """α of a raters × units matrix (NaN where a rater did not rate a unit), computed by the
+    krippendorff package. None when undefined: fewer than MIN_ITEMS units rated by two or more,
+    or one single value throughout those units (no disagreement can be expected)."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, not {level!r}")
+    data = np.asarray(matrix, dtype=float)
+    if data.ndim != 2:
+        raise ValueError("expected a two-dimensional raters × units matrix")
+    pairable = data[:, np.sum(~np.isnan(data), axis=0) >= 2]
+    values = pairable[~np.isnan(pairable)]
+    if pairable.shape[1] < MIN_ITEMS or np.ptp(values) == 0:
+        return None
+    domain = None if value_domain is None else list(value_domain)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _finite(krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=domain))
+
+
+def _units_by_task(ratings: Sequence[Rating]) -> dict[str, list[np.ndarray]]:
+    """Per task, one column per unit: the raters' scores in rater-name order, NaN where missing."""
+    raters = {name: i for i, name in enumerate(sorted({r.rater for r in ratings}))}
+    columns: dict[tuple[str, str, str], np.ndarray] = {}
+    for r in ratings:
+        column = columns.setdefault((r.task_id, r.item_id, r.dimension), np.full(len(raters), np.nan))
+        if not np.isnan(column[raters[r.rater]]):
+            raise ValueError(f"{r.item_id}/{r.dimension}: {r.rater} rated it twice")
+        if not math.isfinite(r.score):
+            raise ValueError(f"{r.item_id}/{r.dimension}: scores must be finite numbers")
+        column[raters[r.rater]] = r.score
+    grouped: dict[str, list[np.ndarray]] = defaultdict(list)
+    for (task_id, _, _), column in sorted(columns.items(), key=lambda kv: kv[0]):
+        grouped[task_id].append(column)
+    return dict(grouped)
+
+
+def first_two(column: np.ndarray) -> tuple[float, float]:
+    """The scores of the first two raters (in rater-name order) who rated this unit (it has at least two)."""
+    present = column[~np.isnan(column)]
+    return float(present[0]), float(present[1])
+
+
+def people_agreement(
+    ratings: Sequence[Rating],
+    *,
+    group: str = OVERALL,
+    level: str = "ordinal",
+    value_domain: Sequence[float] | None = SCALE_1_5,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PeopleAgreement:
+    """Krippendorff's α and the Spearman ceiling of one group of ratings, each with its task-bootstrap interval."""
+    _check_options(resamples, confidence)
+    # Units rated once are not pairable: they change neither figure, so they are left out of the counts too.
+    units = {t: kept for t, cols in _units_by_task(ratings).items() if (kept := [c for c in cols if np.sum(~np.isnan(c)) >= 2])}
+    pairs = {t: [first_two(c) for c in cols] for t, cols in units.items()}
+    options = {"resamples": resamples, "confidence": confidence, "seed": seed}
+
+    def alpha(columns: np.ndarray) -> float | None:  # the drawn units, one per row: the package wants raters as rows
+        return krippendorff_alpha(np.asarray(columns).T, level=level, value_domain=value_domain)
+
+    raters_of_item = Counter(item for item, _ in {(r.item_id, r.rater) for r in ratings})
+    return PeopleAgreement(
+        group,
+        n_items=sum(1 for n in raters_of_item.values() if n >= 2),
+        n_raters=len({r.rater for r in ratings}),
+        alpha=_estimate(units, alpha, **options),
+        ceiling=_estimate(pairs, _spearman, **options),
+    )
+

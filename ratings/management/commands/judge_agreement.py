@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation.judges import pick_judge
-from ratings.agreement import agreement_report, judges_with_ratings
+from ratings.agreement import agreement_report, judges_with_ratings, people_report
 
 
 def fmt(interval) -> str:
@@ -12,13 +12,15 @@ def fmt(interval) -> str:
 
 
 class Command(BaseCommand):
-    help = "Agreement between the judge and stored expert ratings: Spearman, Kendall tau-b, MAE, within-1, expert ceiling, checklist accuracy/F1."
+    help = "Agreement between experts (Krippendorff alpha, ceiling) and between the judge and stored expert ratings: Spearman, Kendall tau-b, MAE, within-1, expert ceiling, checklist accuracy/F1."
 
     def add_arguments(self, parser):
         parser.add_argument("--judge", help="judge_id|version (default: the one with the most scored submissions)")
         parser.add_argument("--resamples", type=int, default=1000)
 
     def handle(self, *args, judge: str | None, resamples: int, **options):
+        for row in people_report(resamples=resamples):
+            self.stdout.write(f"experts, {row.group}: Krippendorff's alpha (ordinal) {fmt(row.alpha)}, expert-expert ceiling {fmt(row.ceiling)}; {row.n_items} items rated by >= 2, {row.n_raters} experts")
         chosen = pick_judge(judges_with_ratings(), judge)
         if chosen is None:
             raise CommandError("no expert ratings of judged items: import some with manage.py import_expert_ratings")

@@ -1,0 +1,67 @@
+"""The rating form of /rate/: the rubric's four prompt and four image dimensions (1–5), the task's checklists
+(yes/no) and a rationale. Field names are "<side>-<dimension>" and "<side>-check-<n>"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from evaluator.judge.rubrics import RUBRIC
+from evaluator.judge.types import Side
+from tasks.models import Task
+
+from .services import RatingInput
+
+RATIONALE_MAX = 1000
+SCORES = [(str(n), str(n)) for n in range(1, 6)]
+YES_NO = [("1", "yes"), ("0", "no")]
+
+
+class RatingForm(forms.Form):
+    rationale = forms.CharField(
+        max_length=RATIONALE_MAX,
+        error_messages={
+            "required": "rationale: write a short rationale (a sentence or two)",
+            "max_length": f"rationale: at most {RATIONALE_MAX} characters, please (%(show_value)d given)",
+        },
+    )
+
+    def __init__(self, *args: Any, task: Task, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.task = task
+        for side in Side:
+            for dim in RUBRIC.dimensions_of(side):
+                self.fields[f"{side}-{dim.key}"] = forms.TypedChoiceField(choices=SCORES, coerce=int, error_messages={
+                    "required": f"{dim.key}: choose a score from 1 to 5",
+                    "invalid_choice": f"{dim.key}: %(value)s is not a score from 1 to 5",
+                })  # fmt: skip
+            for n, item in enumerate(self.checklist(side), start=1):
+                self.fields[f"{side}-check-{n}"] = forms.TypedChoiceField(choices=YES_NO, coerce=int, error_messages={
+                    "required": f"{side} checklist item {n} ({item}): answer yes or no",
+                    "invalid_choice": f"{side} checklist item {n} ({item}): answer yes or no",
+                })  # fmt: skip
+
+    def checklist(self, side: Side) -> list[str]:
+        return self.task.prompt_checklist if side == Side.PROMPT else self.task.image_checklist
+
+    def rating(self) -> RatingInput:
+        data = self.cleaned_data
+        scores = {side: {d.key: data[f"{side}-{d.key}"] for d in RUBRIC.dimensions_of(side)} for side in Side}
+        checks = {side: {item: data[f"{side}-check-{n}"] for n, item in enumerate(self.checklist(side), start=1)} for side in Side}
+        return RatingInput(scores[Side.PROMPT], scores[Side.IMAGE], checks[Side.PROMPT], checks[Side.IMAGE], data["rationale"])
+
+    def sections(self) -> list[dict]:
+        """What the template draws, per side: each dimension with its anchored levels, then the checklist;
+        every question with the value sent back (after an error) and its errors."""
+        def answer(name: str) -> dict:
+            return {"name": name, "value": self.data.get(name, ""), "errors": self.errors.get(name, [])}
+
+        return [
+            {
+                "side": side,
+                "dimensions": [{**answer(f"{side}-{d.key}"), "dimension": d, "levels": list(enumerate(d.levels, start=1))} for d in RUBRIC.dimensions_of(side)],
+                "checklist": [{**answer(f"{side}-check-{n}"), "item": item} for n, item in enumerate(self.checklist(side), start=1)],
+            }
+            for side in Side
+        ]

@@ -1,0 +1,60 @@
+// Keyboard rating on /rate/: 1–5 score the current dimension, y/n answer the current checklist item (each
+// moves on), Ctrl+Enter submits. The radios stay native, so Tab, Space and the arrow keys work as usual.
+(function () {
+  "use strict";
+  const form = document.getElementById("rate-form");
+  if (!form) return;
+  const steps = Array.from(form.querySelectorAll("fieldset.step"));
+  const rationale = document.getElementById("rationale");
+  let current = -1;
+
+  function show(index) {
+    steps.forEach((s, i) => s.classList.toggle("current", i === index));
+    current = index;
+    if (index >= 0) steps[index].scrollIntoView({ block: "center" });
+  }
+
+  function answer(value) {
+    const radio = steps[current].querySelector('input[value="' + value + '"]');
+    if (!radio) return;
+    radio.checked = true;
+    const next = current + 1;
+    if (next < steps.length) {
+      show(next);
+      (steps[next].querySelector("input:checked") || steps[next].querySelector("input")).focus({ preventScroll: true });
+    } else {
+      show(-1);
+      rationale.focus();
+    }
+  }
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      event.preventDefault();
+      form.requestSubmit();
+      return;
+    }
+    const typing = event.target.matches("textarea, input[type=text], select");
+    if (typing || event.ctrlKey || event.metaKey || event.altKey || current < 0) return;
+    const kind = steps[current].dataset.kind;
+    if (kind === "score" && /^[1-5]$/.test(event.key)) {
+      event.preventDefault();
+      answer(event.key);
+    } else if (kind === "check" && (event.key === "y" || event.key === "n")) {
+      event.preventDefault();
+      answer(event.key === "y" ? "1" : "0");
+    }
+  });
+
+  // Whatever question the focus is in (Tab, a click) becomes the current one.
+  form.addEventListener("focusin", function (event) {
+    const step = event.target.closest("fieldset.step");
+    if (step) show(steps.indexOf(step));
+  });
+
+  // Start at the first question marked invalid (after an error), else the first without an answer, else the rationale.
+  const invalid = steps.findIndex((s) => s.classList.contains("invalid"));
+  const first = invalid >= 0 ? invalid : steps.findIndex((s) => !s.querySelector("input:checked"));
+  if (first >= 0) show(first);
+  else rationale.focus();
+})();
