@@ -13,8 +13,10 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     settings.DEBUG = True
     call_command("demo")
     call_command("demo")  # running it again adds nothing
-    submissions = Submission.objects.all()
+    submissions = Submission.objects.exclude(origin="human")
     assert submissions.count() == 4  # the example upload, the baseline, and the scripted endpoint single-turn and 3 rounds
+    humans = Submission.objects.filter(origin="human")
+    assert humans.count() == 4 and all(h.status == "done" and not h.published for h in humans)  # the scripted participants, once
     assert all(s.status == "done" and s.published for s in submissions), [(s.status, s.error) for s in submissions]
     runs = {s.rounds: s for s in submissions.filter(origin="endpoint")}
     assert set(runs) == {1, 3} and runs[3].calls.count() == 3 * runs[1].calls.count() > 0
@@ -22,6 +24,7 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     page = client.get("/").content.decode()
     assert "Example prompter (hand-written)" in page and "brief-verbatim" in page and "baseline" in page
     assert "embedding judge" in page and "smoke (random weights)" in page and "guided v1+" in page
+    assert "Humans — novice" in page and "Humans — skilled" in page and "Humans — all" in page
     demo = submissions.get(is_baseline=False, origin="file")
     assert f"{demo.figures.get(scope='overall').value:.1f}" in page
 

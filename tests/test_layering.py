@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("tasks", "submissions", "ratings", "leaderboard")
+APPS = ("tasks", "submissions", "ratings", "leaderboard", "studies")
 PROJECT = ("evaluator", "evaluation", "atelier", *APPS)
 
 

@@ -1,0 +1,64 @@
+"""An expert logs in and rates two items in a real browser with the keyboard only (tests/browser.py: headless Chromium)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evaluator.judge.types import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
+from ratings.models import ExpertRating, RatingAssignment
+from ratings.selectors import next_assignment
+from ratings.services import rating_queue_fill
+from submissions.models import Submission
+from tests.test_expert_queue import expert, rendered_submission
+
+
+def keys_for(assignment: RatingAssignment, score: str) -> str:
+    """Every question in page order: prompt dimensions, prompt checklist, image dimensions, image checklist."""
+    task = assignment.entry.task
+    return score * len(PROMPT_DIMENSIONS) + "y" * len(task.prompt_checklist) + score * len(IMAGE_DIMENSIONS) + "n" * len(task.image_checklist)
+
+
+def rate_with_keys(browser, assignment: RatingAssignment, score: str, shot: str) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    browser.wait(lambda d: browser.find_all("#rate-form fieldset.current"))  # rate.js has run
+    ActionChains(browser.driver).send_keys(keys_for(assignment, score)).perform()
+    browser.wait(lambda d: d.switch_to.active_element.get_attribute("id") == "rationale")  # the last answer moved the focus on
+    ActionChains(browser.driver).send_keys("Typed with the keyboard only.").perform()
+    browser.shot(shot)
+    ActionChains(browser.driver).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_expert_rates_two_items_with_the_keyboard(browser, team, sample_pack, django_user_model):
+    from selenium.webdriver.common.keys import Keys
+
+    submission = rendered_submission(team, sample_pack)
+    ana, ben = expert(django_user_model, "ana"), expert(django_user_model, "ben")
+    rating_queue_fill(submissions=Submission.objects.filter(pk=submission.pk), raters=[ana, ben], items=2)
+
+    browser.get("/accounts/login/?next=/rate/")
+    browser.find("input[name=username]").send_keys("ana")
+    browser.find("input[name=password]").send_keys("pw-expert-123", Keys.ENTER)
+    browser.wait(lambda d: "0 done of 2" in browser.find("#progress").text)
+    browser.shot("rater-1-first-item")
+
+    first = next_assignment(ana)
+    rate_with_keys(browser, first, "4", "rater-2-first-item-answered")
+    browser.wait(lambda d: "1 done of 2" in browser.find("#progress").text)
+    assert "Rating saved." in browser.find(".messages").text
+
+    second = next_assignment(ana)
+    assert second.pk != first.pk
+    rate_with_keys(browser, second, "2", "rater-3-second-item-answered")
+    browser.wait(lambda d: "2 done of 2" in browser.find("#progress").text)
+    browser.shot("rater-4-queue-done")
+
+    rows = ExpertRating.objects.filter(rater="ana")
+    assert rows.count() == 4
+    prompt, image = rows.get(entry=first.entry, render=None), rows.get(entry=first.entry, render=first.render)
+    assert prompt.scores == dict.fromkeys(PROMPT_DIMENSIONS, 4) and image.scores == dict.fromkeys(IMAGE_DIMENSIONS, 4)
+    assert set(prompt.checklist.values()) == {1} and set(image.checklist.values()) == {0}
+    assert rows.get(entry=second.entry, render=None).scores == dict.fromkeys(PROMPT_DIMENSIONS, 2)
+    assert prompt.note == "Typed with the keyboard only."

@@ -1,0 +1,71 @@
+"""A participant in a real browser (headless Chromium): consent, questionnaire, a short study with one task
+of each module, a reload mid-task that keeps the draft, an IM retry that shows its image, completion, and
+the human rows on the leaderboard. Screenshots of each screen go to test-screenshots/."""
+
+from __future__ import annotations
+
+import pytest
+
+from studies.models import Participant
+from studies.services import invitations_create, study_create
+
+
+@pytest.fixture
+def retry_study(sample_pack):
+    from evaluation import runtime
+
+    return study_create(name="Browser pilot", pack=sample_pack, per_category=1, rounds=1, retry_attempts=2, retry_backend=next(iter(runtime.backend_configs())))
+
+
+def test_participant_completes_a_study_in_the_browser(browser, retry_study):
+    from selenium.webdriver.common.by import By
+
+    token = invitations_create(study=retry_study, count=1)[0].token
+    browser.get(f"/study/{token}/")
+    assert "Before you start" in browser.driver.page_source
+    browser.shot("study-1-consent")
+    browser.find("#agree").click()
+    browser.find("#consent-go").click()
+    browser.wait(lambda d: d.find_elements(By.ID, "questionnaire"))
+    browser.find("#questionnaire-go").click()  # nothing answered: the required questions are marked
+    browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, ".question.invalid"))
+    browser.shot("study-2-questionnaire-problems")
+    for key, option in (("t2i_experience", "1to2y"), ("t2i_frequency", "weekly"), ("professional", "no"), ("art_background", "self"),
+                        ("check_seed", "seed"), ("check_cfg", "strict"), ("check_thirds", "lines")):  # fmt: skip
+        browser.find(f'input[name="{key}"][value="{option}"]').click()
+    browser.find("#questionnaire-go").click()
+    reloaded = tried = False
+    for step in range(12):
+        browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#intro-go, #prompt, .card h1"))
+        if browser.find_all("#intro-go"):
+            browser.shot(f"study-3-intro-{step}")
+            browser.find("#intro-go").click()
+            continue
+        if not browser.find_all("#prompt"):
+            break
+        box = browser.find("#prompt")
+        box.send_keys("a flat poster: red sun above three blue hills, navy foreground")
+        browser.wait(lambda d: d.find_element(By.ID, "draft-state").get_attribute("data-saved") == "1")
+        if not reloaded:  # a reload mid-task loses nothing
+            browser.driver.refresh()
+            browser.wait(lambda d: d.find_elements(By.ID, "prompt"))
+            assert "red sun above three blue hills" in browser.find("#prompt").get_attribute("value")
+            reloaded = True
+        if browser.find_all("#try"):
+            assert browser.find_all("#target")  # the target stays beside the prompt box
+            browser.find("#try").click()
+            browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attempts figure[data-status=ok] img"), timeout=60)
+            assert "similarity" in browser.find("#attempts figcaption").text
+            browser.shot("study-4-im-attempt")
+            tried = True
+        else:
+            browser.shot(f"study-4-task-{step}")
+        browser.find("#submit").click()
+    assert reloaded and tried
+    browser.wait(lambda d: "Thank you" in d.page_source, timeout=120)
+    browser.shot("study-5-done")
+    participant = Participant.objects.get(invitation__token=token)
+    assert participant.completed and participant.tier and participant.submission.status == "done"
+    browser.get("/")
+    assert f"Humans — {participant.tier}" in browser.driver.page_source and "Humans — all" in browser.driver.page_source
+    browser.shot("study-6-leaderboard-humans")

@@ -1,0 +1,212 @@
+"""Human studies through the site (Django test client; the browser walk is in test_browser_study.py):
+links, consent, questionnaire and tier, drafts, submissions, IM attempts, withdrawal, exports, human rows."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from studies import protocol
+from studies.models import Assignment, Attempt, Participant
+from studies.services import StudyError, invitations_create, study_create
+
+SKILLED = {"t2i_experience": "gt2y", "t2i_frequency": "daily", "professional": "yes", "art_background": "formal",
+           "concepts": ["seed", "cfg", "composition"], "check_seed": "seed", "check_cfg": "strict", "check_thirds": "lines"}  # fmt: skip
+NOVICE = {"t2i_experience": "never", "t2i_frequency": "never", "professional": "no", "art_background": "none",
+          "check_seed": "unsure", "check_cfg": "unsure", "check_thirds": "centre"}  # fmt: skip
+
+
+@pytest.fixture
+def study(sample_pack):
+    return study_create(name="Pilot", pack=sample_pack, per_category=1, rounds=1)
+
+
+def link(study) -> str:
+    return f"/study/{invitations_create(study=study, count=1)[0].token}/"
+
+
+def start(client, url: str, answers: dict) -> Participant:
+    assert client.post(url + "consent", {"agree": "yes"}).status_code == 302
+    assert client.post(url + "questionnaire", answers).status_code == 302
+    return Participant.objects.get(invitation__token=url.strip("/").split("/")[-1])
+
+
+def do_all_tasks(client, url: str, participant: Participant, text: str = "a red sun above three blue hills, flat poster") -> None:
+    for assignment in participant.assignments.order_by("position"):
+        if assignment.intro:
+            client.post(url + "intro")
+        client.get(url)
+        assert client.post(url + "submit", {"position": assignment.position, "text": f"{text} ({assignment.task.task_id})"}).status_code == 302
+
+
+def test_shipped_protocol_is_valid_and_the_tier_rule_is_applied_as_documented():
+    shipped = protocol.defaults()
+    protocol.check(shipped["questionnaire"], shipped["tier_rule"], shipped["modules"])
+    assert protocol.place(shipped["tier_rule"], SKILLED).tier == "skilled"
+    assert protocol.place(shipped["tier_rule"], NOVICE).tier == "novice"
+    # Experience alone is not enough: the knowledge checks are required for skilled.
+    bluffer = {**SKILLED, "check_seed": "unsure"}
+    assert protocol.place(shipped["tier_rule"], bluffer).tier == "novice"
+    assert protocol.place(shipped["tier_rule"], SKILLED).points == 3 + 2 + 2 + 2 + 1.5 + 2 + 2 + 1
+
+
+def test_a_broken_protocol_is_refused_naming_the_field():
+    shipped = protocol.defaults()
+    rule = {**shipped["tier_rule"], "points": {**shipped["tier_rule"]["points"], "no_such_question": {"a": 1}}}
+    with pytest.raises(protocol.ProtocolError, match="no_such_question"):
+        protocol.check(shipped["questionnaire"], rule, shipped["modules"])
+    with pytest.raises(protocol.ProtocolError, match="questions/0/kind"):
+        protocol.check({"questions": [{"key": "a", "kind": "essay", "text": "?"}]}, shipped["tier_rule"], shipped["modules"])
+
+
+def test_plans_spread_over_tasks_randomise_module_order_and_never_repeat_a_task():
+    tasks = {c: [f"{c}{i}" for i in range(6)] for c in ("OE", "CO", "IM")}
+    plan = protocol.draw_plan(tasks, {"OE0": 3, "OE1": 3}, rounds=2, per_category=2, seed="P-AAAAAA")
+    assert len(plan) == 12 and len({t for _, _, t in plan}) == 12
+    assert not {"OE0", "OE1"} & {t for _, _, t in plan}  # the least-taken tasks come first
+    for rnd in (0, 1):  # each round holds every module once, as one block of its tasks
+        modules = [c for r, c, _ in plan if r == rnd]
+        assert len(dict.fromkeys(modules)) == 3 and modules == sorted(modules, key=modules.index)
+    firsts = {tuple(dict.fromkeys(c for r, c, _ in protocol.draw_plan(tasks, {}, 1, 1, seed=f"P-{i}"))) for i in range(30)}
+    assert len(firsts) > 1  # the module order is drawn per participant
+    with pytest.raises(protocol.ProtocolError, match="OE: 6 task"):
+        protocol.draw_plan(tasks, {}, rounds=4, per_category=2, seed="x")
+
+
+def test_participant_walks_consent_questionnaire_tasks_and_becomes_a_human_row(client, study):
+    url = link(study)
+    assert "Consent" in client.get(url).content.decode()
+    client.post(url + "consent", {})  # no tick: told so, nothing recorded
+    assert Participant.objects.get().consented is None
+    client.post(url + "consent", {"agree": "yes"})
+    page = client.post(url + "questionnaire", {"t2i_experience": "gt2y"})
+    assert page.status_code == 400 and "Please answer this question." in page.content.decode()
+    assert not Assignment.objects.exists()
+    client.post(url + "questionnaire", SKILLED)
+    participant = Participant.objects.get()
+    assert participant.tier == "skilled" and participant.assignments.count() == 3
+    assert "Start" in client.get(url).content.decode()  # the first module's introduction
+    first = participant.assignments.order_by("position").first()
+    client.post(url + "intro")
+    assert first.task.brief in client.get(url).content.decode()
+    assert client.post(url + "draft", {"position": first.position, "text": "half a thought"}).json() == {"saved": True}
+    assert "half a thought" in client.get(url).content.decode()  # a reload keeps the draft
+    for bad, message in (("   ", "Write a prompt"), ("x" * (study.max_prompt_chars + 1), "the limit is")):
+        response = client.post(url + "submit", {"position": first.position, "text": bad}, follow=True)
+        assert message in response.content.decode()
+    client.post(url + "submit", {"position": first.position, "text": "my first prompt"})
+    twice = client.post(url + "submit", {"position": first.position, "text": "a double click"}, follow=True)
+    assert "already submitted" in twice.content.decode()
+    assert Assignment.objects.get(pk=first.pk).text == "my first prompt"
+    do_all_tasks(client, url, participant)
+    again = client.post(url + "submit", {"position": first.position, "text": "a second click"}, follow=True)
+    assert "Thank you" in again.content.decode()
+    participant.refresh_from_db()
+    assert participant.completed and participant.submission.origin == "human" and participant.submission.status == "done"
+    assert not participant.submission.published  # one person is never a board row of their own
+    assert all(a.seconds is not None and a.text for a in participant.assignments.all())
+    board = client.get("/").content.decode()
+    assert "Humans — skilled" in board and "Humans — all" in board and "Humans — novice" not in board
+    assert "coverage 3/6 tasks" in board and "did 3 of the board" in board
+
+
+def test_human_row_task_score_is_the_mean_over_the_participants_who_did_it(client, study):
+    from leaderboard.models import Figure, HumanRow
+
+    people = []
+    for answers in (SKILLED, NOVICE):
+        url = link(study)
+        participant = start(client, url, answers)
+        do_all_tasks(client, url, participant, text="flat poster" if answers is NOVICE else "a detailed flat poster, red sun, navy hills")
+        people.append(Participant.objects.get(pk=participant.pk))
+    row = HumanRow.objects.get(tier="all")
+    pooled = {f["key"]: f["value"] for f in row.figures if f["scope"] == "task"}
+    own = [dict(Figure.objects.filter(submission=p.submission, scope="task").values_list("key", "value")) for p in people]
+    for task_id, value in pooled.items():
+        values = [o[task_id] for o in own if task_id in o]
+        assert value == pytest.approx(sum(values) / len(values))
+    assert row.participants == 2 and {r.tier for r in HumanRow.objects.all()} == {"novice", "skilled", "all"}
+
+
+def test_withdrawal_deletes_prompts_answers_and_the_human_rows(client, study):
+    from leaderboard.models import HumanRow
+    from submissions.models import Submission
+
+    url = link(study)
+    participant = start(client, url, NOVICE)
+    do_all_tasks(client, url, participant)
+    assert HumanRow.objects.exists()
+    assert "cannot be undone" in client.get(url + "withdraw").content.decode()
+    client.post(url + "withdraw", {"confirm": "yes"})
+    participant.refresh_from_db()
+    assert participant.withdrawn and participant.answers == {} and not participant.assignments.exists()
+    assert not Submission.objects.filter(origin="human").exists() and not HumanRow.objects.exists()
+    assert "withdrew" in client.get(url).content.decode()
+
+
+def test_links_that_cannot_be_used_say_why(client, study):
+    assert "not valid" in client.get("/study/not-a-token/").content.decode()
+    expired = invitations_create(study=study, count=1)[0]
+    expired.expires = timezone.now() - timedelta(days=1)
+    expired.save()
+    assert client.get(f"/study/{expired.token}/").status_code == 410
+    url = link(study)
+    study.is_open = False
+    study.save()
+    response = client.get(url)
+    assert response.status_code == 410 and "closed" in response.content.decode()
+    assert not Participant.objects.exists()  # nothing was started by refused links
+
+
+def test_study_needs_enough_tasks_and_a_unique_name(sample_pack):
+    with pytest.raises(StudyError, match="too few"):
+        study_create(name="Too big", pack=sample_pack, per_category=5, rounds=2)
+    study_create(name="Once", pack=sample_pack, per_category=1, rounds=1)
+    with pytest.raises(StudyError, match="exists already"):
+        study_create(name="Once", pack=sample_pack, per_category=1, rounds=1)
+
+
+def test_im_retry_mode_renders_and_scores_attempts_up_to_the_limit(client, sample_pack):
+    from evaluation import runtime
+
+    backend = next(iter(runtime.backend_configs()))
+    study = study_create(name="Retry", pack=sample_pack, per_category=1, rounds=1, retry_attempts=2, retry_backend=backend)
+    url = link(study)
+    participant = start(client, url, NOVICE)
+    order = list(participant.assignments.order_by("position"))
+    im = next(a for a in order if a.task.category == "IM")
+    not_im = next(a for a in order if a.task.category != "IM")
+    if order[0] != im:  # the current task is not the IM one: trying is refused
+        assert "only possible" in client.post(url + "attempt", {"position": not_im.position, "text": "x"}).json()["error"]
+    for a in order[: order.index(im)]:
+        client.post(url + "submit", {"position": a.position, "text": "a prompt"})
+    client.post(url + "intro")
+    first = client.post(url + "attempt", {"position": im.position, "text": "red sun, blue hills"}).json()
+    assert first["status"] == "ok", first
+    assert 0 <= first["score"] <= 100 and first["image"]
+    image = client.get(first["image"])
+    assert image.status_code == 200 and image["Content-Type"] == "image/png"
+    assert client.get(url + "attempt/1").json()["score"] == first["score"]
+    client.post(url + "attempt", {"position": im.position, "text": "red sun, three navy hills"})
+    third = client.post(url + "attempt", {"position": im.position, "text": "again"})
+    assert third.status_code == 400 and "all 2 attempts" in third.json()["error"]
+    assert Attempt.objects.count() == 2
+
+
+def test_staff_export_has_no_identity_and_strangers_cannot_read_it(client, study, django_user_model):
+    url = link(study)
+    participant = start(client, url, SKILLED)
+    do_all_tasks(client, url, participant)
+    assert client.get(f"/studies/{study.slug}/prompts.csv").status_code == 302  # to the admin login
+    staff = django_user_model.objects.create_user("staffer", password="pw-staff-123", is_staff=True)
+    client.force_login(staff)
+    rows = list(csv.DictReader(io.StringIO(b"".join(client.get(f"/studies/{study.slug}/prompts.csv").streaming_content).decode())))
+    assert len(rows) == 3 and {r["participant"] for r in rows} == {participant.code} and all(r["prompt"] for r in rows)
+    answers = b"".join(client.get(f"/studies/{study.slug}/participants.jsonl").streaming_content).decode()
+    assert '"tier": "skilled"' in answers and "staffer" not in answers
+    page = client.get(f"/studies/{study.slug}/").content.decode()
+    assert "completed: 1" in page
