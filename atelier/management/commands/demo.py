@@ -1,12 +1,14 @@
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from atelier.demo_prompter import DemoPrompterServer
+from atelier.demo_study import demo_study
 from evaluation import runtime
-from ratings.services import expert_ratings_import
+from ratings.services import expert_ratings_import, rating_queue_fill
 from submissions.baselines import baseline_create
 from submissions.models import RESUMABLE, Endpoint, Membership, Status, Submission, Team
 from submissions.services import endpoint_create, endpoint_run_create, submission_create, submissions_publish
@@ -52,9 +54,16 @@ class Command(BaseCommand):
         if demo.status == Status.DONE:
             count = expert_ratings_import(submission=demo, filename=EXAMPLE_RATINGS.name, data=EXAMPLE_RATINGS.read_bytes())
             self.stdout.write(f"Imported {count} hand ratings of the example prompts (one rater): see /judge/.")
+            queued = rating_queue_fill(submissions=Submission.objects.filter(pk=demo.pk), raters=self._experts(), items=6, per_item=2)
+            self.stdout.write(f"Expert queue: {queued} new assignment(s); log in as expert1 / expert1-demo or expert2 / expert2-demo and open /rate/.")
+        study, token = demo_study(pack, self.stdout.write)
         for s in Submission.objects.filter(pk__in=shown):
             self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
         self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")
+        done = study.participants.filter(submission__status=Status.DONE).count()
+        self.stdout.write(f"Human study: {done} scripted participant(s) evaluated, on the leaderboard as Humans — novice / skilled / all.")
+        self.stdout.write(f"Take part yourself (anonymous, {study.tasks_per_participant} short tasks): http://127.0.0.1:8000/study/{token}/")
+        self.stdout.write(f"Study progress and exports (staff): http://127.0.0.1:8000/studies/{study.slug}/")
         if published < len(shown) and settings.REDIS_URL:
             queues = " ".join(settings.ATELIER_QUEUES)
             self.stdout.write(f"Start the workers and the scheduler (reconcile), e.g.:\n  python manage.py work {queues}\n  python manage.py scheduler\nthen run this command again to publish.")
@@ -82,6 +91,17 @@ class Command(BaseCommand):
                 runs.append(endpoint_run_create(team=team, endpoint=endpoint, pack=pack, condition=condition, rounds=rounds, feedback_backend=feedback))
             self.stdout.write(f"  the scripted prompter answered {server.calls} call(s); each run's page links its call log.")
         return runs
+
+    def _experts(self) -> list:
+        """Two demo accounts with the expert rater role (DEBUG-only passwords, like demo / demo)."""
+        User, group = get_user_model(), Group.objects.get_or_create(name="Expert raters")[0]
+        group.permissions.add(Permission.objects.get(codename="rate_items", content_type__app_label="ratings"))
+        experts = []
+        for name in ("expert1", "expert2"):
+            user = User.objects.filter(username=name).first() or User.objects.create_user(name, password=f"{name}-demo")
+            user.groups.add(group)
+            experts.append(user)
+        return experts
 
     def _demo_user(self):
         User = get_user_model()

@@ -1,0 +1,53 @@
+"""The demo's human study: a small study on the sample pack, completed by scripted participants of both tiers
+(so the leaderboard shows human rows), and a fresh link for the newcomer to take part in the browser.
+
+The scripted participants are rules, not people: a novice writes the brief's first sentence, a skilled
+participant the whole brief with every constraint and some craft words. Their rows say so (study name)."""
+
+from __future__ import annotations
+
+from evaluation import runtime
+from studies.models import Invitation, Study
+from studies.services import (
+    assignment_submit, consent_give, current_assignment, intro_seen, invitation_open, invitations_create, questionnaire_submit,
+    study_create, task_shown,
+)  # fmt: skip
+from tasks.models import TaskPack
+
+NAME = "Demo study (scripted participants)"
+NOVICE = {"t2i_experience": "lt3m", "t2i_frequency": "rarely", "professional": "no", "art_background": "none",
+          "check_seed": "unsure", "check_cfg": "unsure", "check_thirds": "centre"}  # fmt: skip
+SKILLED = {"t2i_experience": "gt2y", "t2i_frequency": "daily", "professional": "yes", "art_background": "formal", "tools": ["local", "nodes"],
+           "concepts": ["seed", "cfg", "composition", "lighting"], "check_seed": "seed", "check_cfg": "strict", "check_thirds": "lines"}  # fmt: skip
+SCRIPTED = (("novice", NOVICE), ("novice", NOVICE), ("skilled", SKILLED), ("skilled", SKILLED))
+
+
+def scripted_prompt(task, tier: str, variant: int) -> str:
+    first = task.brief.split(". ")[0].rstrip(".")
+    if tier == "novice":
+        return f"{first}" + (", nice colours" if variant else "")
+    constraints = "; ".join(f"{v}" for v in (task.constraints or {}).values())
+    craft = ("clean composition, even soft lighting, crisp detail", "balanced rule-of-thirds framing, controlled palette")[variant % 2]
+    return f"{task.title}: {task.brief} {constraints + '. ' if constraints else ''}{craft}"
+
+
+def demo_study(pack: TaskPack, write) -> tuple[Study, str]:
+    """The study (created once), its scripted participants (completed once), and an unused link for a person."""
+    study = Study.objects.filter(name=NAME).first()
+    if study is None:
+        backend = next(iter(runtime.backend_configs()))
+        study = study_create(name=NAME, pack=pack, per_category=1, rounds=2, retry_attempts=3, retry_backend=backend)
+    if not study.participants.filter(completed__isnull=False).exists():
+        write(f"Human study: {len(SCRIPTED)} scripted participants do {study.tasks_per_participant} tasks each; their prompts are evaluated…")
+        for variant, (tier, answers) in enumerate(SCRIPTED):
+            participant = invitation_open(token=invitations_create(study=study, count=1, note="scripted")[0].token)
+            consent_give(participant=participant)
+            questionnaire_submit(participant=participant, answers=answers)
+            while (current := current_assignment(participant)) is not None:
+                intro_seen(assignment=current)
+                task_shown(assignment=current)
+                problem = assignment_submit(participant=participant, position=current.position, text=scripted_prompt(current.task, tier, variant))
+                if problem:
+                    raise RuntimeError(f"scripted participant {participant.code}: {problem}")
+    unused = Invitation.objects.filter(study=study, participant__isnull=True).exclude(note="scripted").first()
+    return study, (unused or invitations_create(study=study, count=1, note="demo newcomer")[0]).token
