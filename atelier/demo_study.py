@@ -36,7 +36,7 @@ def demo_study(pack: TaskPack, write) -> tuple[Study, str]:
     study = Study.objects.filter(name=NAME).first()
     if study is None:
         backend = next(iter(runtime.backend_configs()))
-        study = study_create(name=NAME, pack=pack, per_category=1, rounds=2, retry_attempts=3, retry_backend=backend)
+        study = study_create(name=NAME, pack=pack, per_category=1, rounds=1, retry_attempts=3, retry_backend=backend)
     if not study.participants.filter(completed__isnull=False).exists():
         write(f"Human study: {len(SCRIPTED)} scripted participants do {study.tasks_per_participant} tasks each; their prompts are evaluated…")
         for variant, (tier, answers) in enumerate(SCRIPTED):
