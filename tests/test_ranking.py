@@ -1,0 +1,83 @@
+"""Board statistics (evaluator/metrics/ranking.py) on worked examples whose answers are known by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from evaluator.metrics.ranking import adjacent_tests, board_score, length_effect, rank_ranges, win_rates
+
+CATS = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
+
+
+def test_board_score_is_the_macro_mean_over_categories():
+    scores = {"t0": 10.0, "t3": 30.0, "t1": 50.0}  # OE: 10, 30 → 20; CO: 50
+    assert board_score(scores, CATS) == pytest.approx(35.0)
+
+
+def test_pairing_separates_a_constant_lead_that_task_difficulty_would_hide():
+    rng = np.random.default_rng(3)
+    difficulty = {t: rng.uniform(0, 100) for t in CATS}  # tasks differ far more than the entries do
+    scores = {"lead": {t: d + 2.0 for t, d in difficulty.items()}, "follow": dict(difficulty)}
+    ranges = {r.entry: r for r in rank_ranges(scores, CATS, replicates=400)}
+    assert ranges["lead"].low < ranges["follow"].high  # the score intervals overlap …
+    assert (ranges["lead"].rank_low, ranges["lead"].rank_high) == (1, 1)  # … but on every shared resample lead is ahead
+    assert (ranges["follow"].rank_low, ranges["follow"].rank_high) == (2, 2)
+
+
+def test_arena_rank_counts_entries_whose_lower_bound_is_above_the_upper_bound():
+    rng = np.random.default_rng(5)
+    base = {t: 50 + rng.normal(0, 3) for t in CATS}
+    scores = {"a": {t: v + 30 for t, v in base.items()}, "b": {t: v + rng.normal(0, 3) for t, v in base.items()}, "c": dict(base)}
+    ranges = {r.entry: r for r in rank_ranges(scores, CATS, replicates=400)}
+    assert ranges["a"].arena_rank == 1
+    assert ranges["b"].arena_rank == ranges["c"].arena_rank == 2  # b and c overlap: tied at 2
+    assert ranges["c"].rank_low <= 2 <= ranges["c"].rank_high == 3
+
+
+def test_adjacent_tests_holm_correct_like_the_textbook():
+    # Three neighbour gaps; the raw permutation p-values are whatever they are, but Holm's step-down on them must
+    # equal the hand procedure: sort p, multiply the k-th smallest by (m − k + 1), then take running maxima.
+    rng = np.random.default_rng(7)
+    base = {t: rng.uniform(20, 80) for t in CATS}
+    scores = {n: {t: v + shift + rng.normal(0, 2) for t, v in base.items()} for n, shift in (("w", 9), ("x", 6), ("y", 5.5), ("z", 0))}
+    result = adjacent_tests(scores, CATS, ["w", "x", "y", "z"], resamples=1999)
+    raw = [c.p_value for c in result]
+    order = np.argsort(raw)
+    expected, running = [0.0] * 3, 0.0
+    for k, i in enumerate(order):
+        running = max(running, min(1.0, raw[i] * (3 - k)))
+        expected[i] = running
+    assert [c.p_holm for c in result] == pytest.approx(expected)
+    assert result[0].separated and not result[1].separated and result[2].separated  # 3 and 5.5 points apart: real; 0.5: not
+
+
+def test_win_rates_count_ties_half():
+    scores = {"a": {"t0": 50, "t1": 40, "t2": 30}, "b": {"t0": 40, "t1": 40, "t2": 60}, "c": {"t0": 10}}
+    field, pairs = win_rates(scores)
+    assert (pairs[("a", "b")].wins, pairs[("a", "b")].ties, pairs[("a", "b")].losses) == (1, 1, 1)
+    assert pairs[("a", "c")].rate == 1.0 and pairs[("c", "a")].rate == 0.0
+    assert field["a"].rate == pytest.approx((1 + 0.5 + 1) / 4)  # 2 wins, 1 tie, 1 loss over 4 comparisons
+    assert field["c"].rate == 0.0
+
+
+def test_length_effect_recovers_a_known_slope_and_controls_for_it():
+    rng = np.random.default_rng(11)
+    effect = {"long": 40.0, "short": 50.0}
+    lengths = {"long": {t: float(rng.integers(60, 120)) for t in CATS}, "short": {t: float(rng.integers(5, 15)) for t in CATS}}
+    scores = {e: {t: effect[e] + 8.0 * math.log(lengths[e][t]) for t in CATS} for e in effect}
+    results = length_effect(scores, lengths, CATS)
+    assert len(results) == 3
+    for r in results:
+        assert r.coefficient == pytest.approx(8.0) and r.low <= 8.0 <= r.high
+        assert r.controlled["short"] - r.controlled["long"] == pytest.approx(10.0)  # the length-free gap
+    raw = {e: board_score(s, CATS) for e, s in scores.items()}
+    assert raw["long"] > raw["short"]  # raw, the long prompter wins; controlled, the short one does
+
+
+def test_length_effect_leaves_out_a_category_where_length_is_constant_per_entry():
+    scores = {"a": {t: 50.0 for t in CATS}, "b": {t: 40.0 for t in CATS}}
+    lengths = {"a": {t: 30.0 for t in CATS}, "b": {t: 10.0 for t in CATS}}
+    assert length_effect(scores, lengths, CATS) == []
