@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from submissions.models import CallStatus, Judgement, PromptCall, PromptEntry, Render, Submission, UnitStatus
 
+from .boards import board_stats_rebuild
 from .attempts import attempt_fail, attempt_judge, attempt_render
 from .judging import judge_unit, redactor
 from .prompting import _end_early, feedback_fail, feedback_render, feedback_score, prompt_calls, prompting_start
@@ -99,3 +100,8 @@ def attempt_judge_job(attempt_id: int) -> None:
     except Exception as exc:
         attempt_fail(attempt_id, f"score: {_why(exc)}")
         raise
+
+
+def board_job(pack_id: int, revision: int) -> None:
+    """Rebuild a board's statistics (rank ranges, tests, win rates, length control); RQ keeps the traceback of a failure."""
+    board_stats_rebuild(pack_id=pack_id, revision=revision)

@@ -27,7 +27,7 @@ from .figures import figures_rebuild
 from .humans import human_rows_rebuild
 from .judges import JudgeKey
 from .selectors import skill_missing
-from .workqueue import FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue, render_queue
+from .workqueue import BOARD_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue, render_queue
 
 
 def task_input(task: Task) -> TaskInput:
@@ -193,6 +193,8 @@ def submission_finish(submission_id: int) -> None:
         submission.finished = timezone.now()
         submission.save(update_fields=["status", "error", "finished"])
         figures_rebuild(submission=submission)
+        if submission.published:  # a rescored entry: its board's statistics follow
+            enqueue("default", BOARD_JOB, submission.pack_id, submission.pack_revision)
         if submission.origin == "human":
             human_rows_rebuild(pack=submission.pack, revision=submission.pack_revision)
 

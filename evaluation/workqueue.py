@@ -36,7 +36,8 @@ FEEDBACK_RENDER_JOB = "evaluation.jobs.feedback_render_job"
 FEEDBACK_JUDGE_JOB = "evaluation.jobs.feedback_judge_job"
 ATTEMPT_RENDER_JOB = "evaluation.jobs.attempt_render_job"
 ATTEMPT_JUDGE_JOB = "evaluation.jobs.attempt_judge_job"
-JOBS = (START_JOB, RENDER_JOB, JUDGE_JOB, FINISH_JOB, PROMPT_JOB, FEEDBACK_RENDER_JOB, FEEDBACK_JUDGE_JOB, ATTEMPT_RENDER_JOB, ATTEMPT_JUDGE_JOB)
+BOARD_JOB = "evaluation.jobs.board_job"
+JOBS = (BOARD_JOB, START_JOB, RENDER_JOB, JUDGE_JOB, FINISH_JOB, PROMPT_JOB, FEEDBACK_RENDER_JOB, FEEDBACK_JUDGE_JOB, ATTEMPT_RENDER_JOB, ATTEMPT_JUDGE_JOB)
 
 log = logging.getLogger(__name__)
 _inline: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()

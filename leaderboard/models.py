@@ -58,3 +58,22 @@ class HumanRow(models.Model):
     @property
     def label(self) -> str:
         return f"Humans — {self.tier}"
+
+
+class BoardStats(models.Model):
+    """A board's statistics for one judge, rebuilt by a job whenever the board changes (evaluation.boards):
+    rank ranges, adjacent tests, win rates, length control and the dev/test split scores, keyed by submission id."""
+
+    pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="board_stats")
+    revision = models.PositiveIntegerField()
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    entries = models.JSONField(default=dict, help_text="submission id -> {score, low, high, rank, rank_low, rank_high, arena_rank, win_rate, lc, dev, test, gap, length}")
+    comparisons = models.JSONField(default=list, help_text="neighbour pairs in score order: upper, lower, difference, tasks, p, p_holm, separated")
+    wins = models.JSONField(default=dict, help_text="'a:b' -> [wins, ties, losses] of a against b on common tasks")
+    length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
+    settings = models.JSONField(default=dict, help_text="replicates, seed, alpha, resamples: what recomputes the same numbers")
+    computed = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pack", "revision", "judge_id", "judge_version"], name="unique_board_stats")]

@@ -15,7 +15,7 @@ from evaluator.judge.scales import scale_named
 from submissions.models import PromptEntry, Status, Submission
 from tasks.models import TaskPack
 
-from .models import Figure, HumanRow
+from .models import BoardStats, Figure, HumanRow
 
 
 @dataclass
@@ -25,6 +25,7 @@ class Row:
     categories: dict[str, Figure] = field(default_factory=dict)
     backends: dict[str, Figure] = field(default_factory=dict)
     tasks_covered: int = 0
+    stats: dict = field(default_factory=dict)  # this row's BoardStats entry: rank range, win rate, lc, dev/test
 
     @property
     def condition(self) -> str:
@@ -38,6 +39,9 @@ class Row:
         return any(isinstance(b, dict) and b.get("rewriter") for b in self.submission.backends or [])
 
     def sort_value(self, key: str) -> float:
+        if key in ("lc", "win_rate", "test", "dev", "gap"):
+            value = self.stats.get(key)
+            return value if value is not None else float("-inf")
         figure = self.overall if key == "overall" else self.categories.get(key) or self.backends.get(key.removeprefix("backend:"))
         return figure.value if figure is not None and figure.value is not None else float("-inf")
 
@@ -108,6 +112,9 @@ def leaderboard_rows(
         else:
             row.backends[figure.key] = figure
             backends.add(figure.key)
+    stats = board_stats(board, judge)
+    for row in rows.values():
+        row.stats = stats.entries.get(str(row.submission.pk), {}) if stats else {}
     ordered = sorted(rows.values(), key=lambda r: r.sort_value(sort), reverse=descending)
     labels = {b["name"]: b.get("label", "") for s in submissions for b in s.backends}
     return ordered, [(name, labels.get(name, "")) for name in sorted(backends)]
@@ -207,3 +214,39 @@ def human_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
     tasks = humans[-1].row.tasks if humans else []  # the "all" row: every task any participant did
     partial = bool(humans) and len(tasks) < board.pack.tasks.count()
     return {"humans": humans, "partial": partial, "human_tasks": len(tasks), "common": common_task_scores(board, judge, rows, tasks) if partial else {}}
+
+
+def board_stats(board: Board, judge: JudgeKey) -> BoardStats | None:
+    return BoardStats.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).first()
+
+
+def stats_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
+    """What the board shows beside the table, all read from the stored BoardStats: ties, which neighbour gaps are
+    real (Holm-corrected), the pairwise win-rate matrix, and the length effect with its scatter."""
+    stats = board_stats(board, judge)
+    if stats is None:
+        return {"stats": None}
+    arena = [r.stats.get("arena_rank") for r in rows]
+    for row in rows:
+        row.stats["tied"] = arena.count(row.stats.get("arena_rank")) > 1
+    names = {str(r.submission.pk): r.submission.prompter for r in rows}
+    ids = [str(r.submission.pk) for r in sorted(rows, key=lambda r: -(r.stats.get("score") or 0))]
+    matrix = [[_rate(stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
+    gaps = {c["upper"]: c for c in stats.comparisons}
+    for row in rows:
+        row.stats["next_gap"] = gaps.get(str(row.submission.pk))
+    return {
+        "stats": stats,
+        "comparisons": [{**c, "upper_name": names.get(c["upper"], c["upper"]), "lower_name": names.get(c["lower"], c["lower"])} for c in stats.comparisons],
+        "heatmap": {"labels": [names[i] for i in ids], "z": matrix},
+        "scatter": [{"name": names[i], "x": stats.entries[i]["length"], "y": stats.entries[i]["score"]} for i in ids if stats.entries[i].get("length")],
+        "length": stats.length,
+        "has_split": any(r.stats.get("test") is not None and r.stats.get("dev") is not None for r in rows),
+    }
+
+
+def _rate(record: list | None) -> float | None:
+    if not record or not sum(record):
+        return None
+    wins, ties, losses = record
+    return round(100 * (wins + 0.5 * ties) / (wins + ties + losses), 1)

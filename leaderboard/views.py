@@ -28,7 +28,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     rows, backends = selectors.leaderboard_rows(board, judge, sort, descending, condition) if judge else ([], [])
     context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "backends": backends,
                "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition,
-               **(selectors.human_section(board, judge, rows) if judge else {})}  # fmt: skip
+               **(selectors.human_section(board, judge, rows) if judge else {}), **(selectors.stats_section(board, judge, rows) if judge else {})}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 
 

@@ -1,4 +1,5 @@
 from django.contrib import admin, messages
+from django.db import transaction
 
 from . import services
 from .models import ApiToken, Judgement, Membership, PromptEntry, Render, Submission, Team
@@ -29,7 +30,11 @@ def publish(modeladmin, request, queryset):
 
 @admin.action(description="Unpublish selected submissions")
 def unpublish(modeladmin, request, queryset):
-    modeladmin.message_user(request, f"Unpublished {queryset.update(published=False)} submission(s).", messages.INFO)
+    boards = set(queryset.values_list("pack_id", "pack_revision"))
+    with transaction.atomic():
+        count = queryset.update(published=False)
+        services.boards_changed(boards)
+    modeladmin.message_user(request, f"Unpublished {count} submission(s).", messages.INFO)
 
 
 @admin.register(Submission)

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from evaluation.workqueue import START_JOB, QueueUnavailable, enqueue
+from evaluation.workqueue import BOARD_JOB, START_JOB, QueueUnavailable, enqueue
 from evaluator.prompters.client import CallOutcome, PrompterClient
 from tasks.models import Split, TaskPack
 
@@ -111,7 +111,18 @@ def _safe_name(filename: str) -> str:
 
 def submissions_publish(*, submissions) -> int:
     """Publish finished submissions; unfinished ones are left as they are. Returns how many were published."""
-    return submissions.filter(status=Status.DONE).update(published=True)
+    done = submissions.filter(status=Status.DONE)
+    boards = set(done.values_list("pack_id", "pack_revision"))
+    with transaction.atomic():
+        count = done.update(published=True)
+        boards_changed(boards)
+    return count
+
+
+def boards_changed(boards) -> None:
+    """Send each changed board's statistics to be rebuilt (after the surrounding transaction commits)."""
+    for pack_id, revision in sorted(boards):
+        enqueue("default", BOARD_JOB, pack_id, revision)
 
 
 # --- endpoint prompters ------------------------------------------------------------------------------

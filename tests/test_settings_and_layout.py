@@ -51,7 +51,7 @@ def test_every_job_the_work_queue_names_resolves_to_a_function():
     from evaluation.workqueue import JOBS
 
     names = {job.rsplit(".", 1)[1] for job in JOBS}
-    assert names == {"start_submission_job", "render_job", "judge_job", "finish_submission_job", "prompt_job", "feedback_render_job", "feedback_judge_job", "attempt_render_job", "attempt_judge_job"}
+    assert names == {"board_job", "start_submission_job", "render_job", "judge_job", "finish_submission_job", "prompt_job", "feedback_render_job", "feedback_judge_job", "attempt_render_job", "attempt_judge_job"}
     assert all(callable(import_string(job)) for job in JOBS)
 
 

@@ -21,3 +21,12 @@ def on_scale(value, scale_name: str):
     """A figure or judgement value with as many decimals as its scale shows (1 for 0–100, 2 for 1–5, 3 for 0–1)."""
     scale = SCALES.get(scale_name)
     return score(value, scale.digits if scale else 3)
+
+
+@register.filter
+def index(sequence, position: int):
+    """{{ rows|index:forloop.counter0 }}: list access with a variable position."""
+    try:
+        return sequence[position]
+    except (IndexError, TypeError, KeyError):
+        return None
