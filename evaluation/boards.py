@@ -7,18 +7,14 @@ board's published entries; prompt length is the mean word count of an entry's pr
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict
 from statistics import fmean
 
 from django.db import transaction
 
-from evaluator.metrics.ranking import adjacent_tests, board_score, length_effect, rank_ranges, win_rates
+from evaluator.metrics.board import SETTINGS, board_stats_compute
 from leaderboard.models import BoardStats, Figure
 from submissions.models import PromptEntry, Status, Submission
-from tasks.models import Split, Task, TaskPack
-
-SETTINGS = {"replicates": 1000, "seed": 0, "alpha": 0.05, "resamples": 9999, "tie_margin": 0.0}
-
+from tasks.models import Task, TaskPack
 
 def board_inputs(pack: TaskPack, revision: int, judge_id: str, judge_version: str) -> tuple[dict, dict, dict, dict]:
     """(scores[entry][task], lengths[entry][task], categories[task], splits[task]) of the board's published entries."""
@@ -35,32 +31,6 @@ def board_inputs(pack: TaskPack, revision: int, judge_id: str, judge_version: st
         lengths[entry][task_id] = fmean(counts)
     tasks = Task.objects.filter(pack=pack).values_list("task_id", "category", "split")
     return dict(scores), dict(lengths), {t: c for t, c, _ in tasks}, {t: s for t, _, s in tasks}
-
-
-def board_stats_compute(scores: dict, lengths: dict, categories: dict, splits: dict, settings: dict = SETTINGS) -> dict:
-    """Everything BoardStats stores, as plain data (the board download's recompute script calls this too)."""
-    ranges = rank_ranges(scores, categories, replicates=settings["replicates"], seed=settings["seed"])
-    order = [r.entry for r in ranges]
-    comparisons = adjacent_tests(scores, categories, order, alpha=settings["alpha"], resamples=settings["resamples"], seed=settings["seed"])
-    field, pairs = win_rates(scores, tie_margin=settings["tie_margin"])
-    effects = length_effect(scores, lengths, categories)
-    entries = {}
-    for r in ranges:
-        controlled = [e.controlled[r.entry] for e in effects if r.entry in e.controlled]
-        by_split = {s: board_score({t: v for t, v in scores[r.entry].items() if splits.get(t) == s}, categories) for s in (Split.DEV, Split.TEST)}
-        gap = by_split[Split.DEV] - by_split[Split.TEST] if None not in by_split.values() else None
-        entries[r.entry] = {
-            "score": r.score, "low": r.low, "high": r.high, "rank": r.rank, "rank_low": r.rank_low, "rank_high": r.rank_high,
-            "arena_rank": r.arena_rank, "win_rate": field[r.entry].rate, "lc": fmean(controlled) if controlled else None,
-            "dev": by_split[Split.DEV], "test": by_split[Split.TEST], "gap": gap,
-            "length": fmean(v for v in lengths.get(r.entry, {}).values()) if lengths.get(r.entry) else None,
-        }  # fmt: skip
-    return {
-        "entries": entries,
-        "comparisons": [asdict(c) for c in comparisons],
-        "wins": {f"{a}:{b}": [w.wins, w.ties, w.losses] for (a, b), w in pairs.items()},
-        "length": [{"category": e.category, "coefficient": e.coefficient, "low": e.low, "high": e.high, "n": e.n} for e in effects],
-    }
 
 
 @transaction.atomic

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from evaluator.judge.skills import get_skill
-from evaluator.metrics.aggregate import Unit, figures, task_figures
+from evaluator.metrics.aggregate import Unit, detail_figures, figures, task_figures
 from leaderboard.models import Figure
 from submissions.models import Judgement, Render, Submission, UnitStatus
 
@@ -39,5 +39,6 @@ def figures_rebuild(*, submission: Submission) -> list[Figure]:
 
 
 def _all_figures(units: list[Unit]) -> list:
-    """The board's figures and each task's score (scope "task": common-task comparisons, e.g. with human baselines)."""
-    return [*figures(units), *task_figures(units)]
+    """The board's figures, more views of them (parts, category × backend) and each task's score (scope "task":
+    common-task comparisons, e.g. with human baselines, and the board statistics)."""
+    return [*figures(units), *detail_figures(units), *task_figures(units)]

@@ -147,6 +147,38 @@ def figures(units: list[Unit]) -> list[Figure]:
     return out
 
 
+def detail_figures(units: list[Unit]) -> list[Figure]:
+    """More views of the same composite: the prompt part and the image part alone (scope "part", macro over
+    categories like overall), and the image part per category and backend (scope "category_backend", key
+    "OE|backend": the mean over the category's tasks)."""
+    by_sample: dict[tuple[str, int], list[Unit]] = defaultdict(list)
+    for u in units:
+        by_sample[(u.task_id, u.sample)].append(u)
+    parts: dict[str, dict[str, list[float]]] = {"prompt": defaultdict(list), "image": defaultdict(list)}
+    cells: dict[tuple[str, str], list[float]] = defaultdict(list)
+    category: dict[str, str] = {}
+    for (task_id, _), group in by_sample.items():
+        prompt, image = _sample_parts(group)
+        category[task_id] = group[0].category
+        if prompt is not None:
+            parts["prompt"][task_id].append(prompt)
+        if image:
+            parts["image"][task_id].append(fmean(image.values()))
+        for backend, value in image.items():
+            cells[(task_id, backend)].append(value)
+    out = []
+    for name, per_task in parts.items():
+        per_category: dict[str, list[float]] = defaultdict(list)
+        for task_id, values in per_task.items():
+            per_category[category[task_id]].append(fmean(values))
+        out.append(Figure("part", name, _mean([fmean(v) for v in per_category.values()]), len(per_task), 0))
+    grid: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for (task_id, backend), values in cells.items():
+        grid[(category[task_id], backend)].append(fmean(values))
+    out += [Figure("category_backend", f"{c}|{b}", fmean(v), len(v), 0) for (c, b), v in sorted(grid.items())]
+    return out
+
+
 def task_figures(units: list[Unit]) -> list[Figure]:
     """Each task's composite score (scope "task", key the task id; n = its samples with a score): stored so that
     boards can compare entries on a common set of tasks (e.g. the tasks human participants did)."""
