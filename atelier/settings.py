@@ -197,6 +197,22 @@ if OPENAI_BASE_URL and ATELIER_CLIP_PRETRAINED is None:
 ATELIER_MAX_UPLOAD_BYTES = envint("ATELIER_MAX_UPLOAD_BYTES", str(5 * 1024 * 1024), minimum=1)
 ATELIER_MAX_PROMPT_CHARS = envint("ATELIER_MAX_PROMPT_CHARS", "4000", minimum=1)
 ATELIER_MAX_SAMPLES = envint("ATELIER_MAX_SAMPLES", "8", minimum=1)
+# Against best-of-N gaming: submissions per team per 24 h (failed and cancelled runs do not count; 0 = no cap),
+# and how many of a team's entries may be shown on one board at once (the team chooses; staff moderation is not limited).
+def _code_version() -> str:
+    """The deployed code's version for downloads: ATELIER_CODE_VERSION, else `git describe` of this checkout."""
+    import subprocess
+
+    try:
+        found = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=BASE_DIR, capture_output=True, text=True, timeout=5)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return found.stdout.strip() if found.returncode == 0 and found.stdout.strip() else "unknown"
+
+
+ATELIER_CODE_VERSION = os.environ.get("ATELIER_CODE_VERSION") or _code_version()
+ATELIER_DAILY_SUBMISSIONS = envint("ATELIER_DAILY_SUBMISSIONS", "10", minimum=0)
+ATELIER_BOARD_SELECTION = envint("ATELIER_BOARD_SELECTION", "3", minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024
 
 # Endpoint prompters (evaluation/prompting.py, queue `prompter`). Only public addresses are called unless a host is

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import logging
 from collections import Counter, defaultdict
+from datetime import timedelta
 
 import redis
 from django.db.models import Count, Q, QuerySet, Sum
+from django.utils import timezone
 
 from leaderboard.models import Figure
-from submissions.models import Judgement, PromptEntry, Render, Status, Submission, UnitStatus
+from submissions.models import ACTIVE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 
 from .judges import JudgeKey, submission_judge
 from .workqueue import listening, render_queue
@@ -21,10 +23,14 @@ from .workqueue import listening, render_queue
 log = logging.getLogger(__name__)
 
 
-def submission_figures(submission: Submission, judge: JudgeKey | None = None) -> dict[str, list[Figure]]:
+DETAIL_SCOPES = ("task", "category_backend", "part")  # stored for the board and the entry's views, not its scores table
+
+
+def submission_figures(submission: Submission, judge: JudgeKey | None = None, every: bool = False) -> dict[str, list[Figure]]:
     judge = judge or submission_judge(submission)
     grouped: dict[str, list[Figure]] = defaultdict(list)
-    for figure in submission.figures.filter(judge_id=judge.judge_id, judge_version=judge.version).exclude(scope="task"):
+    rows = submission.figures.filter(judge_id=judge.judge_id, judge_version=judge.version)
+    for figure in rows if every else rows.exclude(scope__in=DETAIL_SCOPES):
         grouped[figure.scope].append(figure)
     return dict(grouped)  # a plain dict: templates would read defaultdict's .items as a missing key
 
@@ -45,6 +51,24 @@ def submission_progress(submission: Submission) -> dict[str, dict[str, int]]:
         "renders": _counts(Render.objects.filter(entry__submission=submission)),
         "judgements": _counts(Judgement.objects.filter(submission=submission)),
     }
+
+
+ETA_MIN_DONE = 5  # units settled before a rate is trusted
+
+
+def submission_eta(submission: Submission, progress: dict[str, dict[str, int]]) -> dict | None:
+    """Time left for an active submission, from this run's own pace: units (renders and judgements) settled since
+    it started, per second of wall time, applied to the units still pending. None until enough units settled."""
+    if submission.status not in ACTIVE or submission.started is None:
+        return None
+    done = sum(p["done"] for p in progress.values())
+    remaining = sum(p[UnitStatus.PENDING] for p in progress.values())
+    elapsed = (timezone.now() - submission.started).total_seconds()
+    if done < ETA_MIN_DONE or elapsed <= 0:
+        return {"done": done, "remaining": remaining, "per_second": None, "seconds_left": None, "finishes_at": None}
+    rate = done / elapsed
+    left = remaining / rate
+    return {"done": done, "remaining": remaining, "per_second": round(rate, 3), "seconds_left": round(left), "finishes_at": (timezone.now() + timedelta(seconds=left)).isoformat()}
 
 
 def submission_cost(submission: Submission) -> dict[str, int]:

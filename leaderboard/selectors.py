@@ -25,6 +25,7 @@ class Row:
     categories: dict[str, Figure] = field(default_factory=dict)
     backends: dict[str, Figure] = field(default_factory=dict)
     tasks_covered: int = 0
+    tries: int = 0  # the team's submissions to this board (failed and cancelled runs left out)
     stats: dict = field(default_factory=dict)  # this row's BoardStats entry: rank range, win rate, lc, dev/test
 
     @property
@@ -113,7 +114,10 @@ def leaderboard_rows(
             row.backends[figure.key] = figure
             backends.add(figure.key)
     stats = board_stats(board, judge)
+    tries = Submission.objects.filter(pack=board.pack, pack_revision=board.revision, team__in={s.team_id for s in submissions}).exclude(status__in=[Status.FAILED, Status.CANCELLED])
+    tries_by_team = dict(tries.values_list("team").annotate(n=Count("pk")).values_list("team", "n"))
     for row in rows.values():
+        row.tries = tries_by_team.get(row.submission.team_id, 0)
         row.stats = stats.entries.get(str(row.submission.pk), {}) if stats else {}
     ordered = sorted(rows.values(), key=lambda r: r.sort_value(sort), reverse=descending)
     labels = {b["name"]: b.get("label", "") for s in submissions for b in s.backends}
@@ -220,6 +224,9 @@ def board_stats(board: Board, judge: JudgeKey) -> BoardStats | None:
     return BoardStats.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).first()
 
 
+HEATMAP_ENTRIES = 30  # the win-rate matrix shows the top entries by score; the download has every pair
+
+
 def stats_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
     """What the board shows beside the table, all read from the stored BoardStats: ties, which neighbour gaps are
     real (Holm-corrected), the pairwise win-rate matrix, and the length effect with its scatter."""
@@ -229,8 +236,8 @@ def stats_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
     arena = [r.stats.get("arena_rank") for r in rows]
     for row in rows:
         row.stats["tied"] = arena.count(row.stats.get("arena_rank")) > 1
-    names = {str(r.submission.pk): r.submission.prompter for r in rows}
-    ids = [str(r.submission.pk) for r in sorted(rows, key=lambda r: -(r.stats.get("score") or 0))]
+    names = {str(r.submission.pk): f"{r.submission.prompter} #{r.submission.pk}" for r in rows}  # prompters may share a name
+    ids = [str(r.submission.pk) for r in sorted(rows, key=lambda r: -(r.stats.get("score") or 0))][:HEATMAP_ENTRIES]
     matrix = [[_rate(stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
     gaps = {c["upper"]: c for c in stats.comparisons}
     for row in rows:
@@ -239,7 +246,7 @@ def stats_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
         "stats": stats,
         "comparisons": [{**c, "upper_name": names.get(c["upper"], c["upper"]), "lower_name": names.get(c["lower"], c["lower"])} for c in stats.comparisons],
         "heatmap": {"labels": [names[i] for i in ids], "z": matrix},
-        "scatter": [{"name": names[i], "x": stats.entries[i]["length"], "y": stats.entries[i]["score"]} for i in ids if stats.entries[i].get("length")],
+        "scatter": [{"name": names[i], "x": stats.entries[i]["length"], "y": stats.entries[i]["score"]} for i in ids if stats.entries.get(i, {}).get("length")],
         "length": stats.length,
         "has_split": any(r.stats.get("test") is not None and r.stats.get("dev") is not None for r in rows),
     }
@@ -250,3 +257,23 @@ def _rate(record: list | None) -> float | None:
         return None
     wins, ties, losses = record
     return round(100 * (wins + 0.5 * ties) / (wins + ties + losses), 1)
+
+
+def entry_views(submission: Submission, judge: JudgeKey, figures: dict[str, list[Figure]]) -> dict:
+    """More views of one entry's stored figures: category × backend, prompt vs image part, mean vs top-1 per skill,
+    and the mean task score per tag (from the stored per-task figures and the tasks' tags)."""
+    cells = {f.key: f for f in figures.get("category_backend", [])}
+    backends = sorted({key.split("|", 1)[1] for key in cells})
+    categories = sorted({key.split("|", 1)[0] for key in cells}, key=lambda c: "OE CO IM".find(c))
+    matrix = [{"category": c, "cells": [cells.get(f"{c}|{b}") for b in backends]} for c in categories]
+    means = {f.key: f for f in figures.get("skill", [])}
+    top1 = [{"skill": f.key, "mean": means.get(f.key), "top1": f} for f in figures.get("top1", [])]
+    tasks = Figure.objects.filter(submission=submission, judge_id=judge.judge_id, judge_version=judge.version, scope="task", value__isnull=False)
+    scores = dict(tasks.values_list("key", "value"))
+    by_tag: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for task in submission.pack.tasks.filter(task_id__in=list(scores)).prefetch_related("tags"):
+        for tag in task.tags.all():
+            by_tag[(tag.group, tag.name)].append(scores[task.task_id])
+    tags = [{"group": g, "tag": t, "mean": fmean(v), "n": len(v)} for (g, t), v in sorted(by_tag.items())]
+    return {"backends": backends, "matrix": matrix, "parts": figures.get("part", []), "top1": top1, "tags": tags,
+            "tag_chart": {"x": [r["tag"] for r in tags], "y": [round(r["mean"], 2) for r in tags], "n": [r["n"] for r in tags]}}  # fmt: skip

@@ -7,12 +7,17 @@ from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
 from evaluation import selectors as units
+from evaluation.exports import zip_stream
 from evaluation.judges import judges_of, pick_judge, submission_judge
 from evaluator.categories import CATEGORIES
 from submissions.models import ACTIVE, Submission
 
 from . import selectors
+from .board_download import board_files
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
+
+
+BOARD_PAGE = 50
 
 
 @require_GET
@@ -26,7 +31,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     condition = request.GET.get("condition", "") if request.GET.get("condition") in conditions else ""
     sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
     rows, backends = selectors.leaderboard_rows(board, judge, sort, descending, condition) if judge else ([], [])
-    context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "backends": backends,
+    page = Paginator(rows, BOARD_PAGE).get_page(request.GET.get("page"))
+    context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": page.object_list, "page": page, "backends": backends,
                "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition,
                **(selectors.human_section(board, judge, rows) if judge else {}), **(selectors.stats_section(board, judge, rows) if judge else {})}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
@@ -47,11 +53,12 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     judges = judges_of([submission.pk])
     judge = pick_judge(judges, request.GET.get("judge"), submission_judge(submission)) or submission_judge(submission)
     context = {
-        "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": units.submission_figures(submission, judge),
-        "progress": units.submission_progress(submission), "rows": selectors.entry_rows(list(page), judge),
+        "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": (figures := units.submission_figures(submission, judge, every=True)),
+        "views": selectors.entry_views(submission, judge, figures),
+        "progress": (progress := units.submission_progress(submission)), "eta": units.submission_eta(submission, progress), "rows": selectors.entry_rows(list(page), judge),
         "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status in ACTIVE,
         "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [], "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
-        "on_team": selectors.on_team(request.user, submission),
+        "on_team": selectors.on_team(request.user, submission), "selection_limit": settings.ATELIER_BOARD_SELECTION,
         "prompting": selectors.prompting_section(submission) if submission.origin == "endpoint" else None,
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)
@@ -67,4 +74,17 @@ def breakdown_download(request: HttpRequest, submission_id: int, fmt: str) -> St
     lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
     response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-breakdown.{fmt}"'
+    return response
+
+
+@require_GET
+def board_download(request: HttpRequest) -> StreamingHttpResponse:
+    """The whole board (one pack revision, one judge) as a zip of CSV and JSON Lines, streamed."""
+    boards = selectors.leaderboard_boards()
+    board = next((b for b in boards if b.key == request.GET.get("board")), None)
+    judge = pick_judge(judges_of(selectors.board_submissions(board).values("pk")), request.GET.get("judge")) if board else None
+    if board is None or judge is None:
+        raise Http404("No such board: name one with ?board=<pack id>:<revision>&judge=<judge key> as the board page links it")
+    response = StreamingHttpResponse(zip_stream(board_files(board, judge, request.build_absolute_uri)), content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="board-{board.pack.name}-v{board.pack.version}-rev{board.revision}.zip"'
     return response

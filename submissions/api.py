@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from evaluation.runtime import conditions
-from evaluation.selectors import submission_cost, submission_figures, submission_progress
+from evaluation.selectors import submission_cost, submission_eta, submission_figures, submission_progress
 from evaluation.trajectories import call_log_rows, prompting_progress
 from evaluation.units import submission_cancel
 from evaluation.workqueue import QueueUnavailable
@@ -89,6 +89,8 @@ def submit(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": "the prompt file was rejected; nothing was stored", "file": exc.filename, "errors": exc.errors, "problems": exc.total}, status=400)
     except services.IdempotencyConflict as exc:
         return JsonResponse({"error": str(exc)}, status=422)
+    except services.CapReached as exc:
+        return JsonResponse({"error": str(exc)}, status=429)
     except QueueUnavailable:
         return _queue_down()
     return JsonResponse(_status(request, submission), status=201)
@@ -107,7 +109,7 @@ def _status(request: HttpRequest, submission: Submission) -> dict:
         "id": submission.pk, "status": submission.status, "error": submission.error, "pack": str(submission.pack),
         "status_url": request.build_absolute_uri(reverse("api-status", args=[submission.pk])),
         "page_url": request.build_absolute_uri(reverse("submission", args=[submission.pk])),
-        "progress": submission_progress(submission), "judge": submission.judge_label, "judge_version": submission.judge_version,
+        "progress": (progress := submission_progress(submission)), "eta": submission_eta(submission, progress), "judge": submission.judge_label, "judge_version": submission.judge_version,
         "cost": submission_cost(submission),
         "figures": {f"{f.scope}:{f.key}": {"value": f.value, "scale": f.scale} for group in figures.values() for f in group},
         "origin": submission.origin, "condition": submission.condition, "condition_version": submission.condition_version,

@@ -118,6 +118,7 @@ class Submission(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
     published = models.BooleanField(default=False)
+    withdrawn = models.DateTimeField(null=True, blank=True, help_text="when the team last took it off the board (history kept)")
     judge_id = models.CharField(max_length=200, blank=True)
     judge_label = models.CharField(max_length=300, blank=True)
     judge_version = models.CharField(max_length=40, blank=True)

@@ -6,6 +6,7 @@ import hashlib
 import json
 import secrets
 from dataclasses import dataclass
+from datetime import timedelta
 from urllib.parse import urlparse
 
 from django.conf import settings
@@ -83,6 +84,8 @@ def submission_create(
         return earlier
     tasks = {t.task_id: t for t in pack.tasks.all()}
     rows = parse_prompt_file(filename, data, set(tasks), upload_limits())
+    if not is_baseline:
+        daily_cap_check(team)
     submission = Submission(
         team=team, pack=pack, pack_revision=pack.revision, prompter=prompter, condition=condition, source_name=_safe_name(filename),
         is_baseline=is_baseline, idempotency_key=idempotency_key, request_fingerprint=fingerprint if idempotency_key else "",
@@ -102,6 +105,42 @@ def submission_create(
         Submission.objects.filter(pk=submission.pk).delete()  # the rows were committed before the send failed
         raise
     return submission
+
+
+class CapReached(ValueError):
+    """The team's daily submission cap or board selection limit: nothing was stored or changed."""
+
+
+def daily_cap_check(team: Team) -> None:
+    cap = settings.ATELIER_DAILY_SUBMISSIONS
+    if not cap:
+        return
+    since = timezone.now() - timedelta(days=1)
+    counted = Submission.objects.filter(team=team, created__gte=since).exclude(status__in=[Status.FAILED, Status.CANCELLED])
+    if counted.count() >= cap:
+        first = counted.order_by("created").first().created + timedelta(days=1)
+        raise CapReached(f"submissions: this team has made {cap} submissions in the last 24 hours (the cap; failed and cancelled runs do not count); the next is possible after {first:%Y-%m-%d %H:%M} UTC")
+
+
+def entry_select(*, submission: Submission) -> None:
+    """The team shows a finished entry on its board: at most ATELIER_BOARD_SELECTION of its entries per board."""
+    limit = settings.ATELIER_BOARD_SELECTION
+    with transaction.atomic():
+        Team.objects.select_for_update().get(pk=submission.team_id)
+        if submission.status != Status.DONE:
+            raise CapReached("only a finished (done) submission can be shown on the board")
+        shown = Submission.objects.filter(team=submission.team_id, pack=submission.pack_id, pack_revision=submission.pack_revision, published=True).exclude(pk=submission.pk)
+        if shown.count() >= limit:
+            raise CapReached(f"this team already shows {limit} entries on this board (the limit); withdraw one first")
+        Submission.objects.filter(pk=submission.pk).update(published=True, withdrawn=None)
+        boards_changed({(submission.pack_id, submission.pack_revision)})
+
+
+def entry_withdraw(*, submission: Submission) -> None:
+    """The team takes its entry off the board: it no longer ranks; the submission and its history stay."""
+    with transaction.atomic():
+        if Submission.objects.filter(pk=submission.pk, published=True).update(published=False, withdrawn=timezone.now()):
+            boards_changed({(submission.pack_id, submission.pack_revision)})
 
 
 def _safe_name(filename: str) -> str:
@@ -200,6 +239,10 @@ def endpoint_run_create(
     temperatures = list(temperatures or [])
     if len(temperatures) > samples or any(not 0 <= t <= 2 for t in temperatures):
         raise EndpointRefused(f"temperatures: at most one per sample ({samples}), each between 0 and 2")
+    try:
+        daily_cap_check(team)
+    except CapReached as exc:
+        raise EndpointRefused(str(exc)) from None
     if rounds > 1 and feedback_backend not in backend_configs():
         raise EndpointRefused(f"feedback backend: choose one of {', '.join(backend_configs())} for feedback rounds")
     budget = {"calls": min(call_budget or settings.ATELIER_PROMPTER_MAX_CALLS, settings.ATELIER_PROMPTER_MAX_CALLS),

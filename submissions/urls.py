@@ -16,6 +16,7 @@ urlpatterns = [
     path("teams/<slug:slug>/endpoints/<int:endpoint_id>/archive/", views.endpoint_archive, name="endpoint-archive"),
     path("submissions/<int:submission_id>/retry/", views.submission_retry, name="submission-retry"),
     path("submissions/<int:submission_id>/cancel/", views.submission_cancel, name="submission-cancel"),
+    path("submissions/<int:submission_id>/board/", views.submission_board, name="submission-board"),
     path("submissions/<int:submission_id>/calls/", views.call_log_page, name="call-log"),
     path("submissions/<int:submission_id>/calls.<str:fmt>", views.call_log_download, name="call-log-download"),
     path("api/v1/submissions", api.submit, name="api-submit"),

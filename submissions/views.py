@@ -90,6 +90,8 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             )  # fmt: skip
         except PromptFileError as exc:
             errors, status = exc.errors, 400
+        except services.CapReached as exc:
+            errors, status = [str(exc)], 429
         except QueueUnavailable:
             errors, status = ["The work queue is unavailable right now, so nothing was stored. Please try again in a minute."], 503
         else:
@@ -223,6 +225,22 @@ def submission_cancel(request: HttpRequest, submission_id: int) -> HttpResponse:
         messages.info(request, "Run cancelled: calls not made yet and pending units were stopped.")
     else:
         messages.error(request, f"Nothing to cancel: the run is {submission.status}.")
+    return redirect("submission", submission_id=submission.pk)
+
+
+@require_POST
+def submission_board(request: HttpRequest, submission_id: int) -> HttpResponse:
+    """The team shows its entry on the board (within the selection limit) or withdraws it."""
+    submission = _team_submission(request, submission_id, staff=False)
+    try:
+        if request.POST.get("action") == "withdraw":
+            services.entry_withdraw(submission=submission)
+            messages.info(request, "Withdrawn from the board: it no longer ranks; the submission and its history stay.")
+        else:
+            services.entry_select(submission=submission)
+            messages.info(request, "Shown on the board.")
+    except services.CapReached as exc:
+        messages.error(request, str(exc))
     return redirect("submission", submission_id=submission.pk)
 
 

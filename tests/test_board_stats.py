@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from evaluation.boards import board_inputs, board_stats_compute
+from evaluation.boards import board_inputs
+from evaluator.metrics.board import board_stats_compute
 from evaluator.metrics.ranking import board_score
 from leaderboard.models import BoardStats, Figure
 from submissions.models import PromptEntry, Submission
@@ -75,3 +76,91 @@ def test_unpublishing_rebuilds_the_board_without_the_entry(admin_client, board):
     admin_client.post("/admin/submissions/submission/", {"action": "unpublish", "_selected_action": [strong.pk]})
     stats = BoardStats.objects.get(pack=pack, **JUDGE)
     assert str(strong.pk) not in stats.entries and len(stats.entries) == 2
+
+
+def test_eta_comes_from_this_runs_own_pace(team, sample_pack):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.selectors import submission_eta
+
+    submission = Submission.objects.create(team=team, pack=sample_pack, prompter="p", status="judging", started=timezone.now() - timedelta(seconds=100))
+    progress = {"renders": {"done": 10, "pending": 0}, "judgements": {"done": 10, "pending": 30}}
+    eta = submission_eta(submission, progress)
+    assert eta["per_second"] == pytest.approx(0.2, rel=0.01) and eta["seconds_left"] == pytest.approx(150, rel=0.02)
+    assert submission_eta(submission, {"renders": {"done": 2, "pending": 5}})["seconds_left"] is None  # too few to trust
+    submission.status = "done"
+    assert submission_eta(submission, progress) is None
+
+
+def test_daily_cap_selection_limit_and_withdrawal(client, settings, owner, team, sample_pack, example_prompts):
+    from submissions.services import CapReached, daily_cap_check, entry_select, entry_withdraw
+
+    settings.ATELIER_DAILY_SUBMISSIONS, settings.ATELIER_BOARD_SELECTION = 3, 2
+    tasks = sorted(sample_pack.tasks.values_list("task_id", flat=True))
+    made = [entry(team, sample_pack, f"try-{i}", {t: 40.0 + i for t in tasks}, words=10) for i in range(3)]
+    Submission.objects.create(team=team, pack=sample_pack, prompter="broken", status="failed")  # does not count
+    with pytest.raises(CapReached, match="3 submissions in the last 24 hours"):
+        daily_cap_check(team)
+    client.force_login(owner)
+    refused = client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "one more", "file": _file(example_prompts)})
+    assert refused.status_code == 429 and "the cap" in refused.content.decode()
+    entry_select(submission=made[0])
+    entry_select(submission=made[1])
+    with pytest.raises(CapReached, match="already shows 2 entries"):
+        entry_select(submission=made[2])
+    page = client.get("/").content.decode()
+    assert "try-0" in page and "try-1" in page and "try-2" not in page and "3 submissions" in page
+    client.post(f"/submissions/{made[0].pk}/board/", {"action": "withdraw"})
+    made[0].refresh_from_db()
+    assert not made[0].published and made[0].withdrawn is not None
+    assert "try-0" not in client.get("/").content.decode()
+    assert str(made[0].pk) not in BoardStats.objects.get(pack=sample_pack, **JUDGE).entries
+    client.post(f"/submissions/{made[2].pk}/board/")
+    assert Submission.objects.get(pk=made[2].pk).published
+
+
+def _file(data: bytes):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    return SimpleUploadedFile("prompts.jsonl", data)
+
+
+def test_board_download_recomputes_to_the_published_numbers(client, team, sample_pack, example_prompts, tmp_path):
+    """Two real evaluated entries (in-process): their board zip recomputes, offline, to the same figures and statistics."""
+    import zipfile
+
+    from evaluator.recompute import differences, recompute
+    from submissions.services import submission_create
+
+    made = [submission_create(team=team, pack=sample_pack, prompter=f"p{i}", filename="p.jsonl", data=example_prompts) for i in range(2)]
+    submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made]))
+    page = client.get("/").content.decode()
+    link = page.split('id="board-download"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")
+    response = client.get(link)
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    path = tmp_path / "board.zip"
+    path.write_bytes(b"".join(response.streaming_content))
+    names = set(zipfile.ZipFile(path).namelist())
+    assert {"README.md", "board.json", "tasks.csv", "units.jsonl", "prompts.jsonl", "breakdown.csv", "rationales.jsonl"} <= names
+    assert differences(path) == []
+    again = recompute(path)
+    overall = {str(s.pk): again["figures"][str(s.pk)]["overall:overall"] for s in made}
+    assert overall == {str(s.pk): pytest.approx(Figure.objects.get(submission=s, scope="overall").value) for s in made}
+    entry_page = client.get(f"/submissions/{made[0].pk}/").content.decode()
+    assert 'id="category-backend"' in entry_page and 'id="parts"' in entry_page and 'id="top1-vs-mean"' in entry_page
+    assert 'id="tag-table"' in entry_page and 'id="tag-chart-data"' in entry_page and "Vector_Flat" in entry_page
+    assert set(Figure.objects.filter(submission=made[0], scope="part").values_list("key", flat=True)) == {"prompt", "image"}
+    hidden = [t.task_id for t in sample_pack.tasks.filter(split="test")]
+    rationales = zipfile.ZipFile(path).read("rationales.jsonl").decode()
+    assert not any(f'"task_id": "{t}"' in rationales for t in hidden)  # hidden tasks' rationales stay on the server
+
+
+def test_board_pages_through_entries(client, monkeypatch, board):
+    import leaderboard.views
+
+    monkeypatch.setattr(leaderboard.views, "BOARD_PAGE", 2)
+    first, second = client.get("/").content.decode(), client.get("/?page=2").content.decode()
+    assert "Page 1 of 2 (3 entries)" in first and ">strong</a>" in first and ">strong</a>" not in second
+    assert sum(f">{n}</a>" in second for n in ("twin-a", "twin-b")) == 1
