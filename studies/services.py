@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
@@ -211,13 +212,16 @@ def attempt_create(*, participant: Participant, position: int, text: str) -> tup
 
 
 def participant_withdraw(*, participant: Participant) -> None:
-    """Delete the participant's prompts, drafts, attempts, answers and submission; keep only that they withdrew (and their tier, for staff counts)."""
+    """Delete the participant's prompts, drafts, attempts (and their images), answers and submission; keep only that they
+    withdrew (and their tier, for staff counts). Renders of the submission are shared by content and stay in storage."""
     with transaction.atomic():
         row = Participant.objects.select_for_update().select_related("submission").get(pk=participant.pk)
         if row.withdrawn:
             return
         submission = row.submission
+        images = [name for name in Attempt.objects.filter(assignment__participant=row).values_list("image", flat=True) if name]
         row.assignments.all().delete()
+        transaction.on_commit(lambda: [default_storage.delete(name) for name in images])  # the attempts' images go too
         row.answers, row.points, row.withdrawn, row.submission = {}, None, timezone.now(), None
         row.save(update_fields=["answers", "points", "withdrawn", "submission"])
         if submission is not None:

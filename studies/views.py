@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
@@ -15,28 +17,27 @@ from . import selectors, services
 from .models import Attempt, Participant, Study
 
 
-def _participant(token: str) -> Participant:
-    try:
-        return services.invitation_open(token=token)
-    except services.StudyError as exc:
-        raise _Refused(str(exc)) from None
+def with_participant(json: bool = False):
+    """Resolve the invitation token to its participant; a link that cannot be used gets its reason (410, page or JSON)."""
 
+    def wrap(view):
+        @functools.wraps(view)
+        def inner(request: HttpRequest, token: str, *args, **kwargs):
+            try:
+                participant = services.invitation_open(token=token)
+            except services.StudyError as exc:
+                return JsonResponse({"error": str(exc)}, status=410) if json else render(request, "studies/refused.html", {"why": str(exc)}, status=410)
+            return view(request, participant, token, *args, **kwargs)
 
-class _Refused(Exception):
-    pass
+        return inner
 
-
-def _refused(request: HttpRequest, why: str) -> HttpResponse:
-    return render(request, "studies/refused.html", {"why": why}, status=410)
+    return wrap
 
 
 @require_GET
-def session(request: HttpRequest, token: str) -> HttpResponse:
+@with_participant()
+def session(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
     """Whatever comes next for this participant: consent, questionnaire, a module introduction, a task, or thanks."""
-    try:
-        participant = _participant(token)
-    except _Refused as exc:
-        return _refused(request, str(exc))
     context = {"p": participant, "study": participant.study, "token": token}
     if participant.state in ("consent", "questionnaire", "completed"):
         return render(request, f"studies/{participant.state}.html", context)
@@ -49,29 +50,23 @@ def session(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "studies/task.html", context)
 
 
-def _step(request: HttpRequest, token: str, action) -> HttpResponse:
-    """Run one participant action on POST, then back to the session page (with the action's message, if any)."""
-    try:
-        participant = _participant(token)
-    except _Refused as exc:
-        return _refused(request, str(exc))
-    problem = action(participant)
+def _then_session(request: HttpRequest, token: str, problem: str | None) -> HttpResponse:
+    """After a participant's action: its message, if any, then back to whatever comes next."""
     if problem:
         messages.error(request, problem)
     return redirect("study-session", token=token)
 
 
 @require_POST
-def consent(request: HttpRequest, token: str) -> HttpResponse:
-    return _step(request, token, lambda p: services.consent_give(participant=p) if request.POST.get("agree") == "yes" else "Tick the box to agree, or close this page to leave.")
+@with_participant()
+def consent(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
+    agreed = request.POST.get("agree") == "yes"
+    return _then_session(request, token, services.consent_give(participant=participant) if agreed else "Tick the box to agree, or close this page to leave.")
 
 
 @require_POST
-def questionnaire(request: HttpRequest, token: str) -> HttpResponse:
-    try:
-        participant = _participant(token)
-    except _Refused as exc:
-        return _refused(request, str(exc))
+@with_participant()
+def questionnaire(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
     answers = {q["key"]: request.POST.getlist(q["key"]) if q["kind"] == "multi" else request.POST.get(q["key"], "").strip() for q in participant.study.questionnaire["questions"]}
     problems = services.questionnaire_submit(participant=participant, answers=answers) if participant.consented else {"": "Please agree to the consent first."}
     if problems:
@@ -80,8 +75,10 @@ def questionnaire(request: HttpRequest, token: str) -> HttpResponse:
 
 
 @require_POST
-def intro(request: HttpRequest, token: str) -> HttpResponse:
-    return _step(request, token, lambda p: services.intro_seen(assignment=services.current_assignment(p)) if services.current_assignment(p) else None)
+@with_participant()
+def intro(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
+    current = services.current_assignment(participant)
+    return _then_session(request, token, services.intro_seen(assignment=current) if current else None)
 
 
 def _position(request: HttpRequest) -> int:
@@ -92,22 +89,14 @@ def _position(request: HttpRequest) -> int:
 
 
 @require_POST
-def submit(request: HttpRequest, token: str) -> HttpResponse:
-    return _step(request, token, lambda p: services.assignment_submit(participant=p, position=_position(request), text=request.POST.get("text", "")))
-
-
-def _json_participant(token: str) -> Participant | JsonResponse:
-    try:
-        return _participant(token)
-    except _Refused as exc:
-        return JsonResponse({"error": str(exc)}, status=410)
+@with_participant()
+def submit(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
+    return _then_session(request, token, services.assignment_submit(participant=participant, position=_position(request), text=request.POST.get("text", "")))
 
 
 @require_POST
-def draft(request: HttpRequest, token: str) -> JsonResponse:
-    participant = _json_participant(token)
-    if isinstance(participant, JsonResponse):
-        return participant
+@with_participant(json=True)
+def draft(request: HttpRequest, participant: Participant, token: str) -> JsonResponse:
     problem = services.draft_save(participant=participant, position=_position(request), text=request.POST.get("text", ""))
     return JsonResponse({"error": problem} if problem else {"saved": True}, status=400 if problem else 200)
 
@@ -118,10 +107,8 @@ def _attempt_json(token: str, attempt: Attempt) -> dict:
 
 
 @require_POST
-def attempt_new(request: HttpRequest, token: str) -> JsonResponse:
-    participant = _json_participant(token)
-    if isinstance(participant, JsonResponse):
-        return participant
+@with_participant(json=True)
+def attempt_new(request: HttpRequest, participant: Participant, token: str) -> JsonResponse:
     attempt, problem = services.attempt_create(participant=participant, position=_position(request), text=request.POST.get("text", ""))
     if problem:
         return JsonResponse({"error": problem}, status=400)
@@ -129,26 +116,20 @@ def attempt_new(request: HttpRequest, token: str) -> JsonResponse:
     return JsonResponse(_attempt_json(token, attempt))
 
 
-def _attempt(token: str, number: int) -> Attempt:
-    participant = _participant(token)
-    current = services.current_assignment(participant)
-    return get_object_or_404(Attempt, assignment=current, number=number)
+def _attempt(participant: Participant, number: int) -> Attempt:
+    return get_object_or_404(Attempt, assignment=services.current_assignment(participant), number=number)
 
 
 @require_GET
-def attempt_status(request: HttpRequest, token: str, number: int) -> JsonResponse:
-    try:
-        return JsonResponse(_attempt_json(token, _attempt(token, number)))
-    except _Refused as exc:
-        return JsonResponse({"error": str(exc)}, status=410)
+@with_participant(json=True)
+def attempt_status(request: HttpRequest, participant: Participant, token: str, number: int) -> JsonResponse:
+    return JsonResponse(_attempt_json(token, _attempt(participant, number)))
 
 
 @require_GET
-def attempt_image(request: HttpRequest, token: str, number: int) -> HttpResponse:
-    try:
-        attempt = _attempt(token, number)
-    except _Refused:
-        raise Http404("No such image") from None
+@with_participant(json=True)
+def attempt_image(request: HttpRequest, participant: Participant, token: str, number: int) -> HttpResponse:
+    attempt = _attempt(participant, number)
     if not attempt.image:
         raise Http404("Not rendered yet")
     response = FileResponse(attempt.image.open("rb"), content_type="image/png")
@@ -157,11 +138,8 @@ def attempt_image(request: HttpRequest, token: str, number: int) -> HttpResponse
 
 
 @require_http_methods(["GET", "POST"])
-def withdraw(request: HttpRequest, token: str) -> HttpResponse:
-    try:
-        participant = _participant(token)
-    except _Refused as exc:
-        return _refused(request, str(exc))
+@with_participant()
+def withdraw(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         services.participant_withdraw(participant=participant)
         return render(request, "studies/refused.html", {"why": "You have withdrawn. Your prompts and answers were deleted. Thank you for your time.", "withdrawn": True})
