@@ -73,7 +73,30 @@ class BoardStats(models.Model):
     wins = models.JSONField(default=dict, help_text="'a:b' -> [wins, ties, losses] of a against b on common tasks")
     length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
     settings = models.JSONField(default=dict, help_text="replicates, seed, alpha, resamples: what recomputes the same numbers")
+    backends = models.JSONField(default=dict, help_text="the board's backend columns: name -> label")
     computed = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pack", "revision", "judge_id", "judge_version"], name="unique_board_stats")]
+
+
+class BoardRow(models.Model):
+    """One published entry's row on one board and judge, stored by the board job so the page reads a page of rows
+    with one indexed query: figures as the page shows them, sort keys, and its statistics."""
+
+    pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="board_rows")
+    revision = models.PositiveIntegerField()
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="board_rows")
+    condition = models.CharField(max_length=40, blank=True)
+    overall = models.FloatField(null=True)
+    tasks_covered = models.PositiveIntegerField(default=0)
+    figures = models.JSONField(default=dict, help_text="{overall: figure, category: {key: figure}, backend: {key: figure}}")
+    sort = models.JSONField(default=dict, help_text="sort key -> value: OE, CO, IM, backend:<name>, lc, win_rate, test, dev, gap")
+    stats = models.JSONField(default=dict, help_text="the entry's BoardStats figures, with tied and next_gap")
+    backend_labels = models.JSONField(default=dict)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["submission", "judge_id", "judge_version"], name="unique_board_row")]
+        indexes = [models.Index(fields=["pack", "revision", "judge_id", "judge_version", "overall"], name="board_row_by_overall")]

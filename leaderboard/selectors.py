@@ -6,16 +6,20 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import fmean
 
-from django.db.models import Count, QuerySet
+from django.core.paginator import Paginator
+from django.db.models import Count, F, FloatField, QuerySet
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 
 from evaluation.judges import JudgeKey
 from evaluation.selectors import entry_breakdown
 from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
+from evaluator.categories import CATEGORIES
 from evaluator.judge.scales import scale_named
 from submissions.models import PromptEntry, Status, Submission
 from tasks.models import TaskPack
 
-from .models import BoardStats, Figure, HumanRow
+from .models import BoardRow, BoardStats, Figure, HumanRow
 
 
 @dataclass
@@ -38,13 +42,6 @@ class Row:
     def middleware(self) -> bool:
         """Whether a backend rewrote prompts before rendering (its config names a rewriter)."""
         return any(isinstance(b, dict) and b.get("rewriter") for b in self.submission.backends or [])
-
-    def sort_value(self, key: str) -> float:
-        if key in ("lc", "win_rate", "test", "dev", "gap"):
-            value = self.stats.get(key)
-            return value if value is not None else float("-inf")
-        figure = self.overall if key == "overall" else self.categories.get(key) or self.backends.get(key.removeprefix("backend:"))
-        return figure.value if figure is not None and figure.value is not None else float("-inf")
 
 
 def public_submissions() -> QuerySet[Submission]:
@@ -95,33 +92,42 @@ def board_conditions(board: Board) -> list[str]:
     return sorted(set(board_submissions(board).exclude(condition="").values_list("condition", flat=True)))
 
 
-def leaderboard_rows(
-    board: Board, judge: JudgeKey, sort: str = "overall", descending: bool = True, condition: str = ""
-) -> tuple[list[Row], list[tuple[str, str]]]:
-    """Published rows of one board scored by one judge version (figures from different judges are not comparable)."""
-    chosen = board_submissions(board, condition)
-    figures = Figure.objects.filter(submission__in=chosen, judge_id=judge.judge_id, judge_version=judge.version)
-    submissions = list(chosen.filter(pk__in=figures.values("submission_id")).annotate(tasks=Count("entries__task", distinct=True)))
-    rows = {s.pk: Row(submission=s, tasks_covered=s.tasks) for s in submissions}
-    backends: set[str] = set()
-    for figure in figures.filter(scope__in=("overall", "category", "backend")):
-        row = rows[figure.submission_id]
-        if figure.scope == "overall":
-            row.overall = figure
-        elif figure.scope == "category":
-            row.categories[figure.key] = figure
-        else:
-            row.backends[figure.key] = figure
-            backends.add(figure.key)
+BOARD_PAGE = 50
+ROW_SORTS = ("lc", "win_rate", "test", "dev", "gap")
+
+
+def leaderboard_page(board: Board, judge: JudgeKey, sort: str = "overall", descending: bool = True, condition: str = "", number=None, per_page: int | None = None):
+    """One page of the board's stored rows (BoardRow, rebuilt by the board job), sorted in the database, and the
+    board's backend columns: one indexed query for the rows, whatever the board's size."""
+    stored = BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    if condition:
+        stored = stored.filter(condition=condition)
     stats = board_stats(board, judge)
-    tries = Submission.objects.filter(pack=board.pack, pack_revision=board.revision, team__in={s.team_id for s in submissions}).exclude(status__in=[Status.FAILED, Status.CANCELLED])
+    backends = stats.backends if stats else {}
+    sortable = {*CATEGORIES, *ROW_SORTS, *(f"backend:{b}" for b in backends)}
+    key = Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
+    ordered = stored.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "submission_id")
+    page = Paginator(ordered.select_related("submission__team", "submission__pack"), per_page or BOARD_PAGE).get_page(number)
+    page.object_list = _rows(board, list(page.object_list))
+    return page, sorted(backends.items())
+
+
+def _rows(board: Board, stored: list[BoardRow]) -> list[Row]:
+    tries = Submission.objects.filter(pack=board.pack, pack_revision=board.revision, team__in={r.submission.team_id for r in stored}).exclude(status__in=[Status.FAILED, Status.CANCELLED])
     tries_by_team = dict(tries.values_list("team").annotate(n=Count("pk")).values_list("team", "n"))
-    for row in rows.values():
-        row.tries = tries_by_team.get(row.submission.team_id, 0)
-        row.stats = stats.entries.get(str(row.submission.pk), {}) if stats else {}
-    ordered = sorted(rows.values(), key=lambda r: r.sort_value(sort), reverse=descending)
-    labels = {b["name"]: b.get("label", "") for s in submissions for b in s.backends}
-    return ordered, [(name, labels.get(name, "")) for name in sorted(backends)]
+    rows = []
+    for r in stored:
+        shown = r.figures
+        row = Row(submission=r.submission, tasks_covered=r.tasks_covered, stats=r.stats, tries=tries_by_team.get(r.submission.team_id, 0))
+        row.overall = _figure("overall", "overall", shown["overall"]) if shown.get("overall") else None
+        row.categories = {k: _figure("category", k, f) for k, f in shown.get("category", {}).items()}
+        row.backends = {k: _figure("backend", k, f) for k, f in shown.get("backend", {}).items()}
+        rows.append(row)
+    return rows
+
+
+def _figure(scope: str, key: str, stored: dict) -> Figure:
+    return Figure(scope=scope, key=key, **stored)
 
 
 def entry_rows(entries: list[PromptEntry], judge: JudgeKey) -> list[dict]:
@@ -225,30 +231,32 @@ def board_stats(board: Board, judge: JudgeKey) -> BoardStats | None:
 
 
 HEATMAP_ENTRIES = 30  # the win-rate matrix shows the top entries by score; the download has every pair
+SCATTER_ENTRIES = 500
+COMPARISONS_SHOWN = 100
 
 
-def stats_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
-    """What the board shows beside the table, all read from the stored BoardStats: ties, which neighbour gaps are
-    real (Holm-corrected), the pairwise win-rate matrix, and the length effect with its scatter."""
+def stats_section(board: Board, judge: JudgeKey, condition: str = "") -> dict:
+    """What the board shows beside the table, all stored: neighbour comparisons (Holm-corrected), the pairwise
+    win-rate matrix of the top entries, and the length effect with its scatter (the statistics are the whole
+    board's; with a condition filter only the entries in view are listed)."""
     stats = board_stats(board, judge)
     if stats is None:
         return {"stats": None}
-    arena = [r.stats.get("arena_rank") for r in rows]
-    for row in rows:
-        row.stats["tied"] = arena.count(row.stats.get("arena_rank")) > 1
-    names = {str(r.submission.pk): f"{r.submission.prompter} #{r.submission.pk}" for r in rows}  # prompters may share a name
-    ids = [str(r.submission.pk) for r in sorted(rows, key=lambda r: -(r.stats.get("score") or 0))][:HEATMAP_ENTRIES]
+    top = BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    top = top.filter(condition=condition) if condition else top
+    top = list(top.order_by(F("overall").desc(nulls_last=True), "submission_id").values_list("submission_id", "submission__prompter")[:SCATTER_ENTRIES])
+    names = {str(pk): f"{prompter} #{pk}" for pk, prompter in top}  # prompters may share a name
+    ids = [str(pk) for pk, _ in top[:HEATMAP_ENTRIES]]
     matrix = [[_rate(stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
-    gaps = {c["upper"]: c for c in stats.comparisons}
-    for row in rows:
-        row.stats["next_gap"] = gaps.get(str(row.submission.pk))
+    every = {str(pk): prompter for pk, prompter in Submission.objects.filter(pk__in=[int(c[k]) for c in stats.comparisons for k in ("upper", "lower")]).values_list("pk", "prompter")}
     return {
         "stats": stats,
-        "comparisons": [{**c, "upper_name": names.get(c["upper"], c["upper"]), "lower_name": names.get(c["lower"], c["lower"])} for c in stats.comparisons],
+        "comparisons": [{**c, "upper_name": f"{every.get(c['upper'], '?')} #{c['upper']}", "lower_name": f"{every.get(c['lower'], '?')} #{c['lower']}"}
+                        for c in stats.comparisons if not condition or (c["upper"] in names and c["lower"] in names)][:COMPARISONS_SHOWN],
         "heatmap": {"labels": [names[i] for i in ids], "z": matrix},
-        "scatter": [{"name": names[i], "x": stats.entries[i]["length"], "y": stats.entries[i]["score"]} for i in ids if stats.entries.get(i, {}).get("length")],
+        "scatter": [{"name": names[i], "x": stats.entries[i]["length"], "y": stats.entries[i]["score"]} for i in names if stats.entries.get(i, {}).get("length")],
         "length": stats.length,
-        "has_split": any(r.stats.get("test") is not None and r.stats.get("dev") is not None for r in rows),
+        "has_split": any(e.get("test") is not None and e.get("dev") is not None for e in stats.entries.values()),
     }
 
 

@@ -17,9 +17,6 @@ from .board_download import board_files
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
 
 
-BOARD_PAGE = 50
-
-
 @require_GET
 def leaderboard(request: HttpRequest) -> HttpResponse:
     boards = selectors.leaderboard_boards()
@@ -30,11 +27,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     conditions = selectors.board_conditions(board) if board else []
     condition = request.GET.get("condition", "") if request.GET.get("condition") in conditions else ""
     sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
-    rows, backends = selectors.leaderboard_rows(board, judge, sort, descending, condition) if judge else ([], [])
-    page = Paginator(rows, BOARD_PAGE).get_page(request.GET.get("page"))
-    context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": page.object_list, "page": page, "backends": backends,
+    page, backends = selectors.leaderboard_page(board, judge, sort, descending, condition, request.GET.get("page")) if judge else (None, [])
+    rows = page.object_list if page else []
+    context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "page": page, "backends": backends,
                "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition,
-               **(selectors.human_section(board, judge, rows) if judge else {}), **(selectors.stats_section(board, judge, rows) if judge else {})}  # fmt: skip
+               **(selectors.human_section(board, judge, rows) if judge else {}), **(selectors.stats_section(board, judge, condition) if judge else {})}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 
 

@@ -158,9 +158,9 @@ def test_board_download_recomputes_to_the_published_numbers(client, team, sample
 
 
 def test_board_pages_through_entries(client, monkeypatch, board):
-    import leaderboard.views
+    import leaderboard.selectors
 
-    monkeypatch.setattr(leaderboard.views, "BOARD_PAGE", 2)
+    monkeypatch.setattr(leaderboard.selectors, "BOARD_PAGE", 2)
     first, second = client.get("/").content.decode(), client.get("/?page=2").content.decode()
     assert "Page 1 of 2 (3 entries)" in first and ">strong</a>" in first and ">strong</a>" not in second
     assert sum(f">{n}</a>" in second for n in ("twin-a", "twin-b")) == 1

@@ -70,6 +70,8 @@ def test_rq_worker_evaluates_submission_and_leaderboard_shows_it(redis_url, sett
     assert scores[("skill", "prompt_subjective")] == pytest.approx(EXPECTED_SUBJECTIVE_SCORE)
 
     submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
+    assert "Model RQ" not in client.get("/").content.decode()  # the board's rows are built by its job, on a worker
+    assert worker.work(burst=True)
     page = client.get("/").content.decode()
     assert "Model RQ" in page and f"{scores[('overall', 'overall')]:.1f}" in page
     rows = list(csv.DictReader(io.StringIO(b"".join(client.get(f"/submissions/{submission.pk}/breakdown.csv").streaming_content).decode())))

@@ -342,10 +342,13 @@ def test_submission_page_shows_a_middleware_rewrite_under_the_images(owner_clien
 
 
 def board_row(team, pack, prompter, overall, **fields) -> Submission:
+    from evaluation.boards import board_stats_rebuild
+
     submission = Submission.objects.create(
         team=team, pack=pack, prompter=prompter, status=Status.DONE, published=True, judge_id="offline", judge_version="1", **fields
     )
     Figure.objects.create(submission=submission, judge_id="offline", judge_version="1", scope="overall", key="overall", value=overall)
+    board_stats_rebuild(pack_id=pack.pk, revision=submission.pack_revision)  # what the board job does when an entry is published
     return submission
 
 

@@ -13,7 +13,8 @@ def lookup(mapping, key):
 
 @register.filter
 def score(value, digits: int = 1):
-    return "—" if value is None else f"{value:.{digits}f}"
+    """A number with `digits` decimals; "—" for no number (None, or a missing key the template resolved to "")."""
+    return f"{value:.{digits}f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "—"
 
 
 @register.filter
