@@ -81,3 +81,14 @@ def test_length_effect_leaves_out_a_category_where_length_is_constant_per_entry(
     scores = {"a": {t: 50.0 for t in CATS}, "b": {t: 40.0 for t in CATS}}
     lengths = {"a": {t: 30.0 for t in CATS}, "b": {t: 10.0 for t in CATS}}
     assert length_effect(scores, lengths, CATS) == []
+
+
+def test_field_win_rates_by_sorted_search_equal_the_pairwise_count():
+    rng = np.random.default_rng(13)
+    scores = {f"e{i}": {t: float(rng.integers(0, 6)) for t in CATS if rng.random() < 0.8} for i in range(12)}  # many ties
+    field, pairs = win_rates(scores, tie_margin=1.0)
+    for entry in scores:
+        mine = [pairs[(entry, other)] for other in scores if other != entry]
+        assert (field[entry].wins, field[entry].ties, field[entry].losses) == tuple(sum(getattr(r, k) for r in mine) for k in ("wins", "ties", "losses"))
+    _, some = win_rates(scores, pairs_for=["e0", "e1"])
+    assert set(some) == {("e0", "e1"), ("e1", "e0")}

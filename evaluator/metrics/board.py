@@ -10,6 +10,7 @@ from statistics import fmean
 
 from .ranking import adjacent_tests, board_score, length_effect, rank_ranges, win_rates
 
+PAIRWISE_ENTRIES = 30  # the pairwise win matrix covers the top entries by score (the field rate covers everyone)
 SETTINGS = {"replicates": 1000, "seed": 0, "alpha": 0.05, "resamples": 9999, "tie_margin": 0.0}
 
 
@@ -18,7 +19,7 @@ def board_stats_compute(scores: dict, lengths: dict, categories: dict, splits: d
     ranges = rank_ranges(scores, categories, replicates=settings["replicates"], seed=settings["seed"])
     order = [r.entry for r in ranges]
     comparisons = adjacent_tests(scores, categories, order, alpha=settings["alpha"], resamples=settings["resamples"], seed=settings["seed"])
-    field, pairs = win_rates(scores, tie_margin=settings["tie_margin"])
+    field, pairs = win_rates(scores, tie_margin=settings["tie_margin"], pairs_for=order[:PAIRWISE_ENTRIES])
     effects = length_effect(scores, lengths, categories)
     entries = {}
     for r in ranges:

@@ -124,21 +124,31 @@ class WinRecord:
         return (self.wins + 0.5 * self.ties) / total if total else None
 
 
-def win_rates(scores: Scores, tie_margin: float = 0.0) -> tuple[dict[str, WinRecord], dict[tuple[str, str], WinRecord]]:
-    """(each entry against the field, each ordered pair): per common task, a win when the score is higher by more
-    than tie_margin, a tie within it; ties count half in the rate."""
-    pairs, field = {}, {}
-    for a in scores:
-        totals = [0, 0, 0]
-        for b in scores:
-            if a == b:
-                continue
-            common = set(scores[a]) & set(scores[b])
-            diffs = [scores[a][t] - scores[b][t] for t in common]
-            record = WinRecord(sum(d > tie_margin for d in diffs), sum(abs(d) <= tie_margin for d in diffs), sum(d < -tie_margin for d in diffs))
-            pairs[(a, b)] = record
-            totals = [totals[0] + record.wins, totals[1] + record.ties, totals[2] + record.losses]
-        field[a] = WinRecord(*totals)
+def win_rates(scores: Scores, tie_margin: float = 0.0, pairs_for: list[str] | None = None) -> tuple[dict[str, WinRecord], dict[tuple[str, str], WinRecord]]:
+    """(each entry against the field, each ordered pair among `pairs_for` (default: every entry)): per common task a
+    win when the score is higher by more than tie_margin, a tie within it; ties count half in the rate. The field
+    record counts, per task, the other entries below, level with and above this one (sorted search: O(T·N log N))."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for by_entry in scores.values():
+        for task, value in by_entry.items():
+            by_task[task].append(value)
+    ordered = {task: np.sort(np.asarray(values)) for task, values in by_task.items()}
+    field = {}
+    for entry, by_entry in scores.items():
+        wins = ties = losses = 0
+        for task, value in by_entry.items():
+            column = ordered[task]
+            below = int(np.searchsorted(column, value - tie_margin, side="left"))
+            above = len(column) - int(np.searchsorted(column, value + tie_margin, side="right"))
+            wins, losses, ties = wins + below, losses + above, ties + len(column) - below - above - 1  # itself is level
+        field[entry] = WinRecord(wins, ties, losses)
+    chosen = list(scores) if pairs_for is None else pairs_for
+    pairs = {}
+    for a in chosen:
+        for b in chosen:
+            if a != b:
+                diffs = [scores[a][t] - scores[b][t] for t in set(scores[a]) & set(scores[b])]
+                pairs[(a, b)] = WinRecord(sum(d > tie_margin for d in diffs), sum(abs(d) <= tie_margin for d in diffs), sum(d < -tie_margin for d in diffs))
     return field, pairs
 
 
