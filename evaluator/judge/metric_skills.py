@@ -112,9 +112,11 @@ class MetricOutput:
 
 
 def target_similarity(render: Image, target: Image, reference: Image | None, clip_model: str, clip_pretrained: str | None) -> MetricOutput:
-    """CLIP-embed render, target (and reference) in one batch and score them."""
+    """CLIP-embed render, target (and reference) and score them."""
     images = [render, target] + ([reference] if reference is not None else [])
-    vecs = image_embeddings(images, clip_model, clip_pretrained)
+    # One image per call: each is remembered on its own (encoders._remembered), so a task's target and reference are
+    # embedded once for all its renders, and a render once for every skill that looks at it.
+    vecs = [image_embeddings([image], clip_model, clip_pretrained)[0] for image in images]
     scores = clip_score(vecs[0], vecs[1], vecs[2] if reference is not None else None)
     return MetricOutput(scores=scores, details={"clip_model": f"{clip_model}({clip_weights_identity(clip_pretrained)})", "alpha": ALPHA, "beta": BETA})
 
