@@ -215,7 +215,7 @@ def participant_withdraw(*, participant: Participant) -> None:
     """Delete the participant's prompts, drafts, attempts (and their images), answers and submission; keep only that they
     withdrew (and their tier, for staff counts). Renders of the submission are shared by content and stay in storage."""
     with transaction.atomic():
-        row = Participant.objects.select_for_update().select_related("submission").get(pk=participant.pk)
+        row = Participant.objects.select_for_update(of=("self",)).select_related("submission").get(pk=participant.pk)
         if row.withdrawn:
             return
         submission = row.submission
