@@ -41,6 +41,16 @@ class Browser:
 
         return WebDriverWait(self.driver, timeout).until(condition)
 
+    def click_and_wait(self, css: str, timeout: float = 180.0) -> None:
+        """Click something that loads a new page and wait until the old page is gone (a click does not wait for the
+        navigation it starts, so the next lookup could otherwise find the old page's elements)."""
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions
+
+        old = self.driver.find_element(By.TAG_NAME, "html")
+        self.find(css).click()
+        self.wait(expected_conditions.staleness_of(old), timeout)
+
     def find(self, css: str):
         from selenium.webdriver.common.by import By
 
@@ -70,7 +80,7 @@ def browser(live_server):
         options.add_argument(argument)
     service = webdriver.ChromeService(executable_path=chromedriver)
     driver = webdriver.Chrome(options=options, service=service)
-    driver.set_page_load_timeout(60)
+    driver.set_page_load_timeout(180)  # the last task's submit evaluates the participant in-process
     try:
         yield Browser(driver, live_server.url)
     finally:

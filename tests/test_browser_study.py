@@ -25,21 +25,21 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study):
     assert "Before you start" in browser.driver.page_source
     browser.shot("study-1-consent")
     browser.find("#agree").click()
-    browser.find("#consent-go").click()
+    browser.click_and_wait("#consent-go")
     browser.wait(lambda d: d.find_elements(By.ID, "questionnaire"))
-    browser.find("#questionnaire-go").click()  # nothing answered: the required questions are marked
+    browser.click_and_wait("#questionnaire-go")  # nothing answered: the required questions are marked
     browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, ".question.invalid"))
     browser.shot("study-2-questionnaire-problems")
     for key, option in (("t2i_experience", "1to2y"), ("t2i_frequency", "weekly"), ("professional", "no"), ("art_background", "self"),
                         ("check_seed", "seed"), ("check_cfg", "strict"), ("check_thirds", "lines")):  # fmt: skip
         browser.find(f'input[name="{key}"][value="{option}"]').click()
-    browser.find("#questionnaire-go").click()
+    browser.click_and_wait("#questionnaire-go")
     reloaded = tried = False
     for step in range(12):
         browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#intro-go, #prompt, .card h1"))
         if browser.find_all("#intro-go"):
             browser.shot(f"study-3-intro-{step}")
-            browser.find("#intro-go").click()
+            browser.click_and_wait("#intro-go")
             continue
         if not browser.find_all("#prompt"):
             break
@@ -47,8 +47,9 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study):
         box.send_keys("a flat poster: red sun above three blue hills, navy foreground")
         browser.wait(lambda d: d.find_element(By.ID, "draft-state").get_attribute("data-saved") == "1")
         if not reloaded:  # a reload mid-task loses nothing
+            old = browser.find("html")
             browser.driver.refresh()
-            browser.wait(lambda d: d.find_elements(By.ID, "prompt"))
+            browser.wait(lambda d: _is_stale(old) and d.find_elements(By.ID, "prompt"))
             assert "red sun above three blue hills" in browser.find("#prompt").get_attribute("value")
             reloaded = True
         if browser.find_all("#try"):
@@ -60,7 +61,7 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study):
             tried = True
         else:
             browser.shot(f"study-4-task-{step}")
-        browser.find("#submit").click()
+        browser.click_and_wait("#submit")
     assert reloaded and tried
     browser.wait(lambda d: "Thank you" in d.page_source, timeout=120)
     browser.shot("study-5-done")
@@ -69,3 +70,13 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study):
     browser.get("/")
     assert f"Humans — {participant.tier}" in browser.driver.page_source and "Humans — all" in browser.driver.page_source
     browser.shot("study-6-leaderboard-humans")
+
+
+def _is_stale(element) -> bool:
+    from selenium.common.exceptions import StaleElementReferenceException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    return False
