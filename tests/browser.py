@@ -47,9 +47,22 @@ class Browser:
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support import expected_conditions
 
-        old = self.driver.find_element(By.TAG_NAME, "html")
-        self.find(css).click()
+        from selenium.common.exceptions import WebDriverException
+
+        for attempt in range(3):  # a page still settling can detach the node between finding and clicking it: find it again
+            self.wait_loaded()
+            try:
+                old = self.driver.find_element(By.TAG_NAME, "html")
+                self.find(css).click()
+                break
+            except WebDriverException:
+                if attempt == 2:
+                    raise
         self.wait(expected_conditions.staleness_of(old), timeout)
+        self.wait_loaded()
+
+    def wait_loaded(self, timeout: float = 60.0) -> None:
+        self.wait(lambda d: d.execute_script("return document.readyState") == "complete", timeout)
 
     def find(self, css: str):
         from selenium.webdriver.common.by import By
