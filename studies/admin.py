@@ -3,10 +3,9 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 from django.utils.text import slugify
 
-from submissions.models import Team
-
 from . import protocol
 from .models import Assignment, Invitation, Participant, Study
+from .services import study_team
 
 
 class StudyForm(forms.ModelForm):
@@ -41,7 +40,7 @@ class StudyAdmin(admin.ModelAdmin):
         obj.protocol_version = protocol.version({"consent_text": obj.consent_text, "questionnaire": obj.questionnaire, "tier_rule": obj.tier_rule, "modules": obj.modules}, design)
         if not change:
             obj.slug = obj.slug or slugify(obj.name)[:90]
-            obj.team = Team.objects.create(name=f"Human study: {obj.name}"[:100], slug=f"study-{obj.slug}"[:100])
+            obj.team = study_team(obj.name, obj.slug)
         super().save_model(request, obj, form, change)
 
 

@@ -46,13 +46,18 @@ def study_create(*, name: str, pack: TaskPack, split: str = "", per_category: in
     if Study.objects.filter(slug=slug).exists() or Team.objects.filter(slug=f"study-{slug}"[:100]).exists():
         raise StudyError(f"name: a study called {name!r} (or one with the same slug) exists already")
     with transaction.atomic():
-        team = Team.objects.create(name=f"Human study: {name}"[:100], slug=f"study-{slug}"[:100])
+        team = study_team(name, slug)
         return Study.objects.create(
             name=name, slug=slug, pack=pack, split=split, per_category=per_category, rounds=rounds, retry_attempts=retry_attempts,
             retry_backend=retry_backend, protocol_version=protocol.version(chosen, design), team=team,
             consent_text=chosen["consent_text"], questionnaire=chosen["questionnaire"], tier_rule=chosen["tier_rule"],
             modules={c: v for c, v in chosen["modules"].items() if c != "about"},
         )  # fmt: skip
+
+
+def study_team(name: str, slug: str) -> Team:
+    """The member-less team that owns a study's participant submissions."""
+    return Team.objects.create(name=f"Human study: {name}"[:100], slug=f"study-{slug}"[:100])
 
 
 def usable_tasks(pack: TaskPack, split: str):

@@ -7,7 +7,7 @@
   if (heat && heat.labels.length > 1) {
     Plotly.newPlot("win-heatmap", [{ type: "heatmap", z: heat.z, x: heat.labels, y: heat.labels, zmin: 0, zmax: 100, colorscale: "RdBu",
       hovertemplate: "%{y} beats %{x} on %{z}% of common tasks<extra></extra>" }],
-      { margin: { t: 10, l: 160, r: 10, b: 120 }, height: 360, yaxis: { autorange: "reversed" } }, config);
+      { margin: { t: 10, l: 260, r: 10, b: 120 }, height: 360, yaxis: { autorange: "reversed" } }, config);
   }
   const points = read("length-scatter-data");
   if (points && points.length) {
