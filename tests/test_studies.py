@@ -4,6 +4,7 @@ links, consent, questionnaire and tier, drafts, submissions, IM attempts, withdr
 from __future__ import annotations
 
 import csv
+import html
 import io
 from datetime import timedelta
 
@@ -92,7 +93,7 @@ def test_participant_walks_consent_questionnaire_tasks_and_becomes_a_human_row(c
     assert "Start" in client.get(url).content.decode()  # the first module's introduction
     first = participant.assignments.order_by("position").first()
     client.post(url + "intro")
-    assert first.task.brief in client.get(url).content.decode()
+    assert first.task.brief in html.unescape(client.get(url).content.decode())  # briefs hold apostrophes
     assert client.post(url + "draft", {"position": first.position, "text": "half a thought"}).json() == {"saved": True}
     assert "half a thought" in client.get(url).content.decode()  # a reload keeps the draft
     for bad, message in (("   ", "Write a prompt"), ("x" * (study.max_prompt_chars + 1), "the limit is")):
