@@ -1,29 +1,40 @@
-"""The board page at 100 / 1,000 / 10,000 published entries: stored rows (BoardRow, read one page per request)
-against rebuilding the same rows from every stored figure per request (the board view before rows were stored).
+"""The board page at 100 / 1,000 / 10,000 published entries: stored rows (BoardRow, one page read per request)
+against aggregating the same board live from its judgements per request (what a board without stored rows does).
 
     .venv/bin/python bench/board.py [--sizes 100 1000 10000] [--requests 30] [--database-url postgres://…/atelier_bench]
 
-Generates N published entries on the sample pack with realistic score rows (overall, 3 categories, 2 backends,
-6 per-task scores, one prompt per task), runs the board job once (timed), then serves the site with gunicorn and
-requests the board page, a submission page and a breakdown download over HTTP; the live rebuild is timed
-in-process (no HTTP, which favours it). Prints p50/p95 and the ratio, measured in the same run. Default database:
-a throw-away SQLite file; pass an empty PostgreSQL database with --database-url for the deployment figures.
+Generates N published entries on the sample pack with realistic stored units: per task one prompt (8-80 words, some
+written as tag lists), one image per backend (2 backends), and per prompt and per image a rubric (1-5) and a
+checklist (0-1) judgement, i.e. 36 judgements per entry; each entry's figures come from the real aggregation of
+those units. Then it runs the board job once (timed), serves the site with gunicorn (2 workers, DEBUG off) and
+requests the board page (first page and a deep page), a submission page and a breakdown download over HTTP. The live
+aggregate is timed in-process (no HTTP, which favours it). One extra submission with many samples per task measures
+the breakdown download's memory: the serving worker's peak RSS before and after streaming it. Every figure and the
+ratio are measured in the same run. Default database: a throw-away SQLite file; pass an empty PostgreSQL database
+with --database-url for the deployment figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+JUDGE = {"judge_id": "bench-judge", "judge_version": "1"}
+BACKENDS = ("smoke-sd", "smoke-sd-fast")
+TAGS = ("masterpiece", "best quality", "soft light", "8k", "bokeh", "film grain", "wide shot", "pastel palette")
+CHUNK = 500
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -31,63 +42,114 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def generate(count: int, pack, rng) -> None:
+def prompt(rng) -> str:
+    if rng.random() < 0.3:
+        return ", ".join(rng.sample(TAGS, rng.randint(4, len(TAGS))))
+    return " ".join(["word"] * rng.randint(8, 80))
+
+
+def generate(count: int, pack, rng, samples: int = 1, label: str = "") -> list[int]:
+    """`count` published submissions, each with `samples` prompts per task, their renders, judgements and figures."""
+    from evaluation.figures import _all_figures
+    from evaluator.judge.skills import get_skill
+    from evaluator.metrics.aggregate import Unit
     from leaderboard.models import Figure
-    from submissions.models import PromptEntry, Submission, Team
+    from submissions.models import Judgement, PromptEntry, Render, Submission, Team
 
     tasks = list(pack.tasks.all())
-    team = Team.objects.create(name=f"bench-{count}-{time.time_ns()}", slug=f"bench-{count}-{time.time_ns()}")
-    made = Submission.objects.bulk_create(
-        Submission(team=team, pack=pack, pack_revision=pack.revision, prompter=f"prompter {i}", status="done", published=True,
-                   judge_id="bench-judge", judge_version="1", judge_label="bench judge (generated scores)",
-                   backends=[{"name": "smoke-sd", "label": "smoke"}, {"name": "smoke-sd-fast", "label": "smoke"}])
-        for i in range(count)
-    )  # fmt: skip
-    figures, entries = [], []
-    for s in made:
-        skill = rng.uniform(20, 80)
-        by_task = {t.task_id: min(100.0, max(0.0, skill + rng.gauss(0, 10))) for t in tasks}
-        by_category = {}
-        for t in tasks:
-            by_category.setdefault(t.category, []).append(by_task[t.task_id])
-            entries.append(PromptEntry(submission=s, task=t, text=" ".join(["word"] * rng.randint(8, 80))))
-        common = {"submission": s, "judge_id": "bench-judge", "judge_version": "1"}
-        figures += [Figure(scope="task", key=k, value=v, n=1, **common) for k, v in by_task.items()]
-        figures += [Figure(scope="category", key=c, value=statistics.fmean(v), n=len(v), ci_low=min(v), ci_high=max(v), **common) for c, v in by_category.items()]
-        figures.append(Figure(scope="overall", key="overall", value=statistics.fmean(statistics.fmean(v) for v in by_category.values()), n=len(tasks), **common))
-        figures += [Figure(scope="backend", key=b, value=skill + rng.gauss(0, 5), n=len(tasks), **common) for b in ("smoke-sd", "smoke-sd-fast")]
-    Figure.objects.bulk_create(figures, batch_size=5000)
-    PromptEntry.objects.bulk_create(entries, batch_size=5000)
+    stamp = time.time_ns()
+    team = Team.objects.create(name=f"bench-{count}-{stamp}", slug=f"bench-{count}-{stamp}")
+    made: list[int] = []
+    for start in range(0, count, CHUNK):
+        chunk = Submission.objects.bulk_create(
+            Submission(team=team, pack=pack, pack_revision=pack.revision, prompter=label or f"prompter {start + i}", status="done", published=True,
+                       judge_label="bench judge (generated judgements)", backends=[{"name": b, "label": "smoke"} for b in BACKENDS], **JUDGE)
+            for i in range(min(CHUNK, count - start))
+        )  # fmt: skip
+        skill = {s.pk: rng.uniform(0.2, 0.8) for s in chunk}
+        entries = PromptEntry.objects.bulk_create(
+            [PromptEntry(submission=s, task=t, sample_index=k, text=prompt(rng)) for s in chunk for t in tasks for k in range(samples)], batch_size=5000
+        )
+        renders = Render.objects.bulk_create(
+            [Render(entry=e, backend=b, image_index=0, seed=i, config_hash="bench", prompt_sha="bench", status="ok") for i, e in enumerate(entries) for b in BACKENDS],
+            batch_size=5000,
+        )
+        judgements, units = [], defaultdict(list)
+        for entry, render in [(e, None) for e in entries] + [(r.entry, r) for r in renders]:
+            quality = min(1.0, max(0.0, skill[entry.submission_id] + rng.gauss(0, 0.15)))
+            side = "image" if render else "prompt"
+            for name, value, scale in ((f"{side}_subjective", 1 + 4 * quality, "likert_1_5"), (f"{side}_objective", round(quality * 8) / 8, "rate_0_1")):
+                judgements.append(Judgement(submission_id=entry.submission_id, entry=entry, render=render, skill=name, status="ok", value=value, scale=scale, **JUDGE))
+                declared = get_skill(name)
+                units[entry.submission_id].append(Unit(entry.task.task_id, entry.task.category, entry.sample_index, name, "ok", value,
+                                                       render.backend if render else "", render.pk if render else -1, scale, declared.composite, declared.top1_rank))  # fmt: skip
+        Judgement.objects.bulk_create(judgements, batch_size=5000)
+        Figure.objects.bulk_create(
+            [Figure(submission_id=pk, judge_label="bench judge", scope=f.scope, key=f.key, value=f.value, scale=f.scale, n=f.n, failures=f.failures,
+                    ci_low=f.ci_low, ci_high=f.ci_high, **JUDGE) for pk, u in units.items() for f in _all_figures(u)],
+            batch_size=5000,
+        )  # fmt: skip
+        made += [s.pk for s in chunk]
+        print(f"    {len(made)}/{count} entries written", flush=True)
+    return made
 
 
-def live_rows(pack) -> int:
-    """The previous board view's work per request: every figure of every published entry, rows built and sorted in Python."""
-    from leaderboard.models import Figure
-    from submissions.models import Submission
+def live_aggregate(pack) -> int:
+    """Per request, without stored rows: read every judgement of every published entry and aggregate each entry's
+    figures (the real aggregation, bootstrap intervals included), then sort and cut the first page."""
+    from evaluation.figures import _UNIT_FIELDS
+    from evaluator.judge.skills import get_skill
+    from evaluator.metrics.aggregate import Unit, figures
+    from submissions.models import Judgement
 
-    chosen = Submission.objects.filter(pack=pack, published=True, status="done").select_related("team")
-    rows: dict[int, dict] = {s.pk: {"submission": s, "categories": {}, "backends": {}} for s in chosen}
-    for f in Figure.objects.filter(submission__in=chosen, judge_id="bench-judge", judge_version="1", scope__in=("overall", "category", "backend")):
-        row = rows[f.submission_id]
-        if f.scope == "overall":
-            row["overall"] = f
-        else:
-            row["categories" if f.scope == "category" else "backends"][f.key] = f
-    ordered = sorted(rows.values(), key=lambda r: r["overall"].value if r.get("overall") else float("-inf"), reverse=True)
-    return len(ordered[:50])
+    units = defaultdict(list)
+    rows = Judgement.objects.filter(submission__pack=pack, submission__published=True, submission__status="done", **JUDGE).values_list("submission_id", *_UNIT_FIELDS)
+    for submission_id, task_id, category, sample, skill, status, value, backend, render, scale in rows.iterator(chunk_size=10000):
+        declared = get_skill(skill)
+        units[submission_id].append(Unit(task_id, category, sample, skill, status, value, backend or "", render or -1, scale, declared.composite, declared.top1_rank))
+    overall = {pk: next((f.value for f in figures(u) if f.scope == "overall"), None) for pk, u in units.items()}
+    return len(sorted(overall, key=lambda pk: overall[pk] if overall[pk] is not None else float("-inf"), reverse=True)[:50])
 
 
 def timed_get(url: str) -> float:
     start = time.perf_counter()
-    with urllib.request.urlopen(url, timeout=120) as response:
-        response.read()
+    with urllib.request.urlopen(url, timeout=300) as response:
+        while response.read(1 << 16):
+            pass
     return time.perf_counter() - start
+
+
+def peak_rss_mb(pids: list[int]) -> dict[int, float]:
+    found = {}
+    for pid in pids:
+        match = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
+        found[pid] = int(match.group(1)) / 1024 if match else 0.0
+    return found
+
+
+def serve(env: dict) -> subprocess.Popen:
+    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "atelier.wsgi", "-b", "127.0.0.1:8799", "-w", "2", "--log-level", "warning"], cwd=ROOT, env=env)
+    for _ in range(150):
+        try:
+            timed_get("http://127.0.0.1:8799/")
+            return server
+        except OSError:
+            time.sleep(0.2)
+    server.terminate()
+    raise SystemExit("gunicorn did not answer on 127.0.0.1:8799 within 30 s")
+
+
+def workers(server: subprocess.Popen) -> list[int]:
+    children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
+    return [int(p) for p in children.read_text().split()] if children.exists() else []
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--requests", type=int, default=30)
+    parser.add_argument("--live-requests", type=int, default=3, help="live aggregates timed per size (each reads every judgement)")
+    parser.add_argument("--large-samples", type=int, default=200, help="samples per task of the submission whose breakdown download is measured")
     parser.add_argument("--database-url", default="")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-board-"))
@@ -111,7 +173,10 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     call_command("collectstatic", verbosity=0, interactive=False)
     pack, _ = pack_save(data=read_own_pack(ROOT / "tasks" / "packs" / "sample"))
-    rng, total, results = random.Random(0), 0, []
+    rng, results = random.Random(0), []
+    print(f"[large] one submission with {args.large_samples} samples per task, for the breakdown download…", flush=True)
+    (large,) = generate(1, pack, rng, samples=args.large_samples, label="large submission")
+    total = 1
     for size in args.sizes:
         print(f"[{size:>6} entries] generating {size - total} more…", flush=True)
         generate(size - total, pack, rng)
@@ -119,38 +184,39 @@ def main() -> None:
         start = time.perf_counter()
         board_stats_rebuild(pack_id=pack.pk, revision=pack.revision)
         job = time.perf_counter() - start
+        print(f"[{size:>6} entries] board job {job:.1f} s; timing the live aggregate ({args.live_requests}×)…", flush=True)
         live = []
-        for _ in range(max(3, args.requests // 5)):
+        for _ in range(args.live_requests):
             start = time.perf_counter()
-            live_rows(pack)
+            live_aggregate(pack)
             live.append(time.perf_counter() - start)
-        server = subprocess.Popen([sys.executable, "-m", "gunicorn", "atelier.wsgi", "-b", "127.0.0.1:8799", "-w", "2", "--log-level", "warning"], cwd=ROOT, env={**os.environ})
+        server = serve({**os.environ})
         try:
             base = "http://127.0.0.1:8799"
-            for _ in range(100):
-                try:
-                    timed_get(base + "/")
-                    break
-                except OSError:
-                    time.sleep(0.2)
             board = [timed_get(base + "/") for _ in range(args.requests)]
-            from submissions.models import Submission
-
-            one = Submission.objects.filter(pack=pack, published=True).order_by("pk").first().pk
-            page = [timed_get(f"{base}/submissions/{one}/") for _ in range(max(5, args.requests // 3))]
-            download = [timed_get(f"{base}/submissions/{one}/breakdown.csv") for _ in range(max(5, args.requests // 3))]
+            last = max(1, size // 50)
+            deep = [timed_get(f"{base}/?page={last}") for _ in range(max(5, args.requests // 3))]
+            page = [timed_get(f"{base}/submissions/{large}/") for _ in range(max(5, args.requests // 3))]
+            before = peak_rss_mb(workers(server))
+            download = [timed_get(f"{base}/submissions/{large}/breakdown.csv") for _ in range(3)]
+            after = peak_rss_mb(workers(server))
         finally:
             server.terminate()
             server.wait(timeout=30)
-        row = {"entries": size, "job_s": job, "board_p50": percentile(board, 0.5), "board_p95": percentile(board, 0.95), "live_p50": percentile(live, 0.5),
-               "submission_p50": percentile(page, 0.5), "download_p50": percentile(download, 0.5)}  # fmt: skip
+        grown = max((after[p] - before.get(p, after[p]) for p in after), default=0.0)
+        row = {"entries": size, "job_s": job, "board_p50": percentile(board, 0.5), "board_p95": percentile(board, 0.95), "deep_p50": percentile(deep, 0.5),
+               "live_p50": percentile(live, 0.5), "submission_p50": percentile(page, 0.5), "download_p50": percentile(download, 0.5),
+               "rss_peak": max(after.values(), default=0.0), "rss_grown": grown}  # fmt: skip
         results.append(row)
-        print(f"[{size:>6} entries] board job {job:.1f} s · board page p50 {row['board_p50'] * 1000:.0f} ms p95 {row['board_p95'] * 1000:.0f} ms · live rebuild p50 "
-              f"{row['live_p50'] * 1000:.0f} ms ({row['live_p50'] / row['board_p50']:.1f}x) · submission page p50 {row['submission_p50'] * 1000:.0f} ms · breakdown p50 {row['download_p50'] * 1000:.0f} ms", flush=True)  # fmt: skip
-    print("\nSummary (database: " + ("PostgreSQL" if env["DATABASE_URL"].startswith("postgres") else "SQLite") + ", gunicorn 2 workers, this machine)")
-    print(f"{'entries':>8} {'board p50':>10} {'board p95':>10} {'live p50':>10} {'ratio':>7} {'job':>8}")
+        print(f"[{size:>6} entries] board page p50 {row['board_p50'] * 1000:.0f} ms p95 {row['board_p95'] * 1000:.0f} ms (page {last}: {row['deep_p50'] * 1000:.0f} ms) · "
+              f"live aggregate p50 {row['live_p50'] * 1000:.0f} ms ({row['live_p50'] / row['board_p50']:.0f}x) · large submission page {row['submission_p50'] * 1000:.0f} ms · "
+              f"its breakdown {row['download_p50'] * 1000:.0f} ms, worker peak RSS {row['rss_peak']:.0f} MB (+{row['rss_grown']:.1f} MB while streaming)", flush=True)  # fmt: skip
+    database = "PostgreSQL" if env["DATABASE_URL"].startswith("postgres") else "SQLite"
+    print(f"\nSummary ({database}, gunicorn 2 workers, DEBUG off, this machine; large submission: {args.large_samples} samples x 6 tasks x 2 backends)")
+    print(f"{'entries':>8} {'board p50':>10} {'board p95':>10} {'deep p50':>9} {'live p50':>10} {'ratio':>7} {'job':>7} {'breakdown':>10} {'RSS +':>7}")
     for r in results:
-        print(f"{r['entries']:>8} {r['board_p50'] * 1000:>8.0f}ms {r['board_p95'] * 1000:>8.0f}ms {r['live_p50'] * 1000:>8.0f}ms {r['live_p50'] / r['board_p50']:>6.1f}x {r['job_s']:>7.1f}s")
+        print(f"{r['entries']:>8} {r['board_p50'] * 1000:>8.0f}ms {r['board_p95'] * 1000:>8.0f}ms {r['deep_p50'] * 1000:>7.0f}ms {r['live_p50'] * 1000:>8.0f}ms "
+              f"{r['live_p50'] / r['board_p50']:>6.0f}x {r['job_s']:>6.1f}s {r['download_p50'] * 1000:>8.0f}ms {r['rss_grown']:>5.1f}MB")  # fmt: skip
 
 
 if __name__ == "__main__":

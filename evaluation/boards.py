@@ -8,32 +8,27 @@ board's published entries; prompt length is the mean word count of an entry's pr
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from statistics import fmean
 
 from django.db import transaction
 from django.db.models import Count
 
-from evaluator.metrics.board import SETTINGS, board_stats_compute
+from evaluator.metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from leaderboard.models import BoardRow, BoardStats, Figure
 from submissions.models import PromptEntry, Status, Submission
 from tasks.models import Task, TaskPack
 
 
-def board_inputs(pack: TaskPack, revision: int, judge_id: str, judge_version: str) -> tuple[dict, dict, dict, dict]:
-    """(scores[entry][task], lengths[entry][task], categories[task], splits[task]) of the board's published entries."""
+def board_inputs(pack: TaskPack, revision: int, judge_id: str, judge_version: str) -> dict:
+    """board_stats_compute's keywords for the board's published entries: every, lengths, lists, categories, splits."""
     published = Submission.objects.filter(pack=pack, pack_revision=revision, published=True, status=Status.DONE)
     scores: dict[str, dict[str, float]] = defaultdict(dict)
     rows = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope="task", value__isnull=False)
     for submission_id, task_id, value in rows.values_list("submission_id", "key", "value"):
         scores[str(submission_id)][task_id] = value
-    words: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for submission_id, task_id, text in PromptEntry.objects.filter(submission__in=published).values_list("submission_id", "task__task_id", "text"):
-        words[(str(submission_id), task_id)].append(len(text.split()))
-    lengths: dict[str, dict[str, float]] = defaultdict(dict)
-    for (entry, task_id), counts in words.items():
-        lengths[entry][task_id] = fmean(counts)
+    prompts = PromptEntry.objects.filter(submission__in=published).values_list("submission_id", "task__task_id", "text")
+    lengths, lists = prompt_styles((str(s), t, text) for s, t, text in prompts.iterator(chunk_size=5000))
     tasks = Task.objects.filter(pack=pack).values_list("task_id", "category", "split")
-    return dict(scores), dict(lengths), {t: c for t, c, _ in tasks}, {t: s for t, _, s in tasks}
+    return {"every": dict(scores), "lengths": lengths, "lists": lists, "categories": {t: c for t, c, _ in tasks}, "splits": {t: s for t, _, s in tasks}}
 
 
 @transaction.atomic
@@ -41,14 +36,19 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
     """Recompute the stats of every judge with figures on this board; a judge with no published entry left loses its row."""
     pack = TaskPack.objects.get(pk=pack_id)
     published = Submission.objects.filter(pack=pack, pack_revision=revision, published=True, status=Status.DONE)
-    judges = set(Figure.objects.filter(submission__in=published, scope="overall").values_list("judge_id", "judge_version"))
+    overall = Figure.objects.filter(submission__in=published, scope="overall").values_list("judge_id", "judge_version", "judge_label")
+    judges = Counter((judge_id, version) for judge_id, version, _ in overall)
+    labels = {(judge_id, version): label for judge_id, version, label in overall}
     for row in BoardStats.objects.filter(pack=pack, revision=revision):
         if (row.judge_id, row.judge_version) not in judges:
             row.delete()
-    for judge_id, judge_version in judges:
-        data = board_stats_compute(*board_inputs(pack, revision, judge_id, judge_version))
-        labels = board_rows_rebuild(pack, revision, judge_id, judge_version, published, data)
-        BoardStats.objects.update_or_create(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, defaults={**data, "settings": SETTINGS, "backends": labels})
+    conditions = sorted(set(published.exclude(condition="").values_list("condition", flat=True)))
+    for (judge_id, judge_version), count in judges.items():
+        data = board_stats_compute(**board_inputs(pack, revision, judge_id, judge_version), settings=SETTINGS)
+        backends = board_rows_rebuild(pack, revision, judge_id, judge_version, published, data)
+        page = {"settings": SETTINGS, "backends": backends, "judge_label": labels[(judge_id, judge_version)], "entry_count": count, "conditions": conditions,
+                "has_split": any(e.get("test") is not None and e.get("dev") is not None for e in data["entries"].values())}  # fmt: skip
+        BoardStats.objects.update_or_create(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, defaults={**data, **page})
     BoardRow.objects.filter(pack=pack, revision=revision).exclude(submission__in=published).delete()
     return len(judges)
 
@@ -67,15 +67,15 @@ def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_versi
             rows[f.submission_id]["overall"] = shown
         else:
             rows[f.submission_id][f.scope][f.key] = shown
-    arena = Counter(e["arena_rank"] for e in data["entries"].values())
+    arena = Counter(e.get("arena_rank") for e in data["entries"].values())
     gaps = {c["upper"]: c for c in data["comparisons"]}
     BoardRow.objects.filter(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version).delete()
     made = []
     for submission in published.filter(pk__in=list(rows)).annotate(tasks=Count("entries__task", distinct=True)):
         shown, stats = rows[submission.pk], dict(data["entries"].get(str(submission.pk), {}))
-        stats.update(tied=arena[stats.get("arena_rank")] > 1, next_gap=gaps.get(str(submission.pk)))
+        stats.update(tied=stats.get("arena_rank") is not None and arena[stats["arena_rank"]] > 1, next_gap=gaps.get(str(submission.pk)))
         sort = {**{c: f["value"] for c, f in shown["category"].items()}, **{f"backend:{b}": f["value"] for b, f in shown["backend"].items()}}
-        sort.update({k: stats.get(k) for k in ("lc", "win_rate", "test", "dev", "gap")})
+        sort.update({k: stats.get(k) for k in ("score", "lc", "win_rate", "test", "dev", "gap")})
         overall = shown.get("overall", {}).get("value")
         labels = {b["name"]: b.get("label", "") for b in submission.backends if isinstance(b, dict)}
         made.append(BoardRow(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, submission=submission, condition=submission.condition,

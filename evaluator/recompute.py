@@ -13,10 +13,9 @@ import math
 import sys
 import zipfile
 from collections import defaultdict
-from statistics import fmean
 
 from .metrics.aggregate import Unit, detail_figures, figures, task_figures
-from .metrics.board import board_stats_compute
+from .metrics.board import board_stats_compute, prompt_styles
 
 
 def _lines(archive: zipfile.ZipFile, name: str):
@@ -34,17 +33,12 @@ def recompute(path) -> dict:
         units: dict[str, list[Unit]] = defaultdict(list)
         for row in _lines(archive, "units.jsonl"):
             units[str(row.pop("entry"))].append(Unit(**row))
-        words: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for row in _lines(archive, "prompts.jsonl"):
-            words[(str(row["entry"]), row["task_id"])].append(len(row["prompt"].split()))
+        lengths, lists = prompt_styles((str(row["entry"]), row["task_id"], row["prompt"]) for row in _lines(archive, "prompts.jsonl"))
         tasks = list(csv.DictReader(io.TextIOWrapper(archive.open("tasks.csv"), encoding="utf-8")))
     recomputed = {entry: {f"{f.scope}:{f.key}": f.value for f in (*figures(u), *detail_figures(u), *task_figures(u))} for entry, u in units.items()}
     scores = {e: {k.split(":", 1)[1]: v for k, v in f.items() if k.startswith("task:") and v is not None} for e, f in recomputed.items()}
-    lengths: dict[str, dict[str, float]] = defaultdict(dict)
-    for (entry, task_id), counts in words.items():
-        lengths[entry][task_id] = fmean(counts)
     categories, splits = {t["task_id"]: t["category"] for t in tasks}, {t["task_id"]: t["split"] for t in tasks}
-    statistics = board_stats_compute(scores, dict(lengths), categories, splits, board["statistics_settings"])
+    statistics = board_stats_compute(scores, lengths, categories, splits, board["statistics_settings"], lists)
     return {"figures": recomputed, "statistics": statistics}
 
 

@@ -74,10 +74,17 @@ class BoardStats(models.Model):
     length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
     settings = models.JSONField(default=dict, help_text="replicates, seed, alpha, resamples: what recomputes the same numbers")
     backends = models.JSONField(default=dict, help_text="the board's backend columns: name -> label")
+    ranked_on = models.JSONField(default=dict, help_text="{split: 'test' or 'all', tasks}: the tasks the ranking statistics use")
+    # What the page needs besides one page of rows, stored so a request never scans the board's entries:
+    judge_label = models.CharField(max_length=300, blank=True)
+    entry_count = models.PositiveIntegerField(default=0, help_text="published entries scored by this judge")
+    conditions = models.JSONField(default=list, help_text="condition names on the board, for its filter")
+    has_split = models.BooleanField(default=False, help_text="some entry has both a dev and a test score")
     computed = models.DateTimeField(auto_now=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pack", "revision", "judge_id", "judge_version"], name="unique_board_stats")]
+        indexes = [models.Index(fields=["pack", "revision", "entry_count"], name="board_stats_by_board")]
 
 
 class BoardRow(models.Model):

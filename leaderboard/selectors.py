@@ -25,9 +25,9 @@ from .models import BoardRow, BoardStats, Figure, HumanRow
 @dataclass
 class Row:
     submission: Submission
-    overall: Figure | None = None
-    categories: dict[str, Figure] = field(default_factory=dict)
-    backends: dict[str, Figure] = field(default_factory=dict)
+    overall: Cell | None = None
+    categories: dict[str, Cell] = field(default_factory=dict)
+    backends: dict[str, Cell] = field(default_factory=dict)
     tasks_covered: int = 0
     tries: int = 0  # the team's submissions to this board (failed and cancelled runs left out)
     stats: dict = field(default_factory=dict)  # this row's BoardStats entry: rank range, win rate, lc, dev/test
@@ -75,10 +75,18 @@ class Board:
 
 
 def leaderboard_boards() -> list[Board]:
-    """Boards with a published submission or a human baseline row."""
-    pairs = {*public_submissions().values_list("pack_id", "pack_revision").distinct(), *HumanRow.objects.values_list("pack_id", "revision").distinct()}
+    """Boards whose job has stored statistics (it has published entries) or with a human baseline row: two small
+    queries over per-board rows, whatever the number of entries."""
+    pairs = {*BoardStats.objects.values_list("pack_id", "revision").distinct(), *HumanRow.objects.values_list("pack_id", "revision").distinct()}
     packs = TaskPack.objects.in_bulk({p for p, _ in pairs})
     return sorted((Board(packs[p], r) for p, r in set(pairs)), key=lambda b: (b.pack.name, -b.pack.loaded_at.timestamp(), -b.revision))
+
+
+def board_judges(board: Board, humans: bool = True) -> list[JudgeKey]:
+    """The board's judges, the one that scored most entries first, then (with humans) judges of human rows only."""
+    stored = BoardStats.objects.filter(pack=board.pack, revision=board.revision).order_by("-entry_count", "judge_id")
+    judges = [JudgeKey(j, v, label) for j, v, label in stored.values_list("judge_id", "judge_version", "judge_label")]
+    return judges + [j for j in (human_judges(board) if humans else []) if j.key not in {k.key for k in judges}]
 
 
 def board_submissions(board: Board, condition: str = "") -> QuerySet[Submission]:
@@ -87,22 +95,24 @@ def board_submissions(board: Board, condition: str = "") -> QuerySet[Submission]
     return found.filter(condition=condition) if condition else found
 
 
-def board_conditions(board: Board) -> list[str]:
-    """The condition names present on a board, for its filter."""
-    return sorted(set(board_submissions(board).exclude(condition="").values_list("condition", flat=True)))
-
-
 BOARD_PAGE = 50
 ROW_SORTS = ("lc", "win_rate", "test", "dev", "gap")
 
 
-def leaderboard_page(board: Board, judge: JudgeKey, sort: str = "overall", descending: bool = True, condition: str = "", number=None, per_page: int | None = None):
+def default_sort(stats: BoardStats | None) -> str:
+    """The board ranks by its test split where the statistics are computed on it, otherwise by the overall score."""
+    return "test" if stats is not None and stats.ranked_on.get("split") == "test" else "overall"
+
+
+def board_rows(board: Board, judge: JudgeKey, condition: str = "") -> QuerySet[BoardRow]:
+    stored = BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    return stored.filter(condition=condition) if condition else stored
+
+
+def leaderboard_page(board: Board, judge: JudgeKey, stats: BoardStats | None, sort: str = "overall", descending: bool = True, condition: str = "", number=None, per_page: int | None = None):
     """One page of the board's stored rows (BoardRow, rebuilt by the board job), sorted in the database, and the
     board's backend columns: one indexed query for the rows, whatever the board's size."""
-    stored = BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
-    if condition:
-        stored = stored.filter(condition=condition)
-    stats = board_stats(board, judge)
+    stored = board_rows(board, judge, condition)
     backends = stats.backends if stats else {}
     sortable = {*CATEGORIES, *ROW_SORTS, *(f"backend:{b}" for b in backends)}
     key = Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
@@ -126,8 +136,23 @@ def _rows(board: Board, stored: list[BoardRow]) -> list[Row]:
     return rows
 
 
-def _figure(scope: str, key: str, stored: dict) -> Figure:
-    return Figure(scope=scope, key=key, **stored)
+@dataclass(frozen=True)
+class Cell:
+    """A stored figure as a board cell shows it (a plain object: building model instances for every cell of a page
+    of rows costs more than reading them)."""
+
+    scope: str
+    key: str
+    value: float | None = None
+    scale: str = ""
+    n: int = 0
+    failures: int = 0
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+def _figure(scope: str, key: str, stored: dict) -> Cell:
+    return Cell(scope=scope, key=key, **stored)
 
 
 def entry_rows(entries: list[PromptEntry], judge: JudgeKey) -> list[dict]:
@@ -227,7 +252,9 @@ def human_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
 
 
 def board_stats(board: Board, judge: JudgeKey) -> BoardStats | None:
-    return BoardStats.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).first()
+    """The board's stored statistics without the per-entry ones (those travel on each BoardRow): what a request reads."""
+    found = BoardStats.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    return found.defer("entries", "comparisons").first()
 
 
 HEATMAP_ENTRIES = 30  # the win-rate matrix shows the top entries by score; the download has every pair
@@ -235,28 +262,26 @@ SCATTER_ENTRIES = 500
 COMPARISONS_SHOWN = 100
 
 
-def stats_section(board: Board, judge: JudgeKey, condition: str = "") -> dict:
+def stats_section(board: Board, judge: JudgeKey, stats: BoardStats | None, condition: str = "") -> dict:
     """What the board shows beside the table, all stored: neighbour comparisons (Holm-corrected), the pairwise
     win-rate matrix of the top entries, and the length effect with its scatter (the statistics are the whole
-    board's; with a condition filter only the entries in view are listed)."""
-    stats = board_stats(board, judge)
+    board's; with a condition filter only the entries in view are listed). Reads at most SCATTER_ENTRIES rows."""
     if stats is None:
         return {"stats": None}
-    top = BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
-    top = top.filter(condition=condition) if condition else top
-    top = list(top.order_by(F("overall").desc(nulls_last=True), "submission_id").values_list("submission_id", "submission__prompter")[:SCATTER_ENTRIES])
-    names = {str(pk): f"{prompter} #{pk}" for pk, prompter in top}  # prompters may share a name
-    ids = [str(pk) for pk, _ in top[:HEATMAP_ENTRIES]]
+    by_score = Cast(KT("sort__score"), FloatField())
+    top = list(board_rows(board, judge, condition).order_by(by_score.desc(nulls_last=True), "submission_id").values_list("submission_id", "submission__prompter", "stats")[:SCATTER_ENTRIES])
+    names = {str(pk): f"{prompter} #{pk}" for pk, prompter, _ in top}  # prompters may share a name
+    ids = [str(pk) for pk, _, _ in top[:HEATMAP_ENTRIES]]
     matrix = [[_rate(stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
-    every = {str(pk): prompter for pk, prompter in Submission.objects.filter(pk__in=[int(c[k]) for c in stats.comparisons for k in ("upper", "lower")]).values_list("pk", "prompter")}
+    gaps = [row["next_gap"] for _, _, row in top[:COMPARISONS_SHOWN] if row.get("next_gap") and (not condition or row["next_gap"]["lower"] in names)]
+    lower = {str(pk): f"{p} #{pk}" for pk, p in Submission.objects.filter(pk__in=[int(c["lower"]) for c in gaps if c["lower"] not in names]).values_list("pk", "prompter")}
     return {
         "stats": stats,
-        "comparisons": [{**c, "upper_name": f"{every.get(c['upper'], '?')} #{c['upper']}", "lower_name": f"{every.get(c['lower'], '?')} #{c['lower']}"}
-                        for c in stats.comparisons if not condition or (c["upper"] in names and c["lower"] in names)][:COMPARISONS_SHOWN],
+        "comparisons": [{**c, "upper_name": names[c["upper"]], "lower_name": names.get(c["lower"]) or lower.get(c["lower"], "?")} for c in gaps],
         "heatmap": {"labels": [names[i] for i in ids], "z": matrix},
-        "scatter": [{"name": names[i], "x": stats.entries[i]["length"], "y": stats.entries[i]["score"]} for i in names if stats.entries.get(i, {}).get("length")],
+        "scatter": [{"name": names[str(pk)], "x": row["length"], "y": row["score"]} for pk, _, row in top if row.get("length") and row.get("score") is not None],
         "length": stats.length,
-        "has_split": any(e.get("test") is not None and e.get("dev") is not None for e in stats.entries.values()),
+        "has_split": stats.has_split,
     }
 
 

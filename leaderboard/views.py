@@ -21,17 +21,17 @@ from .downloads import breakdown_rows, csv_lines, jsonl_lines
 def leaderboard(request: HttpRequest) -> HttpResponse:
     boards = selectors.leaderboard_boards()
     board = next((b for b in boards if b.key == request.GET.get("board")), boards[0] if boards else None)
-    judges = judges_of(selectors.board_submissions(board).values("pk")) if board else []
-    judges += [j for j in (selectors.human_judges(board) if board else []) if j.key not in {k.key for k in judges}]
+    judges = selectors.board_judges(board) if board else []
     judge = pick_judge(judges, request.GET.get("judge"))
-    conditions = selectors.board_conditions(board) if board else []
+    stats = selectors.board_stats(board, judge) if judge else None
+    conditions = stats.conditions if stats else []
     condition = request.GET.get("condition", "") if request.GET.get("condition") in conditions else ""
-    sort, descending = request.GET.get("sort", "overall"), request.GET.get("dir", "desc") != "asc"
-    page, backends = selectors.leaderboard_page(board, judge, sort, descending, condition, request.GET.get("page")) if judge else (None, [])
+    sort, descending = request.GET.get("sort") or selectors.default_sort(stats), request.GET.get("dir", "desc") != "asc"
+    page, backends = selectors.leaderboard_page(board, judge, stats, sort, descending, condition, request.GET.get("page")) if judge else (None, [])
     rows = page.object_list if page else []
     context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "page": page, "backends": backends,
                "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition,
-               **(selectors.human_section(board, judge, rows) if judge else {}), **(selectors.stats_section(board, judge, condition) if judge else {})}  # fmt: skip
+               **(selectors.human_section(board, judge, rows) if judge else {}), **(selectors.stats_section(board, judge, stats, condition) if judge else {})}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 
 
@@ -79,7 +79,7 @@ def board_download(request: HttpRequest) -> StreamingHttpResponse:
     """The whole board (one pack revision, one judge) as a zip of CSV and JSON Lines, streamed."""
     boards = selectors.leaderboard_boards()
     board = next((b for b in boards if b.key == request.GET.get("board")), None)
-    judge = pick_judge(judges_of(selectors.board_submissions(board).values("pk")), request.GET.get("judge")) if board else None
+    judge = pick_judge(selectors.board_judges(board, humans=False), request.GET.get("judge")) if board else None
     if board is None or judge is None:
         raise Http404("No such board: name one with ?board=<pack id>:<revision>&judge=<judge key> as the board page links it")
     response = StreamingHttpResponse(zip_stream(board_files(board, judge, request.build_absolute_uri)), content_type="application/zip")

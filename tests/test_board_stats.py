@@ -51,7 +51,7 @@ def test_publishing_computes_and_stores_the_board_statistics(board):
     assert stats.entries[str(twin_a.pk)]["arena_rank"] == stats.entries[str(twin_b.pk)]["arena_rank"] == 2  # cannot be separated
     assert stats.settings["replicates"] == 1000
     # Rerunning the computation on the same stored inputs gives the same numbers (seeded): the download's promise.
-    again = board_stats_compute(*board_inputs(pack, pack.revision, **JUDGE))
+    again = board_stats_compute(**board_inputs(pack, pack.revision, **JUDGE))
     assert json.loads(json.dumps(again["entries"])) == stats.entries
 
 
@@ -164,3 +164,69 @@ def test_board_pages_through_entries(client, monkeypatch, board):
     first, second = client.get("/").content.decode(), client.get("/?page=2").content.decode()
     assert "Page 1 of 2 (3 entries)" in first and ">strong</a>" in first and ">strong</a>" not in second
     assert sum(f">{n}</a>" in second for n in ("twin-a", "twin-b")) == 1
+
+
+def test_a_pack_with_enough_hidden_test_tasks_is_ranked_by_them(client, monkeypatch, team, sample_pack):
+    """The sample pack has one test task per category; asking for one makes it rank by that split: the statistics use
+    the test tasks only, the page sorts by the test score by default and says so, and dev and gap stay visible."""
+    import evaluation.boards
+
+    monkeypatch.setattr(evaluation.boards, "SETTINGS", {**evaluation.boards.SETTINGS, "ranked_split_min": 1})
+    splits = dict(sample_pack.tasks.values_list("task_id", "split"))
+    tuned = entry(team, sample_pack, "tuned", {t: 90.0 if s == "dev" else 30.0 for t, s in splits.items()}, words=10)
+    honest = entry(team, sample_pack, "honest", {t: 50.0 + (i % 3) for i, t in enumerate(splits)}, words=14)
+    submissions_publish(submissions=Submission.objects.filter(pk__in=[tuned.pk, honest.pk]))
+    stats = BoardStats.objects.get(pack=sample_pack, **JUDGE)
+    assert stats.ranked_on == {"split": "test", "tasks": 3}
+    assert stats.entries[str(tuned.pk)]["score"] == pytest.approx(30.0) and stats.entries[str(tuned.pk)]["gap"] == pytest.approx(60.0)
+    assert stats.entries[str(honest.pk)]["rank"] == 1
+    page = client.get("/").content.decode()
+    assert "Ranked by the hidden test split" in page and page.index(">honest</a>") < page.index(">tuned</a>")  # overall would put tuned first
+    overall = client.get("/?sort=overall&dir=desc").content.decode()
+    assert overall.index(">tuned</a>") < overall.index(">honest</a>")
+
+
+def test_board_stats_without_enough_test_tasks_rank_every_task(board):
+    pack, *_ = board
+    stats = BoardStats.objects.get(pack=pack, **JUDGE)
+    assert stats.ranked_on == {"split": "all", "tasks": pack.tasks.count()}
+
+
+def test_the_board_page_reads_the_same_number_of_queries_whatever_the_board_size(client, team, sample_pack):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    tasks = sorted(sample_pack.tasks.values_list("task_id", flat=True))
+
+    def queries() -> int:
+        client.get("/")  # warm: sessions, content types
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get("/").status_code == 200
+        return len(captured.captured_queries)
+
+    made = [entry(team, sample_pack, f"e{i}", {t: 40.0 + i + (j % 2) for j, t in enumerate(tasks)}, words=10) for i in range(3)]
+    submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made]))
+    few = queries()
+    made += [entry(team, sample_pack, f"f{i}", {t: 30.0 + i + (j % 3) for j, t in enumerate(tasks)}, words=12) for i in range(40)]
+    submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made]))
+    assert queries() == few
+
+
+def test_board_shows_the_list_formatting_effect_beside_length(client, team, sample_pack):
+    """Prompts written as tag lists in some tasks and prose in others let the fit separate the list effect."""
+    from evaluation.boards import board_stats_rebuild
+
+    tasks = sorted(sample_pack.tasks.values_list("task_id", flat=True))
+    made = []
+    for i in range(3):
+        submission = entry(team, sample_pack, f"style-{i}", {t: 40.0 + 5 * i + (10 if j % 2 else 0) for j, t in enumerate(tasks)}, words=8)
+        for j, prompt in enumerate(submission.entries.order_by("task__task_id")):
+            if j % 2:
+                prompt.text = ", ".join(["masterpiece", "best quality", "fox", "snow", "dusk"][: 4 + (j + i) % 2])
+                prompt.save()
+        made.append(submission)
+    submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made]))
+    board_stats_rebuild(pack_id=sample_pack.pk, revision=sample_pack.revision)
+    length = BoardStats.objects.get(pack=sample_pack, **JUDGE).length
+    assert any(e["list_coefficient"] is not None for e in length)
+    assert "points for a list" in client.get("/").content.decode()

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from evaluator.metrics.ranking import adjacent_tests, board_score, length_effect, rank_ranges, win_rates
+from evaluator.metrics.ranking import adjacent_tests, board_score, length_effect, list_formatted, rank_ranges, win_rates
 
 CATS = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
 
@@ -81,6 +81,52 @@ def test_length_effect_leaves_out_a_category_where_length_is_constant_per_entry(
     scores = {"a": {t: 50.0 for t in CATS}, "b": {t: 40.0 for t in CATS}}
     lengths = {"a": {t: 30.0 for t in CATS}, "b": {t: 10.0 for t in CATS}}
     assert length_effect(scores, lengths, CATS) == []
+
+
+def test_the_within_entry_fit_equals_statsmodels_dummy_regression():
+    """Frisch-Waugh-Lovell: demeaning per entry gives the dummy regression's coefficients, intervals and entry effects."""
+    import statsmodels.api as sm
+
+    rng = np.random.default_rng(5)
+    tasks = {f"t{i}": "OE" for i in range(9)}
+    entries = [f"e{i}" for i in range(6)]
+    lengths = {e: {t: float(rng.integers(4, 90)) for t in tasks} for e in entries}
+    lists = {e: {t: float(rng.random() < 0.4) for t in tasks} for e in entries}
+    scores = {e: {t: 30 + 3 * i + 6 * math.log(lengths[e][t]) - 4 * lists[e][t] + rng.normal(0, 3) for t in tasks} for i, e in enumerate(entries)}
+    (mine,) = length_effect(scores, lengths, tasks, lists)
+    rows = [(e, t) for e in entries for t in tasks]
+    design = np.array([[1.0 if r[0] == e else 0.0 for e in entries] + [math.log(lengths[r[0]][r[1]]), lists[r[0]][r[1]]] for r in rows])
+    fit = sm.OLS(np.array([scores[e][t] for e, t in rows]), design).fit()
+    (low, high), (list_low, list_high) = fit.conf_int(0.05)[-2:]
+    assert (mine.coefficient, mine.low, mine.high) == pytest.approx((fit.params[-2], low, high), rel=1e-9)
+    assert (mine.list_coefficient, mine.list_low, mine.list_high) == pytest.approx((fit.params[-1], list_low, list_high), rel=1e-9)
+    means = design[:, -2:].mean(axis=0)
+    for i, e in enumerate(entries):
+        assert mine.controlled[e] == pytest.approx(fit.params[i] + fit.params[-2:] @ means, rel=1e-9)
+
+
+def test_list_covariate_is_left_out_where_it_does_not_vary_within_entries():
+    rng = np.random.default_rng(3)
+    lengths = {e: {t: float(rng.integers(5, 60)) for t in CATS} for e in "ab"}
+    scores = {e: {t: 40 + 5 * math.log(lengths[e][t]) for t in CATS} for e in "ab"}
+    constant = {"a": {t: 1.0 for t in CATS}, "b": {t: 0.0 for t in CATS}}  # a always lists, b never: the entry explains it
+    with_lists = length_effect(scores, lengths, CATS, constant)
+    assert [r.coefficient for r in with_lists] == pytest.approx([r.coefficient for r in length_effect(scores, lengths, CATS)])
+    assert all(r.list_coefficient is None for r in with_lists)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "listed"),
+    [
+        ("masterpiece, best quality, 8k, fox, snow, dramatic lighting", True),
+        ("- a fox\n- deep snow\n- dusk light", True),
+        ("1. a red kite\n2) a grey sky", True),
+        ("A red fox crosses deep snow at dusk, its breath visible, while the village lights glow far behind it.", False),
+        ("A poster, bold type", False),
+    ],
+)
+def test_list_formatted_tells_lists_from_prose(prompt, listed):
+    assert list_formatted(prompt) is listed
 
 
 def test_field_win_rates_by_sorted_search_equal_the_pairwise_count():

@@ -11,7 +11,8 @@ score is the board's: the mean over its tasks within each category, then the mea
   (scipy.stats.permutation_test, swapping the two entries' scores within a task), Holm-corrected across the
   board (statsmodels).
 - win_rates: ECHO's pseudo-pairwise view: per common task a win, tie or loss on the task score.
-- length_effect: per category, OLS of task score on entry (fixed effects) and log prompt length (statsmodels),
+- length_effect: per category, OLS of task score on entry (fixed effects), log prompt length and whether the
+  prompt is written as a list (fitted within entries; the tests check it against statsmodels' dummy regression),
   the length coefficient with its 95 % interval, and each entry's score predicted at the category's mean
   log length (the length-controlled score), in the spirit of LMArena's style control.
 """
@@ -19,6 +20,7 @@ score is the board's: the mean over its tasks within each category, then the mea
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections import defaultdict
 from dataclasses import dataclass
@@ -159,26 +161,72 @@ class LengthEffect:
     low: float
     high: float
     n: int
-    controlled: dict[str, float]  # entry -> score predicted at the category's mean log length
+    controlled: dict[str, float]  # entry -> score predicted at the category's mean log length (and mean list share)
+    list_coefficient: float | None = None  # points for a prompt written as a list (None: not fitted here)
+    list_low: float | None = None
+    list_high: float | None = None
 
 
-def length_effect(scores: Scores, lengths: dict[str, dict[str, float]], categories: dict[str, str]) -> list[LengthEffect]:
-    """Per category: score ~ entry + log(length). Needs at least two entries, more tasks than parameters, and
-    lengths that vary within an entry (otherwise length and entry cannot be told apart and the category is left out)."""
-    import statsmodels.api as sm
+_LIST_LINE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", re.MULTILINE)
 
+
+def list_formatted(prompt: str) -> bool:
+    """Whether a prompt is written as a list rather than prose: bulleted or numbered lines, or a tag list (at least
+    four comma-separated fragments, most of them three words or fewer, as in "masterpiece, best quality, 8k")."""
+    if len(_LIST_LINE.findall(prompt)) >= 2:
+        return True
+    fragments = [f.split() for f in re.split(r"[,;\n]", prompt) if f.strip()]
+    return len(fragments) >= 4 and sum(len(f) <= 3 for f in fragments) > len(fragments) / 2
+
+
+def length_effect(scores: Scores, lengths: dict[str, dict[str, float]], categories: dict[str, str], lists: dict[str, dict[str, float]] | None = None) -> list[LengthEffect]:
+    """Per category: score ~ entry + log(length) [+ list share], the entry as a fixed effect. Fitted within entries
+    (Frisch-Waugh-Lovell: demean every variable per entry, then OLS on the style covariates, with the residual degrees
+    of freedom of the full dummy regression), which gives the dummy regression's coefficients and intervals exactly
+    in memory linear in the rows, so a board of 10,000 entries fits. Needs at least two entries, more rows than
+    parameters, and lengths that vary within an entry; the list covariate joins only where it varies within an entry."""
     out = []
     for category in sorted(set(categories.values())):
-        rows = [(e, t, v, math.log(max(lengths[e][t], 1.0))) for e, by_task in scores.items() for t, v in by_task.items() if categories[t] == category and t in lengths.get(e, {})]
+        rows = [(e, t, v) for e, by_task in scores.items() for t, v in by_task.items() if categories[t] == category and t in lengths.get(e, {})]
         entries = sorted({r[0] for r in rows})
-        if len(entries) < 2 or len(rows) <= len(entries) + 1:
+        if len(entries) < 2:
             continue
-        design = np.array([[1.0 if r[0] == e else 0.0 for e in entries] + [r[3]] for r in rows])
-        if np.linalg.matrix_rank(design) < design.shape[1]:
+        index = _positions(rows, entries)
+        y = np.array([r[2] for r in rows], dtype=float)
+        columns = [np.array([math.log(max(lengths[e][t], 1.0)) for e, t, _ in rows])]
+        if lists is not None:
+            columns.append(np.array([lists.get(e, {}).get(t, 0.0) for e, t, _ in rows], dtype=float))
+        fit = _within_fit(y, np.column_stack(columns), index, len(entries))
+        if fit is None and len(columns) == 2:
+            fit = _within_fit(y, columns[0][:, None], index, len(entries))
+        if fit is None:
             continue  # each entry's length is constant here: its effect cannot be told from the entry's own
-        fit = sm.OLS(np.array([r[2] for r in rows]), design).fit()
-        low, high = fit.conf_int(0.05)[-1]
-        mean_log = float(np.mean(design[:, -1]))
-        controlled = {e: float(fit.params[i] + fit.params[-1] * mean_log) for i, e in enumerate(entries)}
-        out.append(LengthEffect(category, float(fit.params[-1]), float(low), float(high), len(rows), controlled))
+        beta, intervals, effects, x_mean = fit
+        controlled = {e: float(effects[i] + beta @ x_mean) for i, e in enumerate(entries)}
+        listed = (float(beta[1]), *map(float, intervals[1])) if len(beta) == 2 else (None, None, None)
+        out.append(LengthEffect(category, float(beta[0]), float(intervals[0][0]), float(intervals[0][1]), len(rows), controlled, *listed))
     return out
+
+
+def _positions(rows: list, entries: list[str]) -> np.ndarray:
+    where = {e: i for i, e in enumerate(entries)}
+    return np.array([where[r[0]] for r in rows])
+
+
+def _within_fit(y: np.ndarray, x: np.ndarray, index: np.ndarray, groups: int):
+    """(coefficients, 95 % intervals, each group's fixed effect, the covariates' overall means) of y ~ group + x, or
+    None where x does not vary within groups (rank-deficient) or no residual degrees of freedom are left."""
+    counts = np.bincount(index, minlength=groups).astype(float)
+    y_mean = np.bincount(index, weights=y, minlength=groups) / counts
+    x_means = np.column_stack([np.bincount(index, weights=x[:, k], minlength=groups) / counts for k in range(x.shape[1])])
+    y_within, x_within = y - y_mean[index], x - x_means[index]
+    dof = len(y) - groups - x.shape[1]
+    gram = x_within.T @ x_within
+    if dof <= 0 or np.linalg.matrix_rank(gram) < x.shape[1] or min(np.diag(gram)) < 1e-12:
+        return None
+    beta = np.linalg.solve(gram, x_within.T @ y_within)
+    residual = y_within - x_within @ beta
+    covariance = np.linalg.inv(gram) * float(residual @ residual) / dof
+    half = stats.t.ppf(0.975, dof) * np.sqrt(np.diag(covariance))
+    effects = y_mean - x_means @ beta
+    return beta, np.column_stack([beta - half, beta + half]), effects, x.mean(axis=0)

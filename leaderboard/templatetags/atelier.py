@@ -1,4 +1,6 @@
 from django import template
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
 from evaluator.judge.scales import SCALES
 
@@ -31,3 +33,17 @@ def index(sequence, position: int):
         return sequence[position]
     except (IndexError, TypeError, KeyError):
         return None
+
+
+@register.filter
+def figure_cell(figure):
+    """A board cell: the value on its scale, its interval and failures beneath (a filter, not an include: a board
+    page has hundreds of cells and an include costs a template render each)."""
+    if not figure:
+        return mark_safe('<td class="num">—</td>')
+    shown = format_html("{}", on_scale(figure.value, figure.scale))
+    if figure.ci_low is not None:
+        shown += format_html('<br><span class="ci">[{}, {}]</span>', on_scale(figure.ci_low, figure.scale), on_scale(figure.ci_high, figure.scale))
+    if figure.failures:
+        shown += format_html('<br><span class="ci" title="failed units left out">{} failed</span>', figure.failures)
+    return format_html('<td class="num">{}</td>', shown)
