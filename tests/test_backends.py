@@ -11,6 +11,7 @@ import copy
 import dataclasses
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -91,7 +92,7 @@ def test_good_file_parses_and_ignores_underscore_keys(tmp_path: Path) -> None:
     smoke, real = configs["smoke-test"], configs["sd-turbo"]
     assert smoke.label == SMOKE_LABEL  # defaulted for smoke backends
     assert smoke.enabled and smoke.device == "auto"
-    assert real.to_dict() == {**GOOD_REAL, "device": "auto", "rewriter": None}  # no middleware unless declared
+    assert real.to_dict() == {**GOOD_REAL, "device": "auto", "rewriter": None, "batch_size": 1}  # no middleware unless declared
     assert isinstance(real.guidance, float)
 
 
@@ -412,3 +413,57 @@ def test_evaluator_has_no_django_import() -> None:
                 continue
             offenders += [f"{path}:{node.lineno}" for m in modules if m.split(".")[0] == "django"]
     assert offenders == []
+
+
+# --- batch_size -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [(0, "between 1 and 64"), (65, "between 1 and 64"), ("2", "integer"), (True, "integer"), (2.0, "integer"), (None, "integer")],
+)
+def test_bad_batch_size_names_the_field(tmp_path: Path, value: Any, hint: str) -> None:
+    path = write_backends(tmp_path, [GOOD_SMOKE, {**GOOD_REAL, "batch_size": value}])
+    with pytest.raises(BackendError) as caught:
+        load_backend_configs(path)
+    message = str(caught.value)
+    assert str(path) in message and "backend #1 'sd-turbo'" in message
+    assert "field 'batch_size'" in message and hint in message
+
+
+def test_batch_size_is_in_the_hash_only_when_not_1() -> None:
+    plain = BackendConfig.from_dict(GOOD_REAL)
+    assert plain.batch_size == 1
+    # Hashes from before the field existed (pinned literals): stored images keep their identity.
+    assert plain.version_hash() == "d71f5e910f13724a"
+    assert BackendConfig.from_dict(GOOD_SMOKE).version_hash() == "fdaae977e7bacd20"
+    assert BackendConfig.from_dict({**GOOD_REAL, "batch_size": 1}).version_hash() == plain.version_hash()
+    four = BackendConfig.from_dict({**GOOD_REAL, "batch_size": 4})
+    assert four.version_hash() != plain.version_hash()
+    assert four.version_hash() != dataclasses.replace(four, batch_size=2).version_hash()
+
+
+def test_smoke_renders_in_batches(smoke_config: BackendConfig) -> None:
+    renderer = get_renderer(dataclasses.replace(smoke_config, batch_size=2, steps=1))
+    assert renderer.config.batch_size == 2
+    images = renderer.render("a lighthouse", [11, 12, 13])  # one call for [11, 12], one for [13]
+    assert len(images) == 3
+    for image in images:
+        assert image.mode == "RGB" and image.size == (smoke_config.width, smoke_config.height)
+    assert len({pixels(image) for image in images}) == 3
+    assert [pixels(i) for i in renderer.render("a lighthouse", [11, 12, 13])] == [pixels(i) for i in images]
+    single = get_renderer(dataclasses.replace(smoke_config, steps=1))
+    (alone,) = single.render("a lighthouse", [13])
+    assert pixels(alone) == pixels(images[2])  # a chunk of one is exactly the one-call-per-seed render
+
+
+def test_render_gpu_bench_tiny_cpu_smoke() -> None:
+    command = [sys.executable, "bench/render_gpu.py", "--tiny", "--device", "cpu", "--images", "2", "--batch-sizes", "1,2", "--steps", "1"]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO_ROOT, timeout=180)
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = result.stdout
+    assert "smoke (random weights)" in out and "Summary" in out and "images/s" in out
+    for arch in ("sd21", "sdxl"):
+        assert re.search(rf"^{arch} +per-seed \(renderer today\) +1 +2 ", out, re.MULTILINE), out
+        assert re.search(rf"^{arch} +batched +2 +2 ", out, re.MULTILINE), out
+    assert re.search(r"^batched images bit-identical to per-seed images: \d+ of 8 \(max abs pixel difference \d+\)$", out, re.MULTILINE), out

@@ -49,7 +49,7 @@ REQUIRED_FIELDS = (
     "images_per_prompt",
     "seed_policy",
 )
-OPTIONAL_FIELDS = ("scheduler", "enabled", "label", "device", "rewriter")
+OPTIONAL_FIELDS = ("scheduler", "enabled", "label", "device", "rewriter", "batch_size")
 # A backend's middleware: an OpenAI-compatible model that rewrites every prompt before rendering, as commercial
 # generators do. Part of the version hash (it changes the pixels); the deployer's config, so it is trusted.
 REWRITER_FIELDS = {"base_url": str, "model": str, "instruction": str, "api_key_env": str, "temperature": (int, float), "timeout": (int, float)}
@@ -178,6 +178,10 @@ class BackendConfig:
     label: str = ""
     device: str = "auto"
     rewriter: Mapping[str, Any] | None = None
+    # Seeds rendered per pipeline call. 1 (the default) keeps one call per seed, so image k is
+    # bit-identical whatever it is rendered with; more is faster on a GPU but batched kernels may
+    # round differently, so it is part of version_hash() (see PipelineRenderer).
+    batch_size: int = 1
 
     def __post_init__(self) -> None:
         _require_match("name", self.name, _NAME_RE, "1-64 letters, digits, '.', '_' or '-'")
@@ -200,6 +204,7 @@ class BackendConfig:
         _require_str("label", self.label, allow_empty=True)
         _require_match("device", self.device, _DEVICE_RE, "'auto', 'cpu', 'mps', 'cuda' or 'cuda:<n>'")
         _check_rewriter(self.rewriter)
+        _require_int("batch_size", self.batch_size, 1, MAX_IMAGES_PER_PROMPT)
         if self.model == SMOKE and self.label == "":
             object.__setattr__(self, "label", SMOKE_LABEL)
         _check_smoke_consistency(self)
@@ -229,12 +234,15 @@ class BackendConfig:
         """Identity of the images this backend produces (16 hex chars of sha256).
 
         Covers every field that changes pixels, including `name` (it feeds
-        derived seeds) and `device` (numerics differ across hardware), but not
+        derived seeds), `device` (numerics differ across hardware) and `batch_size`
+        when it is not 1 (batched kernels may round differently), but not
         `enabled`/`label`, which are presentation only.
         """
         fields = {k: v for k, v in self.to_dict().items() if k not in _PRESENTATION_FIELDS}
         if fields.get("rewriter") is None:
             fields.pop("rewriter", None)  # configs without middleware keep the hashes they always had
+        if fields.get("batch_size") == 1:
+            fields.pop("batch_size")  # one call per seed, as before the field existed: same hashes as then
         fields["_schema"] = _HASH_SCHEMA
         if self.is_smoke:
             fields["_smoke_revision"] = SMOKE_REVISION

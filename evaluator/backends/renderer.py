@@ -50,11 +50,18 @@ def _check_seeds(seeds: Sequence[int]) -> list[int]:
 
 
 class PipelineRenderer:
-    """Renders with a loaded diffusers pipeline, one pipeline call per seed.
+    """Renders with a loaded diffusers pipeline, `config.batch_size` seeds per pipeline call.
 
-    One call per seed (not a batch) so image k is bit-identical whatever else
-    is rendered with it: batched kernels may round differently, and a
-    benchmark's published images must be reproducible one by one.
+    batch_size 1 (the default) is one call per seed, so image k is bit-identical
+    whatever else is rendered with it: a benchmark's published images must be
+    reproducible one by one. batch_size N > 1 renders the seeds in chunks of N,
+    one call per chunk with one CPU generator per seed: the starting noise is
+    the same, but batched kernels (cuBLAS/cuDNN picking other algorithms for
+    another batch shape, fp16/bf16 accumulation order) may round differently, so
+    image k can differ slightly from its one-by-one render, and with the size of
+    the chunk it fell in (the last chunk may be smaller). That is why batch_size
+    is part of the config's version hash. The trade: on a GPU a batch keeps the
+    device busy (bench/render_gpu.py measures how much faster it is).
     """
 
     def __init__(self, config: BackendConfig, pipeline: Any, device: str) -> None:
@@ -72,8 +79,12 @@ class PipelineRenderer:
             raise BackendError(f"backend {self.config.name!r}: prompt must be a string, got {prompt!r}")
         checked = _check_seeds(seeds)
         fitted, _ = self.fit_prompt(prompt)
+        size = self.config.batch_size
+        images: list[Image.Image] = []
         with self._lock:
-            return [self._render_one(fitted, seed) for seed in checked]
+            for start in range(0, len(checked), size):
+                images += self._render_chunk(fitted, checked[start : start + size])
+        return images
 
     def _tokenizers(self) -> list[Any]:
         return [t for t in (getattr(self.pipeline, "tokenizer", None), getattr(self.pipeline, "tokenizer_2", None)) if t is not None]
@@ -104,32 +115,37 @@ class PipelineRenderer:
         """Tokens with the start and end markers, by the longest-reading tokenizer (verbose=False: no length warning)."""
         return max(len(t(text, truncation=False, verbose=False)["input_ids"]) for t in self._tokenizers())
 
-    def _render_one(self, prompt: str, seed: int) -> Image.Image:
+    def _render_chunk(self, prompt: str, seeds: list[int]) -> list[Image.Image]:
+        """One pipeline call for these seeds: one prompt and generator per seed (a bare generator for one seed)."""
         import torch
 
         # A CPU generator gives the same starting noise on any hardware;
         # diffusers moves the noise to the pipeline's device.
-        generator = torch.Generator("cpu").manual_seed(seed)
+        generators = [torch.Generator("cpu").manual_seed(seed) for seed in seeds]
+        single = len(seeds) == 1  # exactly the call made before batch_size existed
         config = self.config
         try:
             output = self.pipeline(
-                prompt=prompt,
+                prompt=prompt if single else [prompt] * len(seeds),
                 num_inference_steps=config.steps,
                 guidance_scale=config.guidance,
                 width=config.width,
                 height=config.height,
-                generator=generator,
+                generator=generators[0] if single else generators,
                 output_type="pil",
             )
         except Exception as exc:
             raise BackendError(f"backend {config.name!r}: rendering failed: {type(exc).__name__}: {exc}") from exc
-        image = output.images[0].convert("RGB")
-        if image.size != (config.width, config.height):
-            raise BackendError(
-                f"backend {config.name!r}: pipeline returned {image.size[0]}x{image.size[1]}, "
-                f"expected {config.width}x{config.height}; pick a size this pipeline supports"
-            )
-        return image
+        if len(output.images) != len(seeds):
+            raise BackendError(f"backend {config.name!r}: pipeline returned {len(output.images)} images for {len(seeds)} seeds")
+        images = [image.convert("RGB") for image in output.images]
+        for image in images:
+            if image.size != (config.width, config.height):
+                raise BackendError(
+                    f"backend {config.name!r}: pipeline returned {image.size[0]}x{image.size[1]}, "
+                    f"expected {config.width}x{config.height}; pick a size this pipeline supports"
+                )
+        return images
 
 
 def apply_scheduler(pipeline: Any, config: BackendConfig) -> None:
