@@ -71,7 +71,7 @@ def prompting_start(submission_id: int) -> None:
     tasks = [t for t in tasks if t.task_id not in left_out]
     with transaction.atomic():
         Submission.objects.filter(pk=submission_id).update(
-            judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version,
+            **runtime.judge_fields(judge),
             backends=[{**c.to_dict(), "version_hash": c.version_hash()} for c in configs.values()],
             prompting={**submission.prompting, "left_out": left_out},
         )  # fmt: skip

@@ -50,3 +50,9 @@ def reset() -> None:
     backend_configs.cache_clear()
     judge.cache_clear()
     conditions.cache_clear()
+
+
+def judge_fields(current: Judge) -> dict:
+    """What a submission records of the judge that scores it: id, label, version and its whole spec document."""
+    spec = getattr(current, "spec", None)
+    return {"judge_id": current.judge_id, "judge_label": current.label, "judge_version": current.version, "judge_spec": spec.document() if spec else {}}

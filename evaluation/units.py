@@ -62,7 +62,7 @@ def submission_start(submission_id: int) -> None:
         return
     with transaction.atomic():
         Submission.objects.filter(pk=submission_id).update(
-            judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version,
+            **runtime.judge_fields(judge),
             backends=[{**c.to_dict(), "version_hash": c.version_hash()} for c in configs.values()],
         )  # fmt: skip
         _plan_entries(Submission.objects.get(pk=submission_id))
@@ -164,7 +164,7 @@ def submission_rescore(submission_id: int) -> int:
     judgements were queued."""
     judge = runtime.judge()
     if not Submission.objects.filter(pk=submission_id, status__in=RESUMABLE).update(
-        status=Status.JUDGING, judge_id=judge.judge_id, judge_label=judge.label, judge_version=judge.version, finished=None, error=""
+        status=Status.JUDGING, **runtime.judge_fields(judge), finished=None, error=""
     ):
         return 0
     queued = 0

@@ -52,7 +52,15 @@ def differences(path, tolerance: float = 1e-9) -> list[str]:
         for key, value in entry["figures"].items():
             if not _same(value, mine.get(key), tolerance):
                 found.append(f"entry {entry['entry']} {key}: published {value}, recomputed {mine.get(key)}")
-    published = (board.get("statistics") or {}).get("entries", {})
+    statistics = board.get("statistics") or {}
+    if "ranked_on" in statistics and statistics["ranked_on"] != result["statistics"]["ranked_on"]:
+        found.append(f"ranked on: published {statistics['ranked_on']}, recomputed {result['statistics']['ranked_on']}")
+    mine = {row["category"]: row for row in result["statistics"]["length"]}
+    for row in statistics.get("length", []):
+        for key, value in row.items():
+            if not _same(value, mine.get(row["category"], {}).get(key), tolerance):
+                found.append(f"length effect {row['category']} {key}: published {value}, recomputed {mine.get(row['category'], {}).get(key)}")
+    published = statistics.get("entries", {})
     for entry, stats in published.items():
         for key, value in stats.items():
             if not _same(value, result["statistics"]["entries"].get(entry, {}).get(key), tolerance):

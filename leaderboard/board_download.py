@@ -24,7 +24,7 @@ from .selectors import Board, board_submissions
 
 README = """# {board} scored by {judge}
 
-Files: board.json (pack, judge, backends with config hashes, code version, statistics settings, the entries and
+Files: board.json (pack, judge with its full spec, backends with config hashes, code version, statistics settings, the entries and
 their published figures and statistics), tasks.csv (category and split of each task), units.jsonl (every unit
 the aggregation reads: one judgement or failed render per line), prompts.jsonl, breakdown.csv / breakdown.jsonl
 (per task, sample, backend and image: prompt, image URL, every judged value), rationales.jsonl (dev-split tasks).
@@ -58,11 +58,11 @@ def _board_json(board: Board, judge: JudgeKey, entries: list) -> dict:
     backends = {b["name"]: b for s in entries for b in s.backends if isinstance(b, dict)}
     return {
         "pack": {"name": board.pack.name, "version": board.pack.version, "revision": board.revision},
-        "judge": {"id": judge.judge_id, "version": judge.version, "label": judge.label},
+        "judge": {"id": judge.judge_id, "version": judge.version, "label": judge.label, "spec": next((s.judge_spec for s in entries if s.judge_version == judge.version and s.judge_spec), None)},
         "code_version": settings.ATELIER_CODE_VERSION, "backends": list(backends.values()),
         "statistics_settings": stats.settings if stats else SETTINGS,
         "entries": [{"entry": s.pk, "prompter": s.prompter, "team": s.team.name, "condition": s.condition, "origin": s.origin, "figures": figures[str(s.pk)]} for s in entries],
-        "statistics": {"entries": stats.entries, "comparisons": stats.comparisons, "wins": stats.wins, "length": stats.length} if stats else None,
+        "statistics": {"ranked_on": stats.ranked_on, "entries": stats.entries, "comparisons": stats.comparisons, "wins": stats.wins, "length": stats.length} if stats else None,
     }  # fmt: skip
 
 

@@ -75,11 +75,14 @@ class Board:
 
 
 def leaderboard_boards() -> list[Board]:
-    """Boards whose job has stored statistics (it has published entries) or with a human baseline row: two small
-    queries over per-board rows, whatever the number of entries."""
-    pairs = {*BoardStats.objects.values_list("pack_id", "revision").distinct(), *HumanRow.objects.values_list("pack_id", "revision").distinct()}
+    """Boards whose job has stored statistics (it has published entries) or with a human baseline row, the board with
+    the most entries first (the page's default): small queries over per-board rows, whatever the number of entries."""
+    entries: dict[tuple[int, int], int] = defaultdict(int)
+    for pack_id, revision, count in BoardStats.objects.values_list("pack_id", "revision", "entry_count"):
+        entries[(pack_id, revision)] = max(entries[(pack_id, revision)], count)
+    pairs = {*entries, *HumanRow.objects.values_list("pack_id", "revision").distinct()}
     packs = TaskPack.objects.in_bulk({p for p, _ in pairs})
-    return sorted((Board(packs[p], r) for p, r in set(pairs)), key=lambda b: (b.pack.name, -b.pack.loaded_at.timestamp(), -b.revision))
+    return sorted((Board(packs[p], r) for p, r in pairs), key=lambda b: (-entries.get((b.pack.pk, b.revision), 0), b.pack.name, -b.pack.loaded_at.timestamp(), -b.revision))
 
 
 def board_judges(board: Board, humans: bool = True) -> list[JudgeKey]:

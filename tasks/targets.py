@@ -48,9 +48,10 @@ def target_render(*, task: Task, backend: BackendConfig, candidates: int) -> int
     return seeds[best]
 
 
-def targets_render(*, pack: TaskPack, backend: BackendConfig, candidates: int, force: bool = False) -> tuple[int, list[str]]:
-    """Targets for every IM task of a pack that has a seed prompt and (unless force) no target yet."""
+def targets_render(*, pack: TaskPack, backend: BackendConfig, candidates: int, force: bool = False, task_ids: list[str] | None = None) -> tuple[int, list[str]]:
+    """Targets for every IM task of a pack (or of `task_ids`) that has a seed prompt and (unless force) no target yet."""
     tasks = pack.tasks.filter(category=IMITATION).exclude(seed_prompt="").order_by("task_id")
+    tasks = tasks if task_ids is None else tasks.filter(task_id__in=task_ids)
     if not force:
         tasks = tasks.filter(target_image="")
     done, failures = 0, []
@@ -64,11 +65,12 @@ def targets_render(*, pack: TaskPack, backend: BackendConfig, candidates: int, f
     return done, failures
 
 
-def references_render(*, pack: TaskPack, backends: list[BackendConfig]) -> int:
-    """One render of each IM seed prompt per backend config, for the c_k scale of target similarity.
-    Existing references (same task and config hash) are kept. Returns how many were rendered."""
+def references_render(*, pack: TaskPack, backends: list[BackendConfig], task_ids: list[str] | None = None) -> int:
+    """One render of each IM seed prompt (of `task_ids`, default all) per backend config, for the c_k scale of target
+    similarity. Existing references (same task and config hash) are kept. Returns how many were rendered."""
     done = 0
-    for task in pack.tasks.filter(category=IMITATION).exclude(seed_prompt="").exclude(target_image="").order_by("task_id"):
+    tasks = pack.tasks.filter(category=IMITATION).exclude(seed_prompt="").exclude(target_image="").order_by("task_id")
+    for task in tasks if task_ids is None else tasks.filter(task_id__in=task_ids):
         for backend in backends:
             if TargetReference.objects.filter(task=task, config_hash=backend.version_hash()).exists():
                 continue

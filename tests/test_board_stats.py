@@ -145,6 +145,15 @@ def test_board_download_recomputes_to_the_published_numbers(client, team, sample
     names = set(zipfile.ZipFile(path).namelist())
     assert {"README.md", "board.json", "tasks.csv", "units.jsonl", "prompts.jsonl", "breakdown.csv", "rationales.jsonl"} <= names
     assert differences(path) == []
+    published = json.loads(zipfile.ZipFile(path).read("board.json"))
+    spec = published["judge"]["spec"]
+    assert spec["engine"] == "embedding" and spec["route"] and spec["base_version"] and published["statistics"]["ranked_on"]["split"] == "all"
+    tampered = tmp_path / "tampered.zip"
+    published["statistics"]["length"] = [{**row, "coefficient": row["coefficient"] + 1} for row in published["statistics"]["length"]]
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(tampered, "w") as target:
+        for name in source.namelist():
+            target.writestr(name, json.dumps(published) if name == "board.json" else source.read(name))
+    assert published["statistics"]["length"] and any("length effect" in d for d in differences(tampered))
     again = recompute(path)
     overall = {str(s.pk): again["figures"][str(s.pk)]["overall:overall"] for s in made}
     assert overall == {str(s.pk): pytest.approx(Figure.objects.get(submission=s, scope="overall").value) for s in made}

@@ -14,7 +14,7 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     call_command("demo")
     call_command("demo")  # running it again adds nothing
     submissions = Submission.objects.exclude(origin="human")
-    assert submissions.count() == 4  # the example upload, the baseline, and the scripted endpoint single-turn and 3 rounds
+    assert submissions.count() == 6  # the example upload, the baseline, the scripted endpoint single-turn and 3 rounds, 2 rules on the original pack
     humans = Submission.objects.filter(origin="human")
     assert humans.count() == 4 and all(h.status == "done" and not h.published for h in humans)  # the scripted participants, once
     assert all(s.status == "done" and s.published for s in submissions), [(s.status, s.error) for s in submissions]
@@ -25,7 +25,12 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     assert "Example prompter (hand-written)" in page and "brief-verbatim" in page and "baseline" in page
     assert "embedding judge" in page and "smoke (random weights)" in page and "guided v1+" in page
     assert "Humans — novice" in page and "Humans — skilled" in page and "Humans — all" in page
-    demo = submissions.get(is_baseline=False, origin="file")
+    original = submissions.filter(pack__name="atelier-original")
+    assert original.count() == 2 and {e.task.split for s in original for e in s.entries.select_related("task")} == {"dev", "test"}
+    board = f"{original[0].pack_id}:{original[0].pack_revision}"
+    shown = client.get(f"/?board={board}").content.decode()
+    assert "Ranked by the hidden test split" in shown and "Rule: brief verbatim" in shown and "Gap" in shown
+    demo = submissions.get(is_baseline=False, origin="file", pack__name="sample")
     assert f"{demo.figures.get(scope='overall').value:.1f}" in page
 
 

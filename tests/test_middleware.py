@@ -98,7 +98,7 @@ def _legacy_hash(config: BackendConfig) -> str:
     fields = {
         k: v
         for k, v in dataclasses.asdict(config).items()
-        if k not in ("enabled", "label", "rewriter")
+        if k not in ("enabled", "label", "rewriter", "batch_size")
     }
     fields["_schema"] = 1
     if config.is_smoke:

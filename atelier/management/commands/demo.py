@@ -5,6 +5,7 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from atelier.demo_original import demo_original
 from atelier.demo_prompter import DemoPrompterServer
 from atelier.demo_study import demo_study
 from evaluation import runtime
@@ -23,13 +24,14 @@ EXAMPLE_RATINGS = settings.BASE_DIR / "examples" / "demo_expert_ratings.jsonl"
 
 
 class Command(BaseCommand):
-    help = "Set up the demo: migrate, load the packs, render the sample IM targets, submit the example prompts and a baseline, evaluate, publish."
+    help = ("Set up the demo: migrate, load the packs, render the sample IM targets, submit the example prompts and a baseline, evaluate, publish; "
+            "and a second board on the original pack (two rule-based prompters on dev and hidden test tasks).")
 
     def handle(self, *args, **options):
         if not settings.DEBUG:
             raise CommandError("the demo creates a demo/demo superuser; run it with DEBUG=true only")
         call_command("migrate", verbosity=0)
-        pack_save(data=read_own_pack(ORIGINAL_PACK))
+        original, _ = pack_save(data=read_own_pack(ORIGINAL_PACK))
         pack, _ = pack_save(data=read_own_pack(SAMPLE_PACK))
         backend = next(iter(runtime.backend_configs().values()))
         rendered, failures = targets_render(pack=pack, backend=backend, candidates=4)
@@ -48,6 +50,10 @@ class Command(BaseCommand):
             demo = submission_create(team=team, pack=pack, prompter="Example prompter (hand-written)", filename=EXAMPLE_PROMPTS.name, data=EXAMPLE_PROMPTS.read_bytes())
         baseline = baseline_create(pack=pack, baseline="brief-verbatim")
         runs = self._endpoint_runs(team, pack)
+        try:
+            runs += demo_original(original, team, self.stdout.write)
+        except RuntimeError as exc:
+            raise CommandError(str(exc)) from exc
         shown = [demo.pk, baseline.pk, *(r.pk for r in runs)]
         published = submissions_publish(submissions=Submission.objects.filter(pk__in=shown))
         demo.refresh_from_db()
