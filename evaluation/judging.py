@@ -6,18 +6,26 @@ overwritten by the late result (the calls it spent are still counted). The gate 
 evaluator.judge.gate, the same rule the library's run_route applies: a gate that blocks
 stops its siblings (already judged or not), and a judgement whose sample is already
 blocked is stopped before any call.
+
+Each job judges one unit, but the units of one entry read the same CLIP image embeddings (every
+render, the IM target and its references): the first such job of an entry embeds them all in one
+batched forward (evaluator.judge.encoders.remember_images, bit-identical to one at a time), and
+the other jobs in this worker process find them remembered.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from typing import Any
 
 from django.db.models import F, Q
 from django.utils import timezone
 from PIL import Image
 
+from evaluator.judge import encoders
 from evaluator.judge.cache import cache_key
+from evaluator.judge.embedding_judge import clip_image_reader
 from evaluator.judge.gate import Block, block_of, stops
 from evaluator.judge.redact import Redactor
 from evaluator.judge.skills import get_skill, skills_where
@@ -35,6 +43,7 @@ REDACTED_FIELDS = ("reason", "rationales", "raw", "details")
 RESULT_FIELDS = ("status", "value", "scale", "scores", "checklist", "rationales", "raw", "reason", "details", "calls", "prompt_tokens", "completion_tokens")
 SPENT_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 GATES = skills_where(kind=Kind.GATE)
+TARGET_SKILLS = skills_where(needs_target=True)
 
 
 def judge_unit(judgement_id: int) -> None:
@@ -63,6 +72,7 @@ def _judge(judgement: Judgement) -> None:
     if earlier is not None:
         fields = {name: getattr(earlier, name) for name in RESULT_FIELDS} | {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached": True}
     else:
+        _embed_ahead(judgement, judge)
         result = judge.run(judgement.skill, task, prompt, image, exemplars=exemplars, target=target)
         fields = {name: getattr(result, name) for name in RESULT_FIELDS}
     if not _claim(judgement, cache_key=key, **fields):
@@ -71,6 +81,39 @@ def _judge(judgement: Judgement) -> None:
     block = block_of(judgement.skill, fields["status"], redactor(judgement.entry.task).text(fields["reason"]))
     if block is not None:
         _block_siblings(judgement, block)
+
+
+_AHEAD_KEPT = 4096
+_embedded_ahead: OrderedDict[tuple[int, str, str | None], None] = OrderedDict()  # (render, CLIP model, weights) done in this process
+
+
+def _embed_ahead(judgement: Judgement, judge: Any) -> None:
+    """Before the first CLIP-reading judgement of a render in this process: embed the entry's rendered images not
+    embedded yet (and an IM task's target and references) in one batched forward; the judge then finds each one
+    remembered. Only warms the encoders' memo, so it changes no number, and does nothing with batching off."""
+    clip = clip_image_reader(judge, judgement.skill)
+    settings = encoders.speed()
+    if clip is None or judgement.render_id is None or not (settings.memo and settings.batch):
+        return
+    if (judgement.render_id, *clip) in _embedded_ahead:
+        return
+    renders = [r for r in Render.objects.filter(entry_id=judgement.entry_id, status=UnitStatus.OK).order_by("pk") if r.image]
+    renders = [r for r in renders if (r.pk, *clip) not in _embedded_ahead]
+    images = [_open(r.image) for r in renders]
+    task = judgement.entry.task
+    if task.category == IMITATION and task.target_image and any(clip_image_reader(judge, s) for s in _entry_skills(judgement)):
+        images.append(_open(task.target_image))
+        images += [_open(ref.image) for ref in task.references.filter(config_hash__in={r.config_hash for r in renders})]
+    encoders.remember_images(images, *clip)
+    for render in renders:
+        _embedded_ahead[(render.pk, *clip)] = None
+    while len(_embedded_ahead) > _AHEAD_KEPT:
+        _embedded_ahead.popitem(last=False)
+
+
+def _entry_skills(judgement: Judgement) -> set[str]:
+    """The target-reading skills planned for this judgement's entry (is the IM target worth embedding ahead?)."""
+    return set(Judgement.objects.filter(entry_id=judgement.entry_id, render__isnull=False).filter(skill__in=TARGET_SKILLS).values_list("skill", flat=True))
 
 
 def redactor(task: Task) -> Redactor:

@@ -92,6 +92,18 @@ def offline_parameters() -> dict[str, Any]:
     }  # fmt: skip
 
 
+def clip_image_reader(judge: Any, skill: str) -> tuple[str, str | None] | None:
+    """(CLIP model, weights) when this judge's answer for `skill` reads CLIP image embeddings (target similarity for
+    every judge, the image checklist for this one), else None: what a judging job may embed ahead in a batch."""
+    spec = get_skill(skill)
+    for member in getattr(judge, "members", (judge,)):
+        if not hasattr(member, "clip_model"):
+            continue
+        if spec.name == "target_similarity" or (isinstance(member, EmbeddingJudge) and isinstance(spec, ObjectiveSkill) and spec.side == Side.IMAGE):
+            return member.clip_model, member.clip_pretrained
+    return None
+
+
 class EmbeddingJudge:
     """Deterministic, offline judge: task checklists by embedding similarity, and the metric skills."""
 
