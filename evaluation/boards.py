@@ -79,6 +79,6 @@ def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_versi
         overall = shown.get("overall", {}).get("value")
         labels = {b["name"]: b.get("label", "") for b in submission.backends if isinstance(b, dict)}
         made.append(BoardRow(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, submission=submission, condition=submission.condition,
-                             overall=overall, tasks_covered=submission.tasks, figures=shown, sort=sort, stats=stats, backend_labels=labels))  # fmt: skip
+                             overall=overall, score=stats.get("score"), tasks_covered=submission.tasks, figures=shown, sort=sort, stats=stats, backend_labels=labels))  # fmt: skip
     BoardRow.objects.bulk_create(made)
     return {name: label for row in made for name, label in row.backend_labels.items() if name in row.figures["backend"]}

@@ -98,6 +98,7 @@ class BoardRow(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="board_rows")
     condition = models.CharField(max_length=40, blank=True)
     overall = models.FloatField(null=True)
+    score = models.FloatField(null=True, help_text="the ranked score (BoardStats: test split or all tasks): the statistics' order")
     tasks_covered = models.PositiveIntegerField(default=0)
     figures = models.JSONField(default=dict, help_text="{overall: figure, category: {key: figure}, backend: {key: figure}}")
     sort = models.JSONField(default=dict, help_text="sort key -> value: OE, CO, IM, backend:<name>, lc, win_rate, test, dev, gap")
@@ -106,4 +107,7 @@ class BoardRow(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["submission", "judge_id", "judge_version"], name="unique_board_row")]
-        indexes = [models.Index(fields=["pack", "revision", "judge_id", "judge_version", "overall"], name="board_row_by_overall")]
+        indexes = [
+            models.Index(fields=["pack", "revision", "judge_id", "judge_version", "overall"], name="board_row_by_overall"),
+            models.Index(fields=["pack", "revision", "judge_id", "judge_version", "score"], name="board_row_by_score"),
+        ]

@@ -118,7 +118,11 @@ def leaderboard_page(board: Board, judge: JudgeKey, stats: BoardStats | None, so
     stored = board_rows(board, judge, condition)
     backends = stats.backends if stats else {}
     sortable = {*CATEGORIES, *ROW_SORTS, *(f"backend:{b}" for b in backends)}
-    key = Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
+    ranked = stats is not None and stats.ranked_on.get("split", "all") == "test"
+    if sort == "test" and ranked:
+        key = F("score")  # the ranked score is the test score here: an indexed column, not a JSON key
+    else:
+        key = Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
     ordered = stored.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "submission_id")
     page = Paginator(ordered.select_related("submission__team", "submission__pack"), per_page or BOARD_PAGE).get_page(number)
     page.object_list = _rows(board, list(page.object_list))
@@ -271,8 +275,7 @@ def stats_section(board: Board, judge: JudgeKey, stats: BoardStats | None, condi
     board's; with a condition filter only the entries in view are listed). Reads at most SCATTER_ENTRIES rows."""
     if stats is None:
         return {"stats": None}
-    by_score = Cast(KT("sort__score"), FloatField())
-    top = list(board_rows(board, judge, condition).order_by(by_score.desc(nulls_last=True), "submission_id").values_list("submission_id", "submission__prompter", "stats")[:SCATTER_ENTRIES])
+    top = list(board_rows(board, judge, condition).order_by(F("score").desc(nulls_last=True), "submission_id").values_list("submission_id", "submission__prompter", "stats")[:SCATTER_ENTRIES])
     names = {str(pk): f"{prompter} #{pk}" for pk, prompter, _ in top}  # prompters may share a name
     ids = [str(pk) for pk, _, _ in top[:HEATMAP_ENTRIES]]
     matrix = [[_rate(stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
