@@ -14,6 +14,7 @@ on a GPU with a real backend it measures what a deployer pays.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -52,14 +53,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backends-file", default=str(ROOT / "config" / "backends.json"))
     args = parser.parse_args()
-    renderer = get_renderer(load_backend_configs(args.backends_file)[args.backend])
+    config = load_backend_configs(args.backends_file)[args.backend]
+    renderer = get_renderer(dataclasses.replace(config, batch_size=1))  # the baseline: one call per seed, whatever the file says
     prompt, seeds = "a lighthouse on a cliff at dawn, watercolour", list(range(1000, 1000 + args.images))
     renderer.render(prompt, seeds[:1])  # warm-up: first call pays lazy initialisation
     per_seed, singles = best_of(args.repeats, lambda: renderer.render(prompt, seeds))
     batch, batch_images = best_of(args.repeats, lambda: batched(renderer, prompt, seeds))
     same = sum(a.tobytes() == b.tobytes() for a, b in zip(singles, batch_images))
     print(f"backend {args.backend} ({renderer.config.label or renderer.config.model}), {args.images} images, best of {args.repeats}")
-    print(f"  one call per seed : {per_seed:.3f} s  ({args.images / per_seed:.1f} images/s)   <- baseline, what the renderer does")
+    print(f"  one call per seed : {per_seed:.3f} s  ({args.images / per_seed:.1f} images/s)   <- baseline: batch_size 1, one call per seed")
     print(f"  one batched call  : {batch:.3f} s  ({args.images / batch:.1f} images/s)")
     print(f"  batched / per-seed time ratio: {batch / per_seed:.2f}")
     print(f"  batched images identical to per-seed images: {same} of {args.images}")

@@ -23,7 +23,10 @@ pytest_plugins = ["tests.openai_server", "tests.browser"]
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_REDIS_URL = os.environ.get("REDIS_URL", "")
 REQUIRE_SERVICES = os.environ.get("ATELIER_REQUIRE_SERVICES") == "1"
-TEST_REDIS_DB = int(os.environ.get("ATELIER_TEST_REDIS_DB", "15"))
+# Under pytest-xdist each worker (gw0, gw1, …) gets its own Redis database below that number, so workers never
+# flush each other's queues.
+XDIST_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0")[2:] or 0)
+TEST_REDIS_DB = int(os.environ.get("ATELIER_TEST_REDIS_DB", "15")) - XDIST_WORKER
 SUITE_MARKER = "atelier:test-suite-owns-this-db"
 # The demo's two smoke backends, one image per prompt: fast. Tests that need the shipped file set it back.
 TEST_BACKENDS = ROOT / "tests" / "backends-test.json"
