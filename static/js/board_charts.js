@@ -14,6 +14,6 @@
     Plotly.newPlot("length-scatter", [{ type: "scatter", mode: "markers+text", x: points.map((p) => p.x), y: points.map((p) => p.y),
       text: points.map((p) => p.name), textposition: "top center", hovertemplate: "%{text}: %{y:.1f} at %{x:.0f} words<extra></extra>" }],
       { margin: { t: 10, l: 50, r: 10, b: 40 }, height: 320, xaxis: { title: { text: "mean prompt length (words)" }, type: "log" },
-        yaxis: { title: { text: "overall score" } } }, config);
+        yaxis: { title: { text: "ranked score (the board statistics' tasks)" } } }, config);
   }
 })();
