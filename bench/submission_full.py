@@ -120,8 +120,10 @@ def run(count: int | None, split: str) -> None:
     print(f"{len(tasks)} tasks of {pack.name} (split {split}) on {', '.join(c.name for c in configs)}; offline judge {runtime.judge().label}; "
           f"ATELIER_TORCH_THREADS={os.environ.get('ATELIER_TORCH_THREADS', '') or 'unset'} ({encoders.torch_threads() or 'torch default'})", flush=True)
     im = [t for t in tasks if t.category == "IM" and t.seed_prompt]
-    for task in im:
+    for n, task in enumerate(im, 1):
         target_render(task=task, backend=configs[0], candidates=4)
+        if n % 20 == 0 or n == len(im):
+            print(f"  setup: {n}/{len(im)} IM targets rendered, {time.perf_counter() - started:.1f} s", flush=True)
     references_render(pack=pack, backends=configs)  # only tasks with a target, i.e. the chosen IM tasks
     setup = time.perf_counter() - started
     print(f"setup: migrate, pack, {len(im)} IM targets and their references in {setup:.1f} s", flush=True)
