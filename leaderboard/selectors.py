@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 from statistics import fmean
 
 from django.core.paginator import Paginator
@@ -124,7 +125,7 @@ def leaderboard_page(board: Board, judge: JudgeKey, stats: BoardStats | None, so
     else:
         key = Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
     ordered = stored.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "submission_id")
-    page = Paginator(ordered.select_related("submission__team", "submission__pack"), per_page or BOARD_PAGE).get_page(number)
+    page = Paginator(ordered.select_related("submission__team", "submission__pack").defer("sort", "backend_labels", "submission__judge_spec", "submission__prompting", "submission__error"), per_page or BOARD_PAGE).get_page(number)
     page.object_list = _rows(board, list(page.object_list))
     return page, sorted(backends.items())
 
@@ -270,25 +271,51 @@ COMPARISONS_SHOWN = 100
 
 
 def stats_section(board: Board, judge: JudgeKey, stats: BoardStats | None, condition: str = "") -> dict:
-    """What the board shows beside the table, all stored: neighbour comparisons (Holm-corrected), the pairwise
-    win-rate matrix of the top entries, and the length effect with its scatter (the statistics are the whole
-    board's; with a condition filter only the entries in view are listed). Reads at most SCATTER_ENTRIES rows."""
+    """What the board shows beside the table, all stored (see StatsSection); has_split is needed by the table too."""
     if stats is None:
         return {"stats": None}
-    top = list(board_rows(board, judge, condition).order_by(F("score").desc(nulls_last=True), "submission_id").values_list("submission_id", "submission__prompter", "stats")[:SCATTER_ENTRIES])
-    names = {str(pk): f"{prompter} #{pk}" for pk, prompter, _ in top}  # prompters may share a name
-    ids = [str(pk) for pk, _, _ in top[:HEATMAP_ENTRIES]]
-    matrix = [[_rate(stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
-    gaps = [row["next_gap"] for _, _, row in top[:COMPARISONS_SHOWN] if row.get("next_gap") and (not condition or row["next_gap"]["lower"] in names)]
-    lower = {str(pk): f"{p} #{pk}" for pk, p in Submission.objects.filter(pk__in=[int(c["lower"]) for c in gaps if c["lower"] not in names]).values_list("pk", "prompter")}
-    return {
-        "stats": stats,
-        "comparisons": [{**c, "upper_name": names[c["upper"]], "lower_name": names.get(c["lower"]) or lower.get(c["lower"], "?")} for c in gaps],
-        "heatmap": {"labels": [names[i] for i in ids], "z": matrix},
-        "scatter": [{"name": names[str(pk)], "x": row["length"], "y": row["score"]} for pk, _, row in top if row.get("length") and row.get("score") is not None],
-        "length": stats.length,
-        "has_split": stats.has_split,
-    }
+    return {"stats": stats, "section": StatsSection(board, judge, stats, condition), "has_split": stats.has_split}
+
+
+class StatsSection:
+    """Neighbour comparisons (Holm-corrected), the pairwise win-rate matrix of the top entries, and the length effect
+    with its scatter (the statistics are the whole board's; with a condition filter only the entries in view are
+    listed). Each part is read when the template first asks for it, so a request whose cached section HTML is still
+    current (same board version) reads none of it. At most SCATTER_ENTRIES rows."""
+
+    def __init__(self, board: Board, judge: JudgeKey, stats: BoardStats, condition: str) -> None:
+        self.board, self.judge, self.stats, self.condition = board, judge, stats, condition
+
+    @cached_property
+    def _top(self) -> list[tuple[int, str, dict]]:
+        rows = board_rows(self.board, self.judge, self.condition).order_by(F("score").desc(nulls_last=True), "submission_id")
+        return list(rows.values_list("submission_id", "submission__prompter", "stats")[:SCATTER_ENTRIES])
+
+    @cached_property
+    def _names(self) -> dict[str, str]:
+        return {str(pk): f"{prompter} #{pk}" for pk, prompter, _ in self._top}  # prompters may share a name
+
+    @cached_property
+    def heatmap(self) -> dict:
+        ids = [str(pk) for pk, _, _ in self._top[:HEATMAP_ENTRIES]]
+        matrix = [[_rate(self.stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
+        return {"labels": [self._names[i] for i in ids], "z": matrix}
+
+    @cached_property
+    def comparisons(self) -> list[dict]:
+        names = self._names
+        gaps = [row["next_gap"] for _, _, row in self._top[:COMPARISONS_SHOWN] if row.get("next_gap") and (not self.condition or row["next_gap"]["lower"] in names)]
+        missing = [int(c["lower"]) for c in gaps if c["lower"] not in names]
+        lower = {str(pk): f"{p} #{pk}" for pk, p in Submission.objects.filter(pk__in=missing).values_list("pk", "prompter")} if missing else {}
+        return [{**c, "upper_name": names[c["upper"]], "lower_name": names.get(c["lower"]) or lower.get(c["lower"], "?")} for c in gaps]
+
+    @cached_property
+    def scatter(self) -> list[dict]:
+        return [{"name": self._names[str(pk)], "x": row["length"], "y": row["score"]} for pk, _, row in self._top if row.get("length") and row.get("score") is not None]
+
+    @property
+    def length(self) -> list[dict]:
+        return self.stats.length
 
 
 def _rate(record: list | None) -> float | None:
