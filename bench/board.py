@@ -165,6 +165,7 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
+    from django.db import connection
 
     from evaluation.boards import board_stats_rebuild
     from tasks.loaders import read_own_pack
@@ -181,6 +182,9 @@ def main() -> None:
         print(f"[{size:>6} entries] generating {size - total} more…", flush=True)
         generate(size - total, pack, rng)
         total = size
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("ANALYZE")  # what autovacuum does after a bulk load; plans otherwise assume empty tables
         start = time.perf_counter()
         board_stats_rebuild(pack_id=pack.pk, revision=pack.revision)
         job = time.perf_counter() - start

@@ -43,10 +43,10 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
         if (row.judge_id, row.judge_version) not in judges:
             row.delete()
     conditions = sorted(set(published.exclude(condition="").values_list("condition", flat=True)))
-    for (judge_id, judge_version), count in judges.items():
+    for judge_id, judge_version in judges:
         data = board_stats_compute(**board_inputs(pack, revision, judge_id, judge_version), settings=SETTINGS)
-        backends = board_rows_rebuild(pack, revision, judge_id, judge_version, published, data)
-        page = {"settings": SETTINGS, "backends": backends, "judge_label": labels[(judge_id, judge_version)], "entry_count": count, "conditions": conditions,
+        backends, rows = board_rows_rebuild(pack, revision, judge_id, judge_version, published, data)
+        page = {"settings": SETTINGS, "backends": backends, "judge_label": labels[(judge_id, judge_version)], "entry_count": rows, "conditions": conditions,
                 "has_split": any(e.get("test") is not None and e.get("dev") is not None for e in data["entries"].values())}  # fmt: skip
         BoardStats.objects.update_or_create(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, defaults={**data, **page})
     BoardRow.objects.filter(pack=pack, revision=revision).exclude(submission__in=published).delete()
@@ -56,9 +56,9 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
 FIGURE_FIELDS = ("value", "scale", "n", "failures", "ci_low", "ci_high")
 
 
-def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_version: str, published, data: dict) -> dict[str, str]:
+def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_version: str, published, data: dict) -> tuple[dict[str, str], int]:
     """Store one row per published entry as the board page shows it (figures, sort keys, statistics); returns the
-    board's backends with their labels (its columns)."""
+    board's backends with their labels (its columns) and the number of rows."""
     rows: dict[int, dict] = defaultdict(lambda: {"category": {}, "backend": {}})
     figures = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope__in=("overall", "category", "backend"))
     for f in figures:
@@ -81,4 +81,4 @@ def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_versi
         made.append(BoardRow(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, submission=submission, condition=submission.condition,
                              overall=overall, score=stats.get("score"), tasks_covered=submission.tasks, figures=shown, sort=sort, stats=stats, backend_labels=labels))  # fmt: skip
     BoardRow.objects.bulk_create(made)
-    return {name: label for row in made for name, label in row.backend_labels.items() if name in row.figures["backend"]}
+    return {name: label for row in made for name, label in row.backend_labels.items() if name in row.figures["backend"]}, len(made)

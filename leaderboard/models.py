@@ -107,7 +107,5 @@ class BoardRow(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["submission", "judge_id", "judge_version"], name="unique_board_row")]
-        indexes = [
-            models.Index(fields=["pack", "revision", "judge_id", "judge_version", "overall"], name="board_row_by_overall"),
-            models.Index(fields=["pack", "revision", "judge_id", "judge_version", "score"], name="board_row_by_score"),
-        ]
+        # Two indexes in the page's order (best first, no value last, ties by submission) are made by migration
+        # 0007 for each database: SQLite cannot say NULLS LAST in an index (its DESC already puts NULLs last).

@@ -125,8 +125,15 @@ def leaderboard_page(board: Board, judge: JudgeKey, stats: BoardStats | None, so
     else:
         key = Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
     ordered = stored.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "submission_id")
-    page = Paginator(ordered.select_related("submission__team", "submission__pack").defer("sort", "backend_labels", "submission__judge_spec", "submission__prompting", "submission__error"), per_page or BOARD_PAGE).get_page(number)
-    page.object_list = _rows(board, list(page.object_list))
+    # The page's submission ids first (a range of the index, even deep in the board), then those rows with their joins.
+    paginator = Paginator(ordered.values_list("submission_id", flat=True), per_page or BOARD_PAGE)
+    if stats is not None and not condition:
+        paginator.count = stats.entry_count  # the board job stored how many rows it wrote: no COUNT over the board
+    page = paginator.get_page(number)
+    ids = list(page.object_list)
+    loaded = stored.filter(submission_id__in=ids).select_related("submission__team", "submission__pack")
+    by_id = {r.submission_id: r for r in loaded.defer("sort", "backend_labels", "submission__judge_spec", "submission__prompting", "submission__error")}
+    page.object_list = _rows(board, [by_id[i] for i in ids])
     return page, sorted(backends.items())
 
 
