@@ -1,6 +1,6 @@
 """Per-job overhead of rq's forking Worker against SimpleWorker (what `manage.py work` runs) on judge-like jobs.
 
-    .venv/bin/python bench/workers.py [--jobs 8] [--redis-url redis://127.0.0.1:6379/14]
+    .venv/bin/python bench/workers.py [--jobs 8] [--redis-url redis://127.0.0.1:6379/9]
 
 Each job judges one prompt and one image with the offline judge (`evaluation.runtime.judge()`: MiniLM and a
 random-weight CLIP, "smoke (random weights)"), as a judge job does. The forking worker runs every job in a fresh
@@ -59,10 +59,18 @@ def run(worker_class, jobs: int, connection) -> tuple[float, list[float]]:
     return wall, [r.return_value for r in results]
 
 
+def measure(worker_class, jobs: int, connection) -> tuple[str, float, list[float]]:
+    print(f"{worker_class.__name__}: {jobs} judge jobs…", flush=True)
+    wall, inside = run(worker_class, jobs, connection)
+    rest = sorted(inside[1:]) or inside
+    print(f"  {wall:.1f} s wall, {wall / jobs:.2f} s per job (inside the job: first {inside[0]:.2f} s, median of the rest {rest[len(rest) // 2]:.3f} s)", flush=True)
+    return worker_class.__name__, wall, inside
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=8)
-    parser.add_argument("--redis-url", default=os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/14"))
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9", help="an empty Redis database: the bench refuses one holding keys and empties it after")
     args = parser.parse_args()
     import logging
 
@@ -75,13 +83,12 @@ def main() -> None:
     django.setup()  # as `manage.py` does before any worker starts: the code is imported, no model is loaded yet
     import evaluation.runtime  # noqa: F401
     connection = redis.Redis.from_url(args.redis_url)
-    connection.ping()
-    rows = []
-    for worker_class in (Worker, SimpleWorker):
-        print(f"{worker_class.__name__}: {args.jobs} judge jobs…", flush=True)
-        wall, inside = run(worker_class, args.jobs, connection)
-        rows.append((worker_class.__name__, wall, inside))
-        print(f"  {wall:.1f} s wall, {wall / args.jobs:.2f} s per job (inside the job: first {inside[0]:.2f} s, median of the rest {sorted(inside[1:])[len(inside) // 2 - 1]:.3f} s)", flush=True)
+    if connection.dbsize():
+        raise SystemExit(f"{args.redis_url} holds {connection.dbsize()} key(s): give the bench an empty Redis database (--redis-url)")
+    try:
+        rows = [measure(worker_class, args.jobs, connection) for worker_class in (Worker, SimpleWorker)]
+    finally:
+        connection.flushdb()  # the queue, results and worker registrations it wrote
     (fork, fork_wall, _), (simple, simple_wall, _) = rows
     print(f"\nSummary ({args.jobs} jobs, offline judge, smoke (random weights) CLIP, this machine)")
     print(f"{'worker':>14} {'wall':>8} {'per job':>9}")
