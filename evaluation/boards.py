@@ -37,8 +37,8 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
     pack = TaskPack.objects.get(pk=pack_id)
     published = Submission.objects.filter(pack=pack, pack_revision=revision, published=True, status=Status.DONE)
     overall = Figure.objects.filter(submission__in=published, scope="overall").values_list("judge_id", "judge_version", "judge_label")
-    judges = Counter((judge_id, version) for judge_id, version, _ in overall)
-    labels = {(judge_id, version): label for judge_id, version, label in overall}
+    labels = {(judge_id, version): label for judge_id, version, label in overall}  # one read: the judges and their labels
+    judges = set(labels)
     for row in BoardStats.objects.filter(pack=pack, revision=revision):
         if (row.judge_id, row.judge_version) not in judges:
             row.delete()
@@ -75,7 +75,7 @@ def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_versi
         shown, stats = rows[submission.pk], dict(data["entries"].get(str(submission.pk), {}))
         stats.update(tied=stats.get("arena_rank") is not None and arena[stats["arena_rank"]] > 1, next_gap=gaps.get(str(submission.pk)))
         sort = {**{c: f["value"] for c, f in shown["category"].items()}, **{f"backend:{b}": f["value"] for b, f in shown["backend"].items()}}
-        sort.update({k: stats.get(k) for k in ("score", "lc", "win_rate", "test", "dev", "gap")})
+        sort.update({k: stats.get(k) for k in ("lc", "win_rate", "test", "dev", "gap")})  # the ranked score has its own column
         overall = shown.get("overall", {}).get("value")
         labels = {b["name"]: b.get("label", "") for b in submission.backends if isinstance(b, dict)}
         made.append(BoardRow(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, submission=submission, condition=submission.condition,
