@@ -26,7 +26,12 @@ from .models import Assignment, Attempt, Invitation, Participant, Study
 
 
 class StudyError(ValueError):
-    """What the participant or the deployer is told; nothing was written."""
+    """What the participant or the deployer is told; nothing was written. `can_withdraw`: the link is refused for
+    work (closed study, expired link) but its participant has data and may still withdraw, as the consent promises."""
+
+    def __init__(self, message: str, *, can_withdraw: bool = False):
+        super().__init__(message)
+        self.can_withdraw = can_withdraw
 
 
 def study_create(*, name: str, pack: TaskPack, split: str = "", per_category: int = 5, rounds: int = 2, retry_attempts: int = 0,
@@ -73,8 +78,9 @@ def invitations_create(*, study: Study, count: int, valid_days: int | None = Non
     return Invitation.objects.bulk_create(Invitation(study=study, expires=expires, note=note) for _ in range(count))
 
 
-def invitation_open(*, token: str) -> Participant:
-    """The participant behind a link, created on its first visit. Raises StudyError for a link that cannot be used."""
+def invitation_open(*, token: str, withdrawing: bool = False) -> Participant:
+    """The participant behind a link, created on its first visit. Raises StudyError for a link that cannot be used.
+    withdrawing: a participant who started may withdraw even when the study is closed or the link expired."""
     invitation = Invitation.objects.select_related("study").filter(token=token).first()
     if invitation is None:
         raise StudyError("This link is not valid. Check that you copied all of it.")
@@ -83,10 +89,13 @@ def invitation_open(*, token: str) -> Participant:
         raise StudyError("You withdrew from this study with this link, and your data was deleted. Thank you for your time.")
     if participant is not None and participant.completed:
         return participant  # the thank-you page: a finished link shows that, never the tasks again
+    if participant is not None and withdrawing:
+        return participant  # the consent promises withdrawal at any time: a closed study or an expired link does not stop it
+    started = participant is not None
     if not invitation.study.is_open:
-        raise StudyError("This study is closed: it no longer accepts answers.")
+        raise StudyError("This study is closed: it no longer accepts answers.", can_withdraw=started)
     if invitation.expired():
-        raise StudyError(f"This link expired on {invitation.expires:%Y-%m-%d %H:%M} UTC.")
+        raise StudyError(f"This link expired on {invitation.expires:%Y-%m-%d %H:%M} UTC.", can_withdraw=started)
     if participant is None:
         participant, _ = Participant.objects.get_or_create(invitation=invitation, defaults={"study": invitation.study})
     return participant

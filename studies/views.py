@@ -17,16 +17,19 @@ from . import selectors, services
 from .models import Attempt, Participant, Study
 
 
-def with_participant(json: bool = False):
-    """Resolve the invitation token to its participant; a link that cannot be used gets its reason (410, page or JSON)."""
+def with_participant(json: bool = False, withdrawing: bool = False):
+    """Resolve the invitation token to its participant; a link that cannot be used gets its reason (410, page or JSON),
+    and the way to withdraw when its participant has data (withdrawing: the withdrawal page, which stays reachable)."""
 
     def wrap(view):
         @functools.wraps(view)
         def inner(request: HttpRequest, token: str, *args, **kwargs):
             try:
-                participant = services.invitation_open(token=token)
+                participant = services.invitation_open(token=token, withdrawing=withdrawing)
             except services.StudyError as exc:
-                return JsonResponse({"error": str(exc)}, status=410) if json else render(request, "studies/refused.html", {"why": str(exc)}, status=410)
+                if json:
+                    return JsonResponse({"error": str(exc)}, status=410)
+                return render(request, "studies/refused.html", {"why": str(exc), "withdraw_token": token if exc.can_withdraw else ""}, status=410)
             return view(request, participant, token, *args, **kwargs)
 
         return inner
@@ -138,7 +141,7 @@ def attempt_image(request: HttpRequest, participant: Participant, token: str, nu
 
 
 @require_http_methods(["GET", "POST"])
-@with_participant()
+@with_participant(withdrawing=True)
 def withdraw(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         services.participant_withdraw(participant=participant)

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from studies import protocol
-from studies.models import Assignment, Attempt, Participant
+from studies.models import Assignment, Attempt, Invitation, Participant
 from studies.services import StudyError, invitations_create, study_create
 
 SKILLED = {"t2i_experience": "gt2y", "t2i_frequency": "daily", "professional": "yes", "art_background": "formal",
@@ -211,3 +211,40 @@ def test_staff_export_has_no_identity_and_strangers_cannot_read_it(client, study
     assert '"tier": "skilled"' in answers and "staffer" not in answers
     page = client.get(f"/studies/{study.slug}/").content.decode()
     assert "completed: 1" in page
+
+
+def test_a_participant_may_withdraw_after_the_study_closed_or_the_link_expired(client, study):
+    """The consent promises withdrawal at any time: a closed study or an expired link stops work, not withdrawal."""
+    started, expiring = link(study), link(study)
+    for url in (started, expiring):
+        participant = start(client, url, NOVICE)
+        first = participant.assignments.order_by("position").first()
+        client.post(url + "intro")
+        client.get(url)
+        client.post(url + "submit", {"position": first.position, "text": "half-way through"})
+    never_opened = invitations_create(study=study, count=1)[0]
+    study.is_open = False
+    study.save()
+    refused = client.get(started)
+    assert refused.status_code == 410 and "closed" in refused.content.decode() and started + "withdraw" in refused.content.decode()
+    assert client.post(started + "submit", {"position": 1, "text": "more"}).status_code == 410  # no more work
+    assert "cannot be undone" in client.get(started + "withdraw").content.decode()
+    assert "were deleted" in client.post(started + "withdraw", {"confirm": "yes"}).content.decode()
+    gone = Participant.objects.get(invitation__token=started.strip("/").split("/")[-1])
+    assert gone.withdrawn and gone.answers == {} and not gone.assignments.exists()
+
+    study.is_open = True
+    study.save()
+    token = expiring.strip("/").split("/")[-1]
+    Invitation.objects.filter(token=token).update(expires=timezone.now() - timedelta(days=1))
+    assert "expired" in client.get(expiring).content.decode()
+    client.post(expiring + "withdraw", {"confirm": "yes"})
+    assert Participant.objects.get(invitation__token=token).withdrawn and not Assignment.objects.exists()
+
+    # A link nobody opened has no data: it is refused, with nothing to withdraw and nothing created.
+    never_opened.expires = timezone.now() - timedelta(days=1)
+    never_opened.save()
+    for path in ("", "withdraw"):
+        response = client.get(f"/study/{never_opened.token}/{path}")
+        assert response.status_code == 410 and "withdraw from the study" not in response.content.decode()
+    assert not Participant.objects.filter(invitation=never_opened).exists()
