@@ -1,6 +1,7 @@
 """A participant in a real browser (headless Chromium): consent, questionnaire, a short study with one task
 of each module, a reload mid-task that keeps the draft, an IM retry that shows its image, completion, and
-the human rows on the leaderboard. Screenshots of each screen go to test-screenshots/."""
+the human rows on the leaderboard. The IM attempt is held until the page shows it pending, then run, so the image
+arrives by the page's polling, without a reload. Screenshots of each screen go to test-screenshots/."""
 
 from __future__ import annotations
 
@@ -17,7 +18,25 @@ def retry_study(sample_pack):
     return study_create(name="Browser pilot", pack=sample_pack, per_category=1, rounds=1, retry_attempts=2, retry_backend=next(iter(runtime.backend_configs())))
 
 
-def test_participant_completes_a_study_in_the_browser(browser, retry_study):
+@pytest.fixture
+def held_attempts(monkeypatch):
+    """IM attempts wait here instead of running in the request (in-process queues would finish them before the page
+    sees them pending), so that the test plays the worker and the page must poll for the image."""
+    from django.utils.module_loading import import_string
+
+    import studies.services
+    from evaluation.workqueue import ATTEMPT_RENDER_JOB
+
+    held, enqueue = [], studies.services.enqueue
+
+    def hold(queue: str, job: str, *args) -> None:
+        (held.append(lambda: import_string(job)(*args)) if job == ATTEMPT_RENDER_JOB else enqueue(queue, job, *args))
+
+    monkeypatch.setattr(studies.services, "enqueue", hold)
+    return held
+
+
+def test_participant_completes_a_study_in_the_browser(browser, retry_study, held_attempts):
     from selenium.webdriver.common.by import By
 
     token = invitations_create(study=retry_study, count=1)[0].token
@@ -54,9 +73,15 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study):
             reloaded = True
         if browser.find_all("#try"):
             assert browser.find_all("#target")  # the target stays beside the prompt box
+            page = browser.find("html")
             browser.find("#try").click()
+            browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attempts figure[data-status=pending]"))
+            assert "rendering" in browser.find("#attempts figcaption").text and browser.find("#try").get_attribute("disabled")
+            assert len(held_attempts) == 1
+            held_attempts.pop()()  # the worker renders and scores the attempt while the page waits
             browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attempts figure[data-status=ok] img"), timeout=60)
             assert "similarity" in browser.find("#attempts figcaption").text
+            assert not _is_stale(page) and not browser.find("#try").get_attribute("disabled")  # the page polled: no reload
             browser.shot("study-4-im-attempt")
             tried = True
         else:
