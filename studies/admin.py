@@ -21,8 +21,9 @@ class StudyForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
+        given = {name: data.get(name) if name in self.fields else getattr(self.instance, name) for name in ("questionnaire", "tier_rule", "modules")}
         try:
-            protocol.check(data.get("questionnaire") or {}, data.get("tier_rule") or {}, data.get("modules") or {})
+            protocol.check(given["questionnaire"] or {}, given["tier_rule"] or {}, given["modules"] or {})
         except protocol.ProtocolError as exc:
             raise ValidationError(str(exc)) from None
         return data
@@ -33,6 +34,13 @@ class StudyAdmin(admin.ModelAdmin):
     form = StudyForm
     list_display = ("name", "pack", "split", "rounds", "per_category", "retry_attempts", "protocol_version", "is_open", "created")
     readonly_fields = ("protocol_version",)
+    # What a participant is shown or scored by (the protocol version covers it): editable until the first participant
+    # opens a link, then frozen, so every participant of a study ran one protocol version (a change is a new study).
+    FROZEN = ("pack", "split", "per_category", "rounds", "retry_attempts", "retry_backend", "consent_text", "questionnaire", "tier_rule", "modules")
+
+    def get_readonly_fields(self, request, obj=None):
+        started = obj is not None and obj.participants.exists()
+        return (*self.readonly_fields, *(self.FROZEN if started else ()))
 
     def save_model(self, request, obj, form, change):
         """The protocol version follows what participants see; a new study gets its own (member-less) team."""

@@ -12,7 +12,7 @@ import pytest
 from django.utils import timezone
 
 from studies import protocol
-from studies.models import Assignment, Attempt, Invitation, Participant
+from studies.models import Assignment, Attempt, Invitation, Participant, Study
 from studies.services import StudyError, invitations_create, study_create
 
 SKILLED = {"t2i_experience": "gt2y", "t2i_frequency": "daily", "professional": "yes", "art_background": "formal",
@@ -248,3 +248,28 @@ def test_a_participant_may_withdraw_after_the_study_closed_or_the_link_expired(c
         response = client.get(f"/study/{never_opened.token}/{path}")
         assert response.status_code == 410 and "withdraw from the study" not in response.content.decode()
     assert not Participant.objects.filter(invitation=never_opened).exists()
+
+
+def test_deployer_edits_the_tier_rule_in_the_admin_until_the_first_participant_starts(client, study, django_user_model):
+    import json
+
+    client.force_login(django_user_model.objects.create_superuser("root", password="pw-root-123"))
+    page = f"/admin/studies/study/{study.pk}/change/"
+    fields = ("name", "slug", "split", "per_category", "rounds", "retry_attempts", "retry_backend", "consent_text", "max_prompt_chars")
+    form = {name: getattr(study, name) for name in fields} | {"pack": study.pack_id, "is_open": "on"}
+    form |= {name: json.dumps(getattr(study, name)) for name in ("questionnaire", "tier_rule", "modules")}
+    before = study.protocol_version
+    assert client.post(page, form | {"tier_rule": json.dumps({**study.tier_rule, "skilled_at": 1})}).status_code == 302
+    study.refresh_from_db()
+    assert study.tier_rule["skilled_at"] == 1 and study.protocol_version != before  # the rule is data; an edit is a new version
+    broken = client.post(page, form | {"tier_rule": json.dumps({**study.tier_rule, "points": {"no_such_question": {"a": 1}}})})
+    assert broken.status_code == 200 and "no_such_question" in html.unescape(broken.content.decode())
+    assert Study.objects.get(pk=study.pk).tier_rule["skilled_at"] == 1  # nothing was written
+
+    start(client, link(study), NOVICE)  # a participant was placed by this rule: from now on it is frozen
+    version = Study.objects.get(pk=study.pk).protocol_version
+    shown = client.get(page).content.decode()
+    assert 'name="tier_rule"' not in shown and 'name="is_open"' in shown
+    assert client.post(page, form | {"tier_rule": json.dumps({**study.tier_rule, "skilled_at": 99}), "name": "Pilot (closed)"}).status_code == 302
+    after = Study.objects.get(pk=study.pk)
+    assert after.tier_rule["skilled_at"] == 1 and after.protocol_version == version and after.name == "Pilot (closed)"
