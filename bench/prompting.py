@@ -2,7 +2,7 @@
 answers every call after 200 ms. Prints calls per second, the ratio (target: >= 6x), and the orchestration
 overhead per call (time not spent waiting on the server: claiming, building messages, writing results).
 
-    .venv/bin/python bench/prompting.py [--calls-per-task 8]
+    .venv/bin/python bench/prompting.py [--samples 8] [--concurrency 1 8]
 
 Uses a throw-away SQLite database, the sample pack (5 tasks with a target or no need of one x 8 samples = 40 calls per run) and the real
 prompt path (evaluation.prompting.call_window: the openai client through the SSRF guard); rendering and

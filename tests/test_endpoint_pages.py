@@ -378,3 +378,44 @@ def test_leaderboard_shows_condition_origin_and_middleware_and_filters_by_condit
     with CaptureQueriesContext(connection) as eight_rows:
         assert body(client.get("/")).count('class="badge origin-endpoint"') == 7
     assert len(eight_rows) == len(three_rows)  # no query per row
+
+
+# --- the key, everywhere -----------------------------------------------------------------------------
+
+
+def test_a_published_endpoint_run_keeps_the_key_out_of_every_page_and_download(owner_client, team, endpoint, sample_pack, prompter_server):
+    import zipfile
+
+    assert start_run(owner_client, team, endpoint, sample_pack).status_code == 302
+    submission = Submission.objects.get()
+    assert submission.status == Status.DONE, submission.error
+    assert services.submissions_publish(submissions=Submission.objects.filter(pk=submission.pk)) == 1
+    urls = [
+        "/", f"/submissions/{submission.pk}/", f"/submissions/{submission.pk}/breakdown.csv", f"/submissions/{submission.pk}/breakdown.jsonl",
+        f"/submissions/{submission.pk}/calls/", f"/submissions/{submission.pk}/calls.csv", f"/submissions/{submission.pk}/calls.jsonl",
+        f"/teams/{team.slug}/", f"/teams/{team.slug}/endpoints/{endpoint.pk}/",
+    ]  # fmt: skip
+    texts = {}
+    for url in urls:
+        response = owner_client.get(url)
+        assert response.status_code == 200, url
+        texts[url] = body(response)
+    assert scripted_prompt(FIRST_DEV_TASK[1], 1) in texts[f"/submissions/{submission.pk}/breakdown.csv"]  # the run's prompts are in it
+    link = texts["/"].split('id="board-download"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")
+    response = owner_client.get(link)
+    assert response.status_code == 200 and response["Content-Type"] == "application/zip"
+    with zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))) as archive:
+        for name in archive.namelist():
+            texts[f"board.zip:{name}"] = archive.read(name).decode()
+    assert scripted_prompt(FIRST_DEV_TASK[1], 1) in texts["board.zip:prompts.jsonl"]
+    for where, text in texts.items():
+        assert KEY not in text and endpoint.key_encrypted not in text, where
+
+
+def test_a_test_call_to_an_endpoint_that_echoes_its_key_shows_it_redacted(owner_client, team, endpoint, sample_pack, prompter_server):
+    prompter_server.queue(Reply(status=401, content=f"Incorrect API key provided: {KEY}"))
+    response = owner_client.post(f"/teams/{team.slug}/endpoints/{endpoint.pk}/test/", {"pack": sample_pack.pk, "condition": "plain"})
+    page = body(response)
+    assert response.status_code == 200 and 'id="test-status">failed<' in page
+    assert "HTTP 401" in page and "Incorrect API key provided: [API key]" in page
+    assert_no_secret(page, endpoint)

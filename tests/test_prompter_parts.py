@@ -21,10 +21,12 @@ from evaluation import crypto
 from evaluator.prompters.client import (
     FAILED,
     OK,
+    REDACTED,
     REFUSED,
     EndpointSpec,
     PrompterClient,
     clean_prompt,
+    redact,
 )
 from evaluator.prompters.conditions import BUILT_IN, ConditionError, load_conditions
 from evaluator.prompters.messages import (
@@ -661,3 +663,26 @@ def test_a_prompt_over_the_limit_fails(prompter_server, allowed):
         and "50 characters" in outcome.error
         and outcome.text == ""
     )
+
+
+def test_an_endpoint_that_echoes_its_key_never_gets_it_recorded(prompter_server, allowed):
+    """A 401 body, a refusal or a prompt that repeats the key: what the call records (stored, logged, shown) has it
+    taken out; the spec's repr never shows it."""
+    key = "sk-echoed-SECRET-0123456789"
+    prompter_server.queue(
+        Reply(status=401, content=f"Incorrect API key provided: {key}"),
+        Reply(content=None, refusal=f"I will not, {key}"),
+        Reply(content=f"a fox at dawn, {key}"),
+    )
+    spec = spec_for(prompter_server, api_key=key)
+    client = PrompterClient(spec)
+    unauthorised, refused, answered = (client.call(MESSAGES, max_chars=2000) for _ in range(3))
+    assert (unauthorised.status, refused.status, answered.status) == (FAILED, REFUSED, OK)
+    for outcome in (unauthorised, refused, answered):
+        assert key not in repr(outcome)
+    assert unauthorised.http_status == 401 and unauthorised.error.startswith("HTTP 401")
+    assert f"Incorrect API key provided: {REDACTED}" in unauthorised.error and REDACTED in unauthorised.reply
+    assert refused.error == f"the prompter refused: I will not, {REDACTED}"
+    assert answered.text == f"a fox at dawn, {REDACTED}" and answered.reply == answered.text
+    assert key not in repr(spec) and key not in repr(client.spec)
+    assert redact("none of these", "none") == "none of these"  # a short key is an ordinary word: left alone

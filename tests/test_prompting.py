@@ -48,6 +48,8 @@ def _calls_of(submission, task_id):
 @pytest.mark.django_db(transaction=True)
 def test_single_turn_run_prompts_every_task_and_sample_then_scores(endpoint, prompter, team, sample_pack, caplog):
     caplog.set_level(logging.DEBUG)
+    endpoint.seed = 7
+    endpoint.save()
     submission = _run(team, endpoint, sample_pack, samples=2, temperatures=[0.2, 0.9])
     assert submission.status == Status.DONE, submission.error
     tasks = eligible(sample_pack)
@@ -58,6 +60,8 @@ def test_single_turn_run_prompts_every_task_and_sample_then_scores(endpoint, pro
     assert submission.figures.filter(scope="overall").exclude(value=None).exists()
     assert len(prompter.requests) == len(tasks) * 2
     assert sorted({r["temperature"] for r in prompter.requests}) == [0.2, 0.9]
+    assert {(r["temperature"], r["seed"]) for r in prompter.requests} == {(0.2, 7), (0.9, 8)}  # sample k: its temperature, seed 7 + k
+    assert set(PromptCall.objects.filter(submission=submission).values_list("sample_index", "temperature", "seed")) == {(0, 0.2, 7), (1, 0.9, 8)}
     assert {r["model"] for r in prompter.requests} == {"scripted-prompter"}
     for task in tasks:
         sent = [r for r in prompter.requests if f"Title: {task.title}" in request_text(r)]
@@ -215,3 +219,50 @@ def test_an_address_refused_at_call_time_is_a_failed_call_naming_the_guard(endpo
     submission = _run(team, endpoint, sample_pack)
     assert submission.status == Status.FAILED and prompter.requests == []
     assert "refused by the address guard" in submission.error and "loopback" in submission.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_token_budget_stops_calls_and_says_so(endpoint, prompter, team, sample_pack):
+    endpoint.max_in_flight = 1
+    endpoint.save()
+    submission = _run(team, endpoint, sample_pack, token_budget=450)  # the scripted prompter reports 200 + 25 tokens a call
+    calls = PromptCall.objects.filter(submission=submission)
+    assert len(prompter.requests) == 2 and calls.filter(status="ok").count() == 2
+    assert set(calls.exclude(status="ok").values_list("status", "error")) == {("failed", "the run's token budget (450 tokens) is spent")}
+    assert submission.prompting["budget"]["tokens"] == 450
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancelling_while_calls_are_in_flight_stops_the_rest_and_drops_the_late_reply(endpoint, prompter, team, sample_pack, monkeypatch):
+    """The owner cancels while the run's window has a call in flight: no further call is made, the call in flight
+    finishes but its reply is dropped (what it spent is still counted), and the run ends cancelled."""
+    from evaluation import prompting
+    from evaluation.units import submission_cancel
+
+    endpoint.max_in_flight = 2
+    endpoint.save()
+    answered = []
+
+    def respond(request_json):  # the first request answers at once, the second one late: it is in flight at the cancel
+        answered.append(request_json)
+        reply = prompter_responder(request_json)
+        return reply if len(answered) == 1 else Reply(content=reply.content, usage=reply.usage, delay=0.5)
+
+    prompter.default = respond
+    finish = prompting._finish
+
+    def finish_then_cancel(call, request, outcome):
+        finish(call, request, outcome)
+        submission_cancel(call.submission_id, "cancelled by owner")  # as the page's Cancel button does, mid-window
+
+    monkeypatch.setattr(prompting, "_finish", finish_then_cancel)
+    submission = _run(team, endpoint, sample_pack)
+    assert submission.status == Status.CANCELLED and submission.error == "cancelled by owner"
+    calls = PromptCall.objects.filter(submission=submission)
+    assert len(prompter.requests) == 2  # the two calls claimed before the cancel; none after it
+    assert list(calls.filter(status=CallStatus.OK).values_list("requests", flat=True)) == [1]
+    late = calls.get(requests=1, status=CallStatus.CANCELLED)  # the call in flight: made, counted, its reply dropped
+    assert late.text == "" and late.reply == "" and late.error == "cancelled by owner"
+    assert calls.filter(status=CallStatus.CANCELLED, requests=0).count() == calls.count() - 2
+    assert not calls.filter(status__in=[CallStatus.PENDING, CallStatus.RUNNING]).exists()
+    assert submission.entries.count() == 1  # the answered call's trajectory ended before the cancel; nothing is rendered

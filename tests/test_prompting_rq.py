@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 import pytest
@@ -15,12 +16,14 @@ from submissions.models import CallStatus, PromptCall, Status
 from submissions.services import endpoint_create, endpoint_run_create
 from tests.openai_server import scripted_prompt
 
+KEY = "sk-rq-worker-key-NEVER-LOGGED-9f1e"
+
 
 @pytest.fixture
 def rq_run(redis_url, settings, prompter_server, scripted_judge, team):
     settings.REDIS_URL = redis_url
     settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)
-    endpoint = endpoint_create(team=team, name="rq", base_url=prompter_server.base_url, model="scripted-prompter", api_key="sk-rq", max_in_flight=3)
+    endpoint = endpoint_create(team=team, name="rq", base_url=prompter_server.base_url, model="scripted-prompter", api_key=KEY, max_in_flight=3)
 
     def work(*queues: str) -> None:
         connection = get_connection("default")
@@ -31,7 +34,8 @@ def rq_run(redis_url, settings, prompter_server, scripted_judge, team):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_endpoint_run_with_feedback_rounds_finishes_through_rq_workers(rq_run, prompter_server, team, sample_pack):
+def test_an_endpoint_run_with_feedback_rounds_finishes_through_rq_workers(rq_run, prompter_server, team, sample_pack, caplog):
+    caplog.set_level(logging.DEBUG)  # the workers', rq's, openai's and httpx's log lines, all of them
     endpoint, work = rq_run
     submission = endpoint_run_create(team=team, endpoint=endpoint, pack=sample_pack, rounds=2, feedback_backend="smoke-sd")
     assert Queue("default", connection=get_connection("default")).count == 1 and submission.status == Status.QUEUED
@@ -47,6 +51,8 @@ def test_an_endpoint_run_with_feedback_rounds_finishes_through_rq_workers(rq_run
     assert set(PromptCall.objects.filter(submission=submission).values_list("status", "feedback_status")) == {(CallStatus.OK, "ok")}
     assert prompter_server.max_in_flight_seen <= 3
     assert get_connection("prompter").zcard(f"atelier:prompter-slots:{endpoint.pk}") == 0  # every slot was given back
+    assert any(r.name.startswith("rq.") for r in caplog.records) and any(r.name.startswith(("openai", "httpx")) for r in caplog.records)
+    assert KEY not in caplog.text and endpoint.key_encrypted not in caplog.text
 
 
 @pytest.mark.django_db(transaction=True)

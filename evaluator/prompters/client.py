@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Collection
 
 import openai
@@ -24,6 +24,8 @@ OK, FAILED, REFUSED = "ok", "failed", "refused"
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n?(.*?)\n?```$", re.S)
 _QUOTES = ('"', "'", "“", "”")
 REPLY_KEPT = 20_000  # characters of a reply the call log keeps
+REDACTED = "[API key]"
+REDACT_MIN = 8  # shorter keys are not taken out of replies (they would be ordinary words, e.g. "none")
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,7 @@ class EndpointSpec:
 
     base_url: str
     model: str
-    api_key: str = ""
+    api_key: str = field(default="", repr=False)  # no repr: a log line or traceback that prints the spec shows no key
     temperature: float | None = None
     top_p: float | None = None
     max_tokens: int | None = None
@@ -64,6 +66,11 @@ def clean_prompt(content: str) -> str:
     if len(text) >= 2 and text[0] in _QUOTES and text[-1] in _QUOTES:
         text = text[1:-1].strip()
     return text
+
+
+def redact(text: str, secret: str) -> str:
+    """`text` with every occurrence of `secret` replaced by REDACTED (for an endpoint that echoes its key, e.g. in a 401 body)."""
+    return text.replace(secret, REDACTED) if len(secret) >= REDACT_MIN and secret in text else text
 
 
 def _cause(exc: BaseException) -> BaseException | None:
@@ -99,9 +106,13 @@ class PrompterClient:
         self._requests.reset()
         started = time.perf_counter()
 
+        def hide(value: object) -> str:
+            """What the endpoint said, without its key: replies, errors and prompts are stored, logged and shown."""
+            return redact(str(value), self.spec.api_key)
+
         def outcome(status: str, text: str = "", reply: str = "", error: str = "", http_status: int | None = None, usage: Any = None) -> CallOutcome:
             return CallOutcome(
-                status=status, text=text, reply=reply[:REPLY_KEPT], error=error, http_status=http_status, requests=self._requests.sent,
+                status=status, text=hide(text), reply=hide(reply)[:REPLY_KEPT], error=hide(error), http_status=http_status, requests=self._requests.sent,
                 latency=time.perf_counter() - started, prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             )  # fmt: skip
@@ -112,28 +123,29 @@ class PrompterClient:
             return outcome(FAILED, error=f"timed out after {self.spec.timeout:g} s")
         except openai.APIStatusError as exc:
             tries = f" after {self._requests.sent} tries" if self._requests.sent > 1 else ""
-            return outcome(FAILED, reply=exc.response.text, error=f"HTTP {exc.status_code}{tries}: {str(exc.message)[:300]}", http_status=exc.status_code)
+            return outcome(FAILED, reply=exc.response.text, error=f"HTTP {exc.status_code}{tries}: {hide(exc.message)[:300]}", http_status=exc.status_code)
         except openai.APIConnectionError as exc:
             unsafe = _cause(exc)
-            return outcome(FAILED, error=f"refused by the address guard: {unsafe}" if unsafe else f"cannot connect: {exc.__cause__ or exc}")
+            return outcome(FAILED, error=f"refused by the address guard: {unsafe}" if unsafe else f"cannot connect: {hide(exc.__cause__ or exc)}")
         except UnsafeURL as exc:
             return outcome(FAILED, error=f"refused by the address guard: {exc}")
         except Exception as exc:  # noqa: BLE001 - a malformed answer is the endpoint's fault: recorded on the call
-            return outcome(FAILED, error=f"unreadable answer: {type(exc).__name__}: {str(exc)[:300]}", http_status=200)
-        return self._read(completion, max_chars, outcome)
+            return outcome(FAILED, error=f"unreadable answer: {type(exc).__name__}: {hide(exc)[:300]}", http_status=200)
+        return self._read(completion, max_chars, outcome, hide)
 
     @staticmethod
-    def _read(completion: Any, max_chars: int, outcome: Callable[..., CallOutcome]) -> CallOutcome:
+    def _read(completion: Any, max_chars: int, outcome: Callable[..., CallOutcome], hide: Callable[[object], str]) -> CallOutcome:
         choices = getattr(completion, "choices", None)
         if not choices or getattr(choices[0], "message", None) is None:
             return outcome(FAILED, reply=str(completion), error="not a chat completion (no choices or no message)", http_status=200)
         message, usage = choices[0].message, getattr(completion, "usage", None)
         refusal = getattr(message, "refusal", None) or ("finish_reason content_filter" if choices[0].finish_reason == "content_filter" else "")
         if refusal:
-            return outcome(REFUSED, reply=str(refusal), error=f"the prompter refused: {str(refusal)[:300]}", http_status=200, usage=usage)
+            return outcome(REFUSED, reply=str(refusal), error=f"the prompter refused: {hide(refusal)[:300]}", http_status=200, usage=usage)
         content = message.content
         if not isinstance(content, str):
             return outcome(FAILED, reply=str(content), error="the reply has no text (content is empty or not a string)", http_status=200, usage=usage)
+        content = hide(content)  # before the length check: what is checked is what is stored
         text = clean_prompt(content)
         if not text:
             return outcome(FAILED, reply=content, error="empty reply", http_status=200, usage=usage)
