@@ -31,10 +31,15 @@ class AtelierWorker(SimpleWorker):
             worked = super().work(*args, **kwargs)
         finally:
             stop.set()
-        if not kwargs.get("burst") and not self._stop_requested:
+        if not kwargs.get("burst") and not self.stop_was_requested():
             # rq logs an unhandled error (a lost connection, mostly) and leaves its loop: start again instead.
             raise redis.ConnectionError(f"worker {self.name} left its loop without a stop request")
         return worked
+
+    def stop_was_requested(self) -> bool:
+        """SIGINT/SIGTERM arrived. rq sets _stop_requested only for a worker that was busy (it stops after the
+        job); an idle one leaves its loop at once with only the request's date set."""
+        return self._stop_requested or self._shutdown_requested_date is not None
 
     def _beat(self, stop: threading.Event) -> None:
         while not stop.wait(settings.ATELIER_WORKER_HEARTBEAT):
