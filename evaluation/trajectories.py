@@ -10,6 +10,7 @@ from dataclasses import asdict
 from django.db.models import Avg, Count, Max, Min, Sum
 from django.utils import timezone
 
+from evaluation.units import prompts_missing
 from evaluator.metrics.steerability import steerability
 from submissions.models import CallStatus, PromptCall, Submission, UnitStatus
 
@@ -35,6 +36,9 @@ def prompting_progress(submission: Submission) -> dict | None:
     counts["prompt_tokens"], counts["completion_tokens"] = tokens["p"] or 0, tokens["c"] or 0
     feedback = dict(calls.exclude(feedback_status="").values_list("feedback_status").annotate(n=Count("pk")).values_list("feedback_status", "n"))
     counts["feedback"] = {s: feedback.get(s, 0) for s in (UnitStatus.PENDING, UnitStatus.OK, UnitStatus.FAILED)}
+    # Task samples with no usable prompt (every call failed or was refused): not scored, never a zero. Known once no
+    # call is open; before that a sample's prompt may still come.
+    counts["missing"], counts["planned"] = prompts_missing(submission) if not counts["open"] else (None, None)
     counts["as_of"] = timezone.now()
     return counts
 

@@ -11,8 +11,10 @@ from submissions.models import Submission
 @pytest.mark.django_db(transaction=True)
 def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, shipped_backends, client):
     settings.DEBUG = True
+    allowed = settings.ATELIER_PROMPTER_ALLOWED_HOSTS
     call_command("demo")
     call_command("demo")  # running it again adds nothing
+    assert settings.ATELIER_PROMPTER_ALLOWED_HOSTS == allowed  # its local prompter was allowed for the command only
     submissions = Submission.objects.exclude(origin="human")
     assert submissions.count() == 6  # the example upload, the baseline, the scripted endpoint single-turn and 3 rounds, 2 rules on the original pack
     humans = Submission.objects.filter(origin="human")

@@ -130,7 +130,7 @@ def _by_title(bad: dict[str, Reply], only_temperature: float | None = None):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(endpoint, prompter, team, sample_pack, settings):
+def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(endpoint, prompter, team, sample_pack, settings, owner_client):
     tasks = eligible(sample_pack)
     prompter.default = _by_title({
         tasks[0].title: Reply(refusal="I can't help with that request."),
@@ -151,6 +151,9 @@ def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(e
     assert set(PromptCall.objects.filter(submission=submission, sample_index=1).values_list("status", flat=True)) == {"ok"}
     overall = submission.figures.get(scope="overall")
     assert overall.n == 5  # five task samples are scored; the five missing ones are not in the mean as zeros
+    assert (prompting_progress(submission)["missing"], prompting_progress(submission)["planned"]) == (5, 10)
+    page = owner_client.get(f"/submissions/{submission.pk}/").content.decode()
+    assert "Missing: 5 of 10 task samples got no usable prompt" in page
 
 
 @pytest.mark.django_db(transaction=True)

@@ -80,9 +80,17 @@ class Command(BaseCommand):
         if settings.REDIS_URL:
             self.stdout.write("Endpoint runs skipped: the demo's scripted prompter lives in this process, and RQ workers run elsewhere.")
             return []
+        allowed = settings.ATELIER_PROMPTER_ALLOWED_HOSTS
+        # The local server is allowed for this command only: put the deployer's list back however it ends.
+        settings.ATELIER_PROMPTER_ALLOWED_HOSTS = (*allowed, "127.0.0.1")
+        try:
+            return self._run_scripted_endpoint(team, pack)
+        finally:
+            settings.ATELIER_PROMPTER_ALLOWED_HOSTS = allowed
+
+    def _run_scripted_endpoint(self, team, pack) -> list[Submission]:
         runs = []
         with DemoPrompterServer() as server:
-            settings.ATELIER_PROMPTER_ALLOWED_HOSTS = (*settings.ATELIER_PROMPTER_ALLOWED_HOSTS, "127.0.0.1")  # this process only
             endpoint = Endpoint.objects.filter(team=team, name="scripted-demo").first()
             if endpoint is None:
                 endpoint = endpoint_create(team=team, name="scripted-demo", base_url=server.base_url, model="scripted rule (no model)", max_in_flight=4)
