@@ -55,10 +55,15 @@ def expert_ratings_import(*, submission: Submission, filename: str, data: bytes)
     image_index; scores {dimension: 1..5} and/or checklist {item: 0|1}; optional note. Returns the count."""
     entries = {(e.task.task_id, e.sample_index): e for e in submission.entries.select_related("task")}
     renders = {(r.entry_id, r.backend, r.image_index): r for r in Render.objects.filter(entry__submission=submission, status=UnitStatus.OK)}
-    ratings, problems, seen = [], [], {}
+    ratings, problems, seen, pools = [], [], {}, {}
     for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
         rating = _parse(f"{filename}:{number}", line, entries, renders, problems) if line.strip() else None
         if rating is None:
+            continue
+        task = rating.entry.task
+        if pools.setdefault(task.pk, task_pool(task.task_id, task.category)) == Pool.EXEMPLAR:
+            problems.append(f"{filename}:{number}: task {task.task_id} is in the exemplar pool (its ratings calibrate the judge); "
+                            "an evaluation rating of it would test the judge on what calibrated it")  # fmt: skip
             continue
         key = (rating.rater, rating.entry.pk, rating.render.pk if rating.render else None)
         if key in seen:
@@ -156,6 +161,16 @@ def _own_exemplar(where: str, line: str, folder: Path, problems: list[str]) -> E
         problems.append(f"{where}: field 'scores': missing dimension(s) {missing}; every exemplar scores all four of its side")
         return None
     return exemplar
+
+
+def exemplar_pool_problems(exemplars: list[ExemplarData]) -> list[str]:
+    """An exemplar must not name a task of the evaluation pool: the judge would be calibrated on what tests it."""
+    pools = {(ex.task_id, ex.category): task_pool(ex.task_id, ex.category) for ex in exemplars}
+    return [
+        f"{ex.exemplar_id}: task {ex.task_id} ({ex.category}) is in the evaluation pool (its expert ratings test the judge on /judge/); "
+        "an exemplar of it would calibrate the judge on what tests it"
+        for ex in exemplars if pools[(ex.task_id, ex.category)] == Pool.EVALUATION
+    ]  # fmt: skip
 
 
 def exemplar_task_problems(exemplars: list[ExemplarData], pack: TaskPack | None) -> list[str]:
@@ -299,10 +314,20 @@ def _task_pools(tasks: Iterable[Task], exemplar_share: float) -> dict[int, str]:
 
 
 def _prior_pool(task: Task) -> str | None:
-    if ExpertRating.objects.filter(entry__task=task, pool=Pool.EVALUATION).exists():
-        return Pool.EVALUATION  # it has tested the judge already
-    if Exemplar.objects.filter(task_id=task.task_id, category=task.category).exists():
-        return Pool.EXEMPLAR  # it calibrates the judge already
+    return task_pool(task.task_id, task.category)
+
+
+def task_pool(task_id: str, category: str) -> str | None:
+    """The pool of a task, known by its task id and category as exemplars know it (so across versions of its pack):
+    the one decided when it was first queued; before that, evaluation if it has evaluation ratings (e.g. an imported
+    file: it has tested the judge), exemplar if it has exemplars (it calibrates the judge); None if neither."""
+    decided = TaskPool.objects.filter(task__task_id=task_id, task__category=category).order_by("created", "pk").values_list("pool", flat=True).first()
+    if decided:
+        return decided
+    if ExpertRating.objects.filter(entry__task__task_id=task_id, entry__task__category=category, pool=Pool.EVALUATION).exists():
+        return Pool.EVALUATION
+    if Exemplar.objects.filter(task_id=task_id, category=category).exists():
+        return Pool.EXEMPLAR
     return None
 
 

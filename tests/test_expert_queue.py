@@ -300,3 +300,49 @@ def test_staff_see_the_queue_in_the_admin(client, rendered, experts, django_user
         assert client.get(url).status_code == 200, url
     page = client.get("/admin/ratings/ratingassignment/").content.decode()
     assert "ana" in page and "-s0" in page  # rater and task id columns
+
+
+# --- imports keep the pools apart -------------------------------------------------------------
+
+
+def test_imports_never_put_a_task_in_both_pools(rendered, experts, tmp_path):
+    """A rating file cannot add evaluation ratings to an exemplar-pool task, nor an exemplar file exemplars to an
+    evaluation-pool task: the judge is never tested on what calibrated it, whichever way the ratings come in."""
+    from ratings.services import RatingFileError, expert_ratings_import
+
+    queue(rendered, experts, exemplar_share=0.5)
+    pools = dict(TaskPool.objects.values_list("task__task_id", "pool"))
+    exemplar_task = sorted(t for t, p in pools.items() if p == Pool.EXEMPLAR)[0]
+    evaluation_task = sorted(t for t, p in pools.items() if p == Pool.EVALUATION)[0]
+    lines = [{"rater": "dee", "task_id": task_id, "scores": {"instructional_clarity": 3}} for task_id in (evaluation_task, exemplar_task)]
+    with pytest.raises(RatingFileError) as info:
+        expert_ratings_import(submission=rendered, filename="r.jsonl", data="\n".join(map(json.dumps, lines)).encode())
+    assert info.value.problems == [f"r.jsonl:2: task {exemplar_task} is in the exemplar pool (its ratings calibrate the judge); "
+                                   "an evaluation rating of it would test the judge on what calibrated it"]  # fmt: skip
+    assert not ExpertRating.objects.exists()  # nothing half-written
+    assert expert_ratings_import(submission=rendered, filename="r.jsonl", data=json.dumps(lines[0]).encode()) == 1
+
+    category = rendered.entries.get(task__task_id=evaluation_task).task.category
+    exemplar = {"side": "prompt", "category": category, "task_id": evaluation_task, "text": "a prompt", "scores": dict.fromkeys(PROMPT_DIMENSIONS, 4)}
+    path = tmp_path / "exemplars.jsonl"
+    path.write_text(json.dumps(exemplar) + "\n")
+    with pytest.raises(CommandError, match=f"exemplars.jsonl:1: task {evaluation_task} \\({category}\\) is in the evaluation pool"):
+        call_command("import_exemplars", str(path), "--allow-unknown-tasks")
+    assert not Exemplar.objects.exists()
+
+
+def test_a_tasks_pool_holds_across_versions_of_its_pack(team, sample_pack, experts):
+    """Exemplars know a task by its task id, so a new version of the pack (new task rows) keeps each task's pool."""
+    from tasks.models import Task, TaskPack
+
+    first = rendered_submission(team, sample_pack)
+    queue(first, experts, exemplar_share=0.5)
+    pools = dict(TaskPool.objects.values_list("task__task_id", "pool"))
+    v2 = TaskPack.objects.create(name=sample_pack.name, version="v2-test")
+    for task in sample_pack.tasks.all():
+        task.pk, task.pack = None, v2
+        task.save()
+    assert Task.objects.filter(pack=v2).count() == len(pools)
+    queue(rendered_submission(team, v2, prompter="on v2"), experts, exemplar_share=1.0)  # asks for exemplars only
+    again = TaskPool.objects.filter(task__pack=v2).values_list("task__task_id", "pool")
+    assert dict(again) == pools

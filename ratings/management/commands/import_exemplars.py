@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluator.judge.memory import MemoryFormatError, read_memory_dir
-from ratings.services import RatingFileError, exemplar_task_problems, exemplars_read_own, exemplars_save
+from ratings.services import RatingFileError, exemplar_pool_problems, exemplar_task_problems, exemplars_read_own, exemplars_save
 from tasks.models import TaskPack
 
 
@@ -28,6 +28,10 @@ class Command(BaseCommand):
         if problems:
             shown = "\n".join(problems[:20]) + (f"\n… and {len(problems) - 20} more" if len(problems) > 20 else "")
             raise CommandError(f"{path}: {len(problems)} exemplar(s) name no loaded task, nothing imported (--allow-unknown-tasks to import them anyway):\n{shown}")
+        problems = exemplar_pool_problems(exemplars)
+        if problems:
+            shown = "\n".join(problems[:20]) + (f"\n… and {len(problems) - 20} more" if len(problems) > 20 else "")
+            raise CommandError(f"{path}: {len(problems)} exemplar(s) of evaluation-pool tasks, nothing imported:\n{shown}")
         new, kept, embedded = exemplars_save(exemplars=exemplars, source=f"{format}: {path.name}")
         self.stdout.write(f"{new} exemplar(s) added, {kept} already present; {embedded} embedding(s) computed")
 
