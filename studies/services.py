@@ -18,7 +18,7 @@ from evaluation.humans import human_rows_rebuild
 from evaluation.workqueue import ATTEMPT_RENDER_JOB, START_JOB, enqueue, render_queue
 from evaluation import runtime
 from evaluator.categories import IMITATION
-from submissions.models import PromptEntry, Submission, Team, UnitStatus
+from submissions.models import PromptCall, PromptEntry, Render, Submission, Team, UnitStatus
 from tasks.models import Task, TaskPack
 
 from . import protocol
@@ -225,6 +225,13 @@ def attempt_create(*, participant: Participant, position: int, text: str) -> tup
     return attempt, ""
 
 
+def _images_in_use(names: set[str]) -> set[str]:
+    """Which of these storage names a remaining row still shows (attempt images are stored by content hash, as renders are)."""
+    used = set(Attempt.objects.filter(image__in=names).values_list("image", flat=True))
+    used |= set(Render.objects.filter(image__in=names).values_list("image", flat=True))
+    return used | set(PromptCall.objects.filter(feedback_image__in=names).values_list("feedback_image", flat=True))
+
+
 def participant_withdraw(*, participant: Participant) -> None:
     """Delete the participant's prompts, drafts, attempts (and their images), answers and submission; keep only that they
     withdrew (and their tier, for staff counts). Renders of the submission are shared by content and stay in storage."""
@@ -233,9 +240,10 @@ def participant_withdraw(*, participant: Participant) -> None:
         if row.withdrawn:
             return
         submission = row.submission
-        images = [name for name in Attempt.objects.filter(assignment__participant=row).values_list("image", flat=True) if name]
+        images = {name for name in Attempt.objects.filter(assignment__participant=row).values_list("image", flat=True) if name}
         row.assignments.all().delete()
-        transaction.on_commit(lambda: [default_storage.delete(name) for name in images])  # the attempts' images go too
+        images -= _images_in_use(images)  # stored by content: the same bytes may be another attempt's, a render's or a feedback image
+        transaction.on_commit(lambda: [default_storage.delete(name) for name in sorted(images)])  # the attempts' own images go too
         row.answers, row.points, row.withdrawn, row.submission = {}, None, timezone.now(), None
         row.save(update_fields=["answers", "points", "withdrawn", "submission"])
         if submission is not None:

@@ -273,3 +273,30 @@ def test_deployer_edits_the_tier_rule_in_the_admin_until_the_first_participant_s
     assert client.post(page, form | {"tier_rule": json.dumps({**study.tier_rule, "skilled_at": 99}), "name": "Pilot (closed)"}).status_code == 302
     after = Study.objects.get(pk=study.pk)
     assert after.tier_rule["skilled_at"] == 1 and after.protocol_version == version and after.name == "Pilot (closed)"
+
+
+def test_withdrawal_deletes_the_attempt_images_no_one_else_shows(client, sample_pack):
+    """Attempt images are stored by content: two people's identical attempts share one file, which stays for the other."""
+    from django.core.files.storage import default_storage
+
+    from evaluation import runtime
+
+    study = study_create(name="Retry twice", pack=sample_pack, per_category=1, rounds=1, retry_attempts=2, retry_backend=next(iter(runtime.backend_configs())))
+    urls, images = [], []
+    for person in range(2):
+        url = link(study)
+        participant = start(client, url, NOVICE)
+        order = list(participant.assignments.order_by("position"))
+        im = next(a for a in order if a.task.category == "IM")
+        for a in order[: order.index(im)]:
+            client.post(url + "submit", {"position": a.position, "text": "a prompt"})
+        texts = ["red sun, blue hills"] + (["a second try, three navy hills"] if person == 0 else [])
+        found = [client.post(url + "attempt", {"position": im.position, "text": t}).json() for t in texts]
+        assert all(f["status"] == "ok" for f in found), found
+        urls.append(url)
+        images.append(list(Attempt.objects.filter(assignment__participant=participant).order_by("number").values_list("image", flat=True)))
+    shared, own = images[0]
+    assert images[1] == [shared] and own != shared  # the same text, seed and backend: the same bytes, one file
+    client.post(urls[0] + "withdraw", {"confirm": "yes"})
+    assert not default_storage.exists(own) and default_storage.exists(shared)
+    assert client.get(urls[1] + "attempt/1/image").status_code == 200  # the other participant still sees their image
