@@ -71,8 +71,12 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
             browser.wait(lambda d: _is_stale(old) and d.find_elements(By.ID, "prompt"))
             assert "red sun above three blue hills" in browser.find("#prompt").get_attribute("value")
             reloaded = True
+        if "Constrained" in browser.find(".brief .round").text:  # CO: every constraint of the task as a bullet
+            task = retry_study.pack.tasks.get(title=browser.find(".brief h1").text)
+            assert len(browser.find_all(".brief ul.constraints li")) == len(task.constraints) > 0
         if browser.find_all("#try"):
-            assert browser.find_all("#target")  # the target stays beside the prompt box
+            target, prompt = browser.find("#target").rect, browser.find("#prompt").rect
+            assert target["x"] + target["width"] <= prompt["x"] and target["y"] < prompt["y"] + prompt["height"]  # beside, not below
             page = browser.find("html")
             browser.find("#try").click()
             browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attempts figure[data-status=pending]"))
