@@ -9,6 +9,7 @@ import io
 from datetime import timedelta
 
 import pytest
+from django.test import Client
 from django.utils import timezone
 
 from studies import protocol
@@ -96,6 +97,8 @@ def test_participant_walks_consent_questionnaire_tasks_and_becomes_a_human_row(c
     assert first.task.brief in html.unescape(client.get(url).content.decode())  # briefs hold apostrophes
     assert client.post(url + "draft", {"position": first.position, "text": "half a thought"}).json() == {"saved": True}
     assert "half a thought" in client.get(url).content.decode()  # a reload keeps the draft
+    resumed = Client().get(url).content.decode()  # pause, and resume later elsewhere: the link alone is the key
+    assert "half a thought" in resumed and "0 of 3 tasks done" in resumed
     for bad, message in (("   ", "Write a prompt"), ("x" * (study.max_prompt_chars + 1), "the limit is")):
         response = client.post(url + "submit", {"position": first.position, "text": bad}, follow=True)
         assert message in response.content.decode()
