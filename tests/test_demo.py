@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import io
+import re
+
 import pytest
 from django.core.management import call_command
 
@@ -11,8 +14,8 @@ from submissions.models import Submission
 @pytest.mark.django_db(transaction=True)
 def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, shipped_backends, client):
     settings.DEBUG = True
-    allowed = settings.ATELIER_PROMPTER_ALLOWED_HOSTS
-    call_command("demo")
+    allowed, printed = settings.ATELIER_PROMPTER_ALLOWED_HOSTS, io.StringIO()
+    call_command("demo", stdout=printed)
     call_command("demo")  # running it again adds nothing
     assert settings.ATELIER_PROMPTER_ALLOWED_HOSTS == allowed  # its local prompter was allowed for the command only
     submissions = Submission.objects.exclude(origin="human")
@@ -33,6 +36,8 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     shown = client.get(f"/?board={board}").content.decode()
     assert "Ranked by the hidden test split" in shown and "Rule: brief verbatim" in shown and "Gap" in shown
     demo = submissions.get(is_baseline=False, origin="file", pack__name="sample")
+    link = re.search(r"Take part yourself .*: http://127\.0\.0\.1:8000(/study/[^/\s]+/)", printed.getvalue())
+    assert link and "Before you start" in client.get(link.group(1), follow=True).content.decode()  # the printed link opens the study
     assert f"{demo.figures.get(scope='overall').value:.1f}" in page
 
 
