@@ -436,7 +436,7 @@ def test_batch_size_is_in_the_hash_only_when_not_1() -> None:
     assert plain.batch_size == 1
     # Hashes from before the field existed (pinned literals): stored images keep their identity.
     assert plain.version_hash() == "d71f5e910f13724a"
-    assert BackendConfig.from_dict(GOOD_SMOKE).version_hash() == "fdaae977e7bacd20"
+    assert BackendConfig.from_dict(GOOD_SMOKE).version_hash() == "8981104058fa4fff"  # SMOKE_REVISION 2 (1: fdaae977e7bacd20)
     assert BackendConfig.from_dict({**GOOD_REAL, "batch_size": 1}).version_hash() == plain.version_hash()
     four = BackendConfig.from_dict({**GOOD_REAL, "batch_size": 4})
     assert four.version_hash() != plain.version_hash()

@@ -12,7 +12,7 @@ import json
 import pytest
 
 from evaluation import runtime
-from evaluator.backends.config import BackendConfig, BackendError, load_backend_configs
+from evaluator.backends.config import SMOKE_REVISION, BackendConfig, BackendError, load_backend_configs
 from submissions.models import Render, Submission, UnitStatus
 from submissions.services import submission_create
 from tests.conftest import TEST_BACKENDS
@@ -102,7 +102,7 @@ def _legacy_hash(config: BackendConfig) -> str:
     }
     fields["_schema"] = 1
     if config.is_smoke:
-        fields["_smoke_revision"] = 1
+        fields["_smoke_revision"] = SMOKE_REVISION  # the smoke model's own revision, not the rewriter's concern
     return hashlib.sha256(
         json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
     ).hexdigest()[:16]

@@ -24,7 +24,7 @@ SMOKE = "smoke"
 # new render loop), so cached/published images are not silently mixed up.
 _HASH_SCHEMA = 1
 # Bump when evaluator/backends/smoke.py builds different weights or components.
-SMOKE_REVISION = 1
+SMOKE_REVISION = 2  # 2: the smoke VAE scales by 8 (latents 8x8 for 64 px), as Stable Diffusion's does
 
 SEED_SPACE = 2**31
 DTYPES = ("float32", "float16", "bfloat16")
