@@ -65,8 +65,8 @@ class Speed:
 
 def threads_from_env(value: str | None = None) -> int | None:
     """ATELIER_TORCH_THREADS: a positive count of torch intra-op threads for the judge's forward passes; unset, empty
-    or "0": torch's default (one per core). 1 is much faster on a small machine whose cores other processes share
-    (README), but a CLIP text forward can round its last bits differently on 1 and on 2 threads, so judgements made
+    or "0": torch's default (one per core). 1 can be faster where other busy processes share the cores, slower on
+    a quiet machine (README). A CLIP text forward can round its last bits differently on 1 and on 2 threads, so judgements made
     with different settings (or on machines with different core counts under the default) may differ in the 4th
     decimal of a cosine. The default keeps the numbers judged before this setting existed."""
     value = os.environ.get(THREADS_ENV, "") if value is None else value
