@@ -6,6 +6,8 @@ from collections import Counter
 
 from django.db.models import QuerySet
 
+from evaluation import runtime
+
 from .models import Assignment, Participant, Study
 
 
@@ -13,6 +15,12 @@ def constraint_bullets(task) -> list[str]:
     """A CO task's constraints as the bullets a participant reads (the brief's own words, key first)."""
     constraints = task.constraints or {}
     return [f"{key.replace('_', ' ').capitalize()}: {value}" for key, value in constraints.items()] if isinstance(constraints, dict) else []
+
+
+def attempts_are_smoke(study: Study) -> bool:
+    """Whether IM attempts render on a smoke backend (random weights): their images are noise, their similarity says nothing."""
+    config = runtime.backend_configs().get(study.retry_backend)
+    return bool(config and config.is_smoke)
 
 
 def progress_of(participant: Participant) -> dict:

@@ -49,7 +49,8 @@ def session(request: HttpRequest, participant: Participant, token: str) -> HttpR
     if current.intro and not current.intro_seen:
         return render(request, "studies/intro.html", context)
     services.task_shown(assignment=current)
-    context.update(bullets=selectors.constraint_bullets(current.task), attempts=list(current.attempts.all()), max_chars=participant.study.max_prompt_chars)
+    context.update(bullets=selectors.constraint_bullets(current.task), attempts=list(current.attempts.all()), max_chars=participant.study.max_prompt_chars,
+                   attempts_smoke=bool(participant.study.retry_attempts) and selectors.attempts_are_smoke(participant.study))
     return render(request, "studies/task.html", context)
 
 

@@ -199,6 +199,8 @@ def test_im_retry_mode_renders_and_scores_attempts_up_to_the_limit(client, sampl
     third = client.post(url + "attempt", {"position": im.position, "text": "again"})
     assert third.status_code == 400 and "all 2 attempts" in third.json()["error"]
     assert Attempt.objects.count() == 2
+    page = client.get(url).content.decode()  # the IM task, with its attempts: the smoke backend's noise is labelled
+    assert "similarity" in page and 'id="attempts-smoke"' in page and "smoke (random weights)" in page
 
 
 def test_staff_export_has_no_identity_and_strangers_cannot_read_it(client, study, django_user_model):
