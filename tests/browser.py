@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -42,27 +43,56 @@ class Browser:
         return WebDriverWait(self.driver, timeout).until(condition)
 
     def click_and_wait(self, css: str, timeout: float = 180.0) -> None:
-        """Click something that loads a new page and wait until the old page is gone (a click does not wait for the
-        navigation it starts, so the next lookup could otherwise find the old page's elements)."""
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support import expected_conditions
+        """Click something that loads a new page and wait until the new page has loaded (a click does not wait for the
+        navigation it starts, so the next lookup could otherwise find the old page's elements).
 
+        The old page is told apart by a mark set on its window, not by an element going stale: while Chromium swaps
+        documents, asking about an old element can fail with a generic inspector error instead of a stale reference."""
         from selenium.common.exceptions import WebDriverException
 
+        self.wait_loaded()
+        self.mark_page()
         for attempt in range(3):  # a page still settling can detach the node between finding and clicking it: find it again
-            self.wait_loaded()
             try:
-                old = self.driver.find_element(By.TAG_NAME, "html")
                 self.find(css).click()
                 break
             except WebDriverException:
+                time.sleep(0.2)
+                if not self.page_is_marked():  # the click went through after all: the page has moved on
+                    break
                 if attempt == 2:
                     raise
-        self.wait(expected_conditions.staleness_of(old), timeout)
+        self.wait(lambda d: self.page_is_loaded() and not self.page_is_marked(), timeout)
+
+    def reload(self, timeout: float = 60.0) -> None:
         self.wait_loaded()
+        self.mark_page()
+        self.driver.refresh()
+        self.wait(lambda d: self.page_is_loaded() and not self.page_is_marked(), timeout)
+
+    def mark_page(self) -> None:
+        """Mark the current page, so that a later check can tell whether the browser has loaded another one since."""
+        self.driver.execute_script("window.__atelierMarked = true;")
+
+    def page_is_marked(self) -> bool:
+        """True while the marked page is still the one shown; a page in the middle of unloading counts as marked."""
+        from selenium.common.exceptions import WebDriverException
+
+        try:
+            return bool(self.driver.execute_script("return window.__atelierMarked === true;"))
+        except WebDriverException:
+            return True
+
+    def page_is_loaded(self) -> bool:
+        from selenium.common.exceptions import WebDriverException
+
+        try:
+            return self.driver.execute_script("return document.readyState") == "complete"
+        except WebDriverException:  # between documents
+            return False
 
     def wait_loaded(self, timeout: float = 60.0) -> None:
-        self.wait(lambda d: d.execute_script("return document.readyState") == "complete", timeout)
+        self.wait(lambda d: self.page_is_loaded(), timeout)
 
     def find(self, css: str):
         from selenium.webdriver.common.by import By

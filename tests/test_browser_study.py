@@ -66,9 +66,8 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
         box.send_keys("a flat poster: red sun above three blue hills, navy foreground")
         browser.wait(lambda d: d.find_element(By.ID, "draft-state").get_attribute("data-saved") == "1")
         if not reloaded:  # a reload mid-task loses nothing
-            old = browser.find("html")
-            browser.driver.refresh()
-            browser.wait(lambda d: _is_stale(old) and d.find_elements(By.ID, "prompt"))
+            browser.reload()
+            browser.wait(lambda d: d.find_elements(By.ID, "prompt"))
             assert "red sun above three blue hills" in browser.find("#prompt").get_attribute("value")
             reloaded = True
         if "Constrained" in browser.find(".brief .round").text:  # CO: every constraint of the task as a bullet
@@ -77,7 +76,7 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
         if browser.find_all("#try"):
             target, prompt = browser.find("#target").rect, browser.find("#prompt").rect
             assert target["x"] + target["width"] <= prompt["x"] and target["y"] < prompt["y"] + prompt["height"]  # beside, not below
-            page = browser.find("html")
+            browser.mark_page()
             browser.find("#try").click()
             browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attempts figure[data-status=pending]"))
             assert "rendering" in browser.find("#attempts figcaption").text and browser.find("#try").get_attribute("disabled")
@@ -85,7 +84,7 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
             held_attempts.pop()()  # the worker renders and scores the attempt while the page waits
             browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attempts figure[data-status=ok] img"), timeout=60)
             assert "similarity" in browser.find("#attempts figcaption").text
-            assert not _is_stale(page) and not browser.find("#try").get_attribute("disabled")  # the page polled: no reload
+            assert browser.driver.execute_script("return window.__atelierMarked === true;") and not browser.find("#try").get_attribute("disabled")  # the page polled: no reload
             browser.shot("study-4-im-attempt")
             tried = True
         else:
@@ -100,12 +99,3 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
     assert f"Humans — {participant.tier}" in browser.driver.page_source and "Humans — all" in browser.driver.page_source
     browser.shot("study-6-leaderboard-humans")
 
-
-def _is_stale(element) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    try:
-        element.is_enabled()
-    except StaleElementReferenceException:
-        return True
-    return False
