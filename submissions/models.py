@@ -180,7 +180,12 @@ class Render(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["entry", "backend", "image_index"], name="unique_render")]
-        indexes = [models.Index(fields=["config_hash", "prompt_sha", "seed"])]
+        indexes = [
+            models.Index(fields=["config_hash", "prompt_sha", "seed"]),
+            # "is any render of this submission still pending?" after every unit: without it each check walks every
+            # entry of the submission, so a submission's checks grew with the square of its size.
+            models.Index(fields=["status", "entry"], name="render_status_entry"),
+        ]
         ordering = ["entry_id", "backend", "image_index"]
 
 
@@ -224,6 +229,8 @@ class Judgement(models.Model):
                 name="unique_image_judgement",
             ),
         ]
+        # "is any judgement of this submission still pending?" after every unit (see Render's index).
+        indexes = [models.Index(fields=["submission", "status"], name="judgement_submission_status")]
 
 
 class CallStatus(models.TextChoices):
