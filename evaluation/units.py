@@ -12,6 +12,7 @@ import hashlib
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from PIL import Image
 
@@ -90,35 +91,48 @@ def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id:
 
 
 def plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, renders: list[Render | None]) -> list[Judgement]:
-    """Pending judgement rows for every routed skill of one entry: prompt-side for None, image-side per render."""
+    """Pending judgement rows for every routed skill of one entry: prompt-side for None, image-side per render.
+
+    Rows that exist already are kept as they are (their natural key is unique), so planning twice changes nothing;
+    one insert and one read per call, not a query per row."""
     skills = route_for_task(task_input(entry.task), settings.ATELIER_JUDGE_ROUTE)
-    pending = []
-    for render in renders:
-        side = Side.PROMPT if render is None else Side.IMAGE
-        for skill in (s for s in skills if get_skill(s).side == side):
-            scale = get_skill(skill).scale
-            judgement, _ = Judgement.objects.get_or_create(
-                submission_id=entry.submission_id, entry=entry, render=render, skill=skill, judge_id=judge_id,
-                judge_version=judge_version, defaults={"scale": scale.name if scale else ""},
-            )  # fmt: skip
-            if judgement.status == UnitStatus.PENDING:
-                pending.append(judgement)
-    return pending
+    planned = [
+        Judgement(submission_id=entry.submission_id, entry=entry, render=render, skill=skill, judge_id=judge_id,
+                  judge_version=judge_version, scale=spec.scale.name if spec.scale else "")  # fmt: skip
+        for render in renders
+        for skill, spec in ((s, get_skill(s)) for s in skills)
+        if spec.side == (Side.PROMPT if render is None else Side.IMAGE)
+    ]
+    if not planned:
+        return []
+    Judgement.objects.bulk_create(planned, ignore_conflicts=True)
+    rows = Judgement.objects.filter(entry=entry, judge_id=judge_id, judge_version=judge_version, skill__in={j.skill for j in planned})
+    render_ids = [r.pk for r in renders if r is not None]
+    sides = (Q(render__isnull=True) if None in renders else Q(pk__in=[])) | Q(render_id__in=render_ids)
+    found = {(j.render_id, j.skill): j for j in rows.filter(sides)}
+    return [j for j in (found[(p.render_id, p.skill)] for p in planned) if j.status == UnitStatus.PENDING]
 
 
 def submission_advance(submission_id: int) -> None:
-    """Move the submission on when its units allow it. Safe to call after every unit, from any worker."""
-    if Submission.objects.filter(pk=submission_id, status=Status.PROMPTING).exists():
+    """Move the submission on when its units allow it. Safe to call after every unit, from any worker.
+
+    It runs after every unit, so it reads the status once and asks only indexed questions (is any unit of this
+    submission still pending?); the status changes themselves are conditional updates, so a stale read is harmless."""
+    status = Submission.objects.filter(pk=submission_id).values_list("status", flat=True).first()
+    if status is None:
+        return
+    if status == Status.PROMPTING:
         _prompting_advance(submission_id)
         return
     renders = Render.objects.filter(entry__submission_id=submission_id)
     if renders.filter(status=UnitStatus.PENDING).exists():
         return
-    if Submission.objects.filter(pk=submission_id, status=Status.RENDERING).exists() and not renders.filter(status=UnitStatus.OK).exists():
-        first = renders.exclude(error="").values_list("error", flat=True).first() or "no renders were planned"
-        submission_fail(submission_id, f"no image could be rendered: {first}")
-        return
-    Submission.objects.filter(pk=submission_id, status=Status.RENDERING).update(status=Status.JUDGING)
+    if status == Status.RENDERING:
+        if not renders.filter(status=UnitStatus.OK).exists():
+            first = renders.exclude(error="").values_list("error", flat=True).first() or "no renders were planned"
+            submission_fail(submission_id, f"no image could be rendered: {first}")
+            return
+        Submission.objects.filter(pk=submission_id, status=Status.RENDERING).update(status=Status.JUDGING)
     if not Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING).exists():
         enqueue("default", FINISH_JOB, submission_id)
 
