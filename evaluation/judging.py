@@ -16,9 +16,11 @@ the other jobs in this worker process find them remembered.
 from __future__ import annotations
 
 import logging
+import threading
 from collections import OrderedDict
 from typing import Any
 
+from django.conf import settings
 from django.db.models import F, Q
 from django.utils import timezone
 from PIL import Image
@@ -28,6 +30,7 @@ from evaluator.judge.cache import cache_key
 from evaluator.judge.embedding_judge import clip_image_reader
 from evaluator.judge.gate import Block, block_of, stops
 from evaluator.judge.redact import Redactor
+from evaluator.judge.routes import route_skills
 from evaluator.judge.skills import get_skill, skills_where
 from evaluator.categories import IMITATION
 from evaluator.judge.types import Kind, Side, TargetInput
@@ -42,7 +45,7 @@ log = logging.getLogger(__name__)
 REDACTED_FIELDS = ("reason", "rationales", "raw", "details")
 RESULT_FIELDS = ("status", "value", "scale", "scores", "checklist", "rationales", "raw", "reason", "details", "calls", "prompt_tokens", "completion_tokens")
 SPENT_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
-GATES = skills_where(kind=Kind.GATE)
+GATES = frozenset(skills_where(kind=Kind.GATE))
 TARGET_SKILLS = skills_where(needs_target=True)
 
 
@@ -150,7 +153,10 @@ def _block_siblings(judgement: Judgement, block: Block) -> None:
 
 
 def _standing_block(judgement: Judgement) -> Block | None:
-    """A block already imposed on this judgement's sample (or image) by a gate that finished first."""
+    """A block already imposed on this judgement's sample (or image) by a gate that finished first. On a route with no
+    gate for the task's category nothing can block, and the question is not asked (it was a query per unit)."""
+    if GATES.isdisjoint(route_skills(judgement.entry.task.category, settings.ATELIER_JUDGE_ROUTE)):
+        return None
     gates = _same_sample(judgement).filter(skill__in=GATES, status=UnitStatus.BLOCKED)
     gates = gates.filter(Q(render__isnull=True) | Q(render_id=judgement.render_id)) if judgement.render_id else gates.filter(render__isnull=True)
     for skill, reason in gates.values_list("skill", "reason"):
@@ -160,9 +166,29 @@ def _standing_block(judgement: Judgement) -> Block | None:
     return None
 
 
+_OPENED_KEPT = 16
+_opened: OrderedDict[tuple[str, str], Image.Image] = OrderedDict()  # (storage root, name) -> image, most recent last
+_opened_lock = threading.Lock()
+
+
 def _open(field) -> Image.Image:
+    """The stored image, decoded once while it is recent in this process: an image's judgements run one after another,
+    and each used to decode the file again (and re-encode it for its cache key, see evaluator.judge.cache). Keyed by
+    storage name, which is safe because a stored file is never rewritten under its name (renders are named by their
+    content's hash; other saves get a fresh name from the storage). The judge never changes an image in place."""
+    key = (str(getattr(field.storage, "location", "")), field.name)
+    with _opened_lock:
+        image = _opened.get(key)
+        if image is not None:
+            _opened.move_to_end(key)
+            return image
     with field.open("rb") as handle:
-        return Image.open(handle).convert("RGB")
+        image = Image.open(handle).convert("RGB")
+    with _opened_lock:
+        _opened[key] = image
+        while len(_opened) > _OPENED_KEPT:
+            _opened.popitem(last=False)
+    return image
 
 
 def _image(render: Render | None) -> Image.Image | None:

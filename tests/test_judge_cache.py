@@ -71,3 +71,20 @@ def test_images_hashed_by_png_bytes() -> None:
     assert image_digest(picture()) == hashlib.sha256(buffer.getvalue()).hexdigest()
     assert image_digest(None) is None
     assert json.dumps(key())  # a plain string
+
+
+def test_an_image_is_encoded_once_while_it_lives(monkeypatch) -> None:
+    import gc
+
+    from evaluator.judge import cache
+
+    encoded, real_save = [], Image.Image.save
+    monkeypatch.setattr(Image.Image, "save", lambda self, *a, **k: (encoded.append(self), real_save(self, *a, **k))[1])
+    image = picture((5, 6, 7))
+    first = image_digest(image)
+    assert image_digest(image) == first and len(encoded) == 1  # the second ask is answered from memory
+    assert image_digest(picture((5, 6, 7))) == first and len(encoded) == 2  # another object is encoded: same pixels, same digest
+    held = len(cache._digests)
+    del image, encoded[:]
+    gc.collect()
+    assert len(cache._digests) < held  # forgotten with the object, so a new object at the same address starts afresh

@@ -144,3 +144,25 @@ def test_memo_and_batching_switch_off(monkeypatch):
     calls.clear()
     rows = [encoders.image_embeddings([i], *CLIP) for i in images]
     assert calls == [] and all(np.array_equal(r, encoders.image_embeddings([i], *CLIP)) for r, i in zip(rows, images))
+
+
+def test_a_stored_image_is_decoded_once_per_storage_root(settings, tmp_path):
+    """The units of one render share one decoded image; the key holds the storage root, so another root's file of the
+    same name (another test's media, another deployment's) is read afresh."""
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+
+    from submissions.models import Render
+
+    def png(color) -> ContentFile:
+        buffer = io.BytesIO()
+        Image.new("RGB", (4, 4), color).save(buffer, format="PNG")
+        return ContentFile(buffer.getvalue())
+
+    name = default_storage.save("renders/aa/same-name.png", png((200, 0, 0)))
+    first = judging._open(Render(image=name).image)
+    default_storage.delete(name)  # nothing to read any more: the second open must come from memory
+    assert judging._open(Render(image=name).image) is first and first.getpixel((0, 0)) == (200, 0, 0)
+    settings.MEDIA_ROOT = tmp_path / "elsewhere"
+    assert default_storage.save(name, png((0, 0, 200))) == name
+    assert judging._open(Render(image=name).image).getpixel((0, 0)) == (0, 0, 200)

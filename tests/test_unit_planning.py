@@ -68,3 +68,16 @@ def test_is_anything_pending_is_answered_from_an_index(entry, question, index):
         plan = " ".join(str(part) for row in cursor.fetchall() for part in row)
     assert index in plan, plan
 
+
+
+def test_a_route_without_gates_asks_no_question_about_blocks(entry, settings, django_assert_num_queries):
+    from evaluation.judging import _standing_block
+
+    assert settings.ATELIER_JUDGE_ROUTE == "ateliereval"  # no gate skill on it, for any category
+    judgement = plan_judgements(entry, "judge", "v1", [None, _render(entry, 0)])[-1]
+    judgement = Judgement.objects.select_related("entry__task").get(pk=judgement.pk)
+    with django_assert_num_queries(0):
+        assert _standing_block(judgement) is None
+    settings.ATELIER_JUDGE_ROUTE = "extended"  # gates may have blocked the sample: the question is asked
+    with django_assert_num_queries(1):
+        assert _standing_block(judgement) is None

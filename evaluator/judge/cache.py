@@ -14,6 +14,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import threading
+import weakref
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -26,13 +28,34 @@ if TYPE_CHECKING:
 CACHE_KEY_SCHEMA = "atelier-judge-cache-v2"
 
 
+_digests: dict[int, str] = {}  # id(image) -> digest, for images still alive (see image_digest)
+_digests_lock = threading.Lock()
+
+
 def image_digest(image: Image | None) -> str | None:
-    """sha256 hex of the image's PNG encoding (None for no image)."""
+    """sha256 hex of the image's PNG encoding (None for no image).
+
+    Remembered per image object while it lives: the skills of one image each ask for its key, and encoding a
+    full-size render as PNG takes far longer than the rest of the key. Inputs are read-only here (skills resize
+    copies), so an object's digest cannot go stale; it is forgotten when the object is collected."""
     if image is None:
         return None
+    with _digests_lock:
+        known = _digests.get(id(image))
+    if known is not None:
+        return known
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
-    return hashlib.sha256(buffer.getvalue()).hexdigest()
+    digest = hashlib.sha256(buffer.getvalue()).hexdigest()
+    with _digests_lock:
+        _digests[id(image)] = digest
+    weakref.finalize(image, _forget, id(image))
+    return digest
+
+
+def _forget(key: int) -> None:
+    with _digests_lock:
+        _digests.pop(key, None)
 
 
 def _exemplar(ex: Exemplar) -> dict[str, Any]:
