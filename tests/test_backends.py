@@ -467,3 +467,19 @@ def test_render_gpu_bench_tiny_cpu_smoke() -> None:
         assert re.search(rf"^{arch} +per-seed \(renderer today\) +1 +2 ", out, re.MULTILINE), out
         assert re.search(rf"^{arch} +batched +2 +2 ", out, re.MULTILINE), out
     assert re.search(r"^batched images bit-identical to per-seed images: \d+ of 8 \(max abs pixel difference \d+\)$", out, re.MULTILINE), out
+
+
+def test_a_renderer_fits_a_prompt_once_while_it_is_recent(smoke: Renderer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A render job fits the prompt for its note and render() fits it again: the second answer comes from memory."""
+    calls: list[str] = []
+    fit = type(smoke)._fit
+    monkeypatch.setattr(type(smoke), "_fit", lambda self, prompt: (calls.append(prompt), fit(self, prompt))[1])
+    long = " ".join(["a watercolour fox under a lantern"] * 30)
+    first = smoke.fit_prompt(long)
+    assert smoke.fit_prompt(long) == first and first[1].startswith("prompt cut") and calls == [long]
+    smoke.render(long, [1])
+    assert calls == [long]  # render() found the fit remembered
+    for n in range(40):  # the memory is bounded: old prompts fall out
+        smoke.fit_prompt(f"prompt {n}")
+    smoke.fit_prompt(long)
+    assert calls.count(long) == 2

@@ -8,6 +8,7 @@ process.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -16,6 +17,7 @@ from evaluator.backends.config import BackendConfig, BackendError
 if TYPE_CHECKING:
     from PIL import Image
 
+_FITTED_KEPT = 32  # prompts whose fit a renderer remembers
 _MAX_SEED = 2**64 - 1  # torch.Generator.manual_seed accepts unsigned 64-bit seeds
 
 
@@ -70,6 +72,10 @@ class PipelineRenderer:
         self.device = device
         # Pipelines keep per-call state (scheduler timesteps): one render at a time.
         self._lock = threading.Lock()
+        # The last prompts' fits: a render job asks for the note, then render() fits the same prompt again (a long
+        # prompt's fit is a binary search over tokenizer calls).
+        self._fitted: OrderedDict[str, tuple[str, str]] = OrderedDict()
+        self._fit_lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config.name!r}, device={self.device!r})"
@@ -96,6 +102,19 @@ class PipelineRenderer:
         keeps the words whole and lets the caller record it. Pipelines whose encoders read
         different lengths (a T5 beside CLIP) get the prompt as it is.
         """
+        with self._fit_lock:
+            fitted = self._fitted.get(prompt)
+            if fitted is not None:
+                self._fitted.move_to_end(prompt)
+        if fitted is None:
+            fitted = self._fit(prompt)
+            with self._fit_lock:
+                self._fitted[prompt] = fitted
+                while len(self._fitted) > _FITTED_KEPT:
+                    self._fitted.popitem(last=False)
+        return fitted
+
+    def _fit(self, prompt: str) -> tuple[str, str]:
         limits = {int(t.model_max_length) for t in self._tokenizers()}
         if len(limits) != 1:
             return prompt, ""
