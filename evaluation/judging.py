@@ -33,7 +33,7 @@ from evaluator.judge.redact import Redactor
 from evaluator.judge.routes import route_skills
 from evaluator.judge.skills import get_skill, skills_where
 from evaluator.categories import IMITATION
-from evaluator.judge.types import Kind, Side, TargetInput
+from evaluator.judge.types import Kind, Side, TargetInput, skipped
 from submissions.models import Judgement, Render, UnitStatus
 from tasks.models import Task
 
@@ -68,7 +68,14 @@ def _judge(judgement: Judgement) -> None:
         reason = f"this worker's judge is {judge.judge_id} {judge.version}, not {judgement.judge_id} {judgement.judge_version}"
         _claim(judgement, status=UnitStatus.FAILED, reason=reason)
         return
-    task, prompt, image = task_input(judgement.entry.task), judgement.entry.text, _image(judgement.render)
+    task = task_input(judgement.entry.task)
+    fixed = getattr(judge, "skip_reason", None)  # optional: judges that skip some skills whatever the input say which
+    reason = fixed(judgement.skill, task) if fixed is not None else None
+    if reason:  # recorded as run() would record it; a skip has nothing to reuse, so no cache key
+        result = skipped(judgement.skill, reason)
+        _claim(judgement, **{name: getattr(result, name) for name in RESULT_FIELDS})
+        return
+    prompt, image = judgement.entry.text, _image(judgement.render)
     target, exemplars = _target(judgement), _exemplars(judgement, prompt, image)
     key = cache_key(judgement.skill, judge.judge_id, judge.version, task, prompt, image, exemplars, target)
     earlier = Judgement.objects.filter(cache_key=key, status__in=[UnitStatus.OK, UnitStatus.BLOCKED]).exclude(pk=judgement.pk).first()

@@ -81,3 +81,28 @@ def test_a_route_without_gates_asks_no_question_about_blocks(entry, settings, dj
     settings.ATELIER_JUDGE_ROUTE = "extended"  # gates may have blocked the sample: the question is asked
     with django_assert_num_queries(1):
         assert _standing_block(judgement) is None
+
+
+def test_a_skill_the_judge_cannot_run_is_recorded_as_run_would_without_loading_any_input(entry, monkeypatch):
+    from evaluation import judging, runtime
+    from evaluator.judge.types import Kind
+
+    judge = runtime.judge()
+    assert hasattr(judge, "skip_reason")  # the offline judge: it has no rubric scorer
+    planned = plan_judgements(entry, judge.judge_id, judge.version, [None, _render(entry, 0)])
+    rubric = [j for j in planned if get_skill(j.skill).kind == Kind.RUBRIC]
+    scored = [j for j in planned if get_skill(j.skill).kind != Kind.RUBRIC]
+    assert rubric and scored
+
+    def must_not_load(*args, **kwargs):
+        raise AssertionError("a unit the judge skips whatever its input loaded an input")
+
+    for name in ("_image", "_target", "_exemplars", "cache_key", "_embed_ahead"):
+        monkeypatch.setattr(judging, name, must_not_load)
+    for judgement in rubric:
+        judging.judge_unit(judgement.pk)
+        stored = Judgement.objects.get(pk=judgement.pk)
+        expected = judge.run(judgement.skill, task_input(entry.task), entry.text)
+        assert (stored.status, stored.reason, stored.value, stored.cache_key) == (UnitStatus.SKIPPED, expected.reason, None, "")
+    with pytest.raises(AssertionError, match="loaded an input"):  # the others still read their inputs
+        judging.judge_unit(scored[0].pk)

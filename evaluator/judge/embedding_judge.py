@@ -126,12 +126,7 @@ class EmbeddingJudge:
     ) -> JudgeResult:
         spec = get_skill(skill)
         check_exemplars(skill, exemplars)
-        not_routed = route_skip_reason(skill, task, self.route)
-        if not_routed:
-            return skipped(skill, not_routed)
-        if spec.kind != Kind.METRIC and not isinstance(spec, ObjectiveSkill):
-            return skipped(skill, "the embedding judge has no rubric scorer" if spec.kind == Kind.RUBRIC else f"the embedding judge has no model for {skill}")
-        reason = input_skip_reason(skill, task, image, target)
+        reason = self.skip_reason(skill, task) or input_skip_reason(skill, task, image, target)
         if reason:
             return skipped(skill, reason)
         if spec.kind == Kind.METRIC:
@@ -140,6 +135,17 @@ class EmbeddingJudge:
             return self._judge(spec, spec.items(task), prompt, image)
         except Exception as exc:  # noqa: BLE001 - model loading/inference problems are recorded on the result
             return failed(skill, f"{type(exc).__name__}: {exc}")
+
+    def skip_reason(self, skill: str, task: TaskInput) -> str | None:
+        """Why this judge skips the skill on this task whatever the prompt, image and target are (None: it may run).
+        The platform asks first, so a unit this judge cannot judge loads no image and looks up no cached result."""
+        spec = get_skill(skill)
+        not_routed = route_skip_reason(skill, task, self.route)
+        if not_routed:
+            return not_routed
+        if spec.kind != Kind.METRIC and not isinstance(spec, ObjectiveSkill):
+            return "the embedding judge has no rubric scorer" if spec.kind == Kind.RUBRIC else f"the embedding judge has no model for {skill}"
+        return None
 
     def _judge(self, spec: ObjectiveSkill, items: tuple[str, ...], prompt: str, image: Image | None) -> JudgeResult:
         if spec.side == Side.PROMPT:

@@ -138,6 +138,9 @@ class JudgeResult:
 
 
 class Judge(Protocol):
+    """What the platform calls. A judge may also offer `skip_reason(skill, task) -> str | None`: why it skips a
+    skill on a task whatever the prompt and images are; the platform then records the skip without loading inputs."""
+
     spec: JudgeSpec  # everything that decides the judge's answers; id, version and label come from it
     judge_id: str  # stable id stored with every judgement
     label: str  # human description shown on every page
