@@ -15,8 +15,8 @@ the other jobs in this worker process find them remembered.
 
 from __future__ import annotations
 
+import functools
 import logging
-import threading
 from collections import OrderedDict
 from typing import Any
 
@@ -173,29 +173,19 @@ def _standing_block(judgement: Judgement) -> Block | None:
     return None
 
 
-_OPENED_KEPT = 16
-_opened: OrderedDict[tuple[str, str], Image.Image] = OrderedDict()  # (storage root, name) -> image, most recent last
-_opened_lock = threading.Lock()
-
-
 def _open(field) -> Image.Image:
     """The stored image, decoded once while it is recent in this process: an image's judgements run one after another,
     and each used to decode the file again (and re-encode it for its cache key, see evaluator.judge.cache). Keyed by
     storage name, which is safe because a stored file is never rewritten under its name (renders are named by their
     content's hash; other saves get a fresh name from the storage). The judge never changes an image in place."""
-    key = (str(getattr(field.storage, "location", "")), field.name)
-    with _opened_lock:
-        image = _opened.get(key)
-        if image is not None:
-            _opened.move_to_end(key)
-            return image
-    with field.open("rb") as handle:
-        image = Image.open(handle).convert("RGB")
-    with _opened_lock:
-        _opened[key] = image
-        while len(_opened) > _OPENED_KEPT:
-            _opened.popitem(last=False)
-    return image
+    return _decoded(field.storage, str(getattr(field.storage, "location", "")), field.name)
+
+
+@functools.lru_cache(maxsize=16)
+def _decoded(storage, location: str, name: str) -> Image.Image:
+    """`location` is in the key because one storage object serves another root after a settings change (tests)."""
+    with storage.open(name, "rb") as handle:
+        return Image.open(handle).convert("RGB")
 
 
 def _image(render: Render | None) -> Image.Image | None:

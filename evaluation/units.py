@@ -107,8 +107,9 @@ def plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, rende
         return []
     Judgement.objects.bulk_create(planned, ignore_conflicts=True)
     rows = Judgement.objects.filter(entry=entry, judge_id=judge_id, judge_version=judge_version, skill__in={j.skill for j in planned})
-    render_ids = [r.pk for r in renders if r is not None]
-    sides = (Q(render__isnull=True) if None in renders else Q(pk__in=[])) | Q(render_id__in=render_ids)
+    sides = Q(render_id__in=[r.pk for r in renders if r is not None])
+    if None in renders:
+        sides |= Q(render__isnull=True)
     found = {(j.render_id, j.skill): j for j in rows.filter(sides)}
     return [j for j in (found[(p.render_id, p.skill)] for p in planned) if j.status == UnitStatus.PENDING]
 

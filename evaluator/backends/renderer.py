@@ -7,8 +7,8 @@ process.
 
 from __future__ import annotations
 
+import functools
 import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -74,8 +74,7 @@ class PipelineRenderer:
         self._lock = threading.Lock()
         # The last prompts' fits: a render job asks for the note, then render() fits the same prompt again (a long
         # prompt's fit is a binary search over tokenizer calls).
-        self._fitted: OrderedDict[str, tuple[str, str]] = OrderedDict()
-        self._fit_lock = threading.Lock()
+        self._fits = functools.lru_cache(maxsize=_FITTED_KEPT)(lambda prompt: self._fit(prompt))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.config.name!r}, device={self.device!r})"
@@ -102,17 +101,7 @@ class PipelineRenderer:
         keeps the words whole and lets the caller record it. Pipelines whose encoders read
         different lengths (a T5 beside CLIP) get the prompt as it is.
         """
-        with self._fit_lock:
-            fitted = self._fitted.get(prompt)
-            if fitted is not None:
-                self._fitted.move_to_end(prompt)
-        if fitted is None:
-            fitted = self._fit(prompt)
-            with self._fit_lock:
-                self._fitted[prompt] = fitted
-                while len(self._fitted) > _FITTED_KEPT:
-                    self._fitted.popitem(last=False)
-        return fitted
+        return self._fits(prompt)
 
     def _fit(self, prompt: str) -> tuple[str, str]:
         limits = {int(t.model_max_length) for t in self._tokenizers()}
