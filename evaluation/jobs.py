@@ -6,6 +6,7 @@ moves on or fails), then re-raises so RQ's failed-job registry keeps the traceba
 
 from __future__ import annotations
 
+from evaluator.failures import class_name, remote_text
 from submissions.models import CallStatus, Judgement, PromptCall, PromptEntry, Render, Submission, UnitStatus
 
 from .boards import board_stats_rebuild
@@ -17,7 +18,8 @@ from .units import submission_advance, submission_fail, submission_finish, submi
 
 
 def _why(exc: Exception) -> str:
-    return f"job error: {type(exc).__name__}: {exc}"
+    """Our words only (teams see it); the message and traceback stay in RQ's failed-job registry and the log."""
+    return f"job error ({class_name(exc)})"
 
 
 def start_submission_job(submission_id: int) -> None:
@@ -45,7 +47,8 @@ def judge_job(judgement_id: int) -> None:
         judge_unit(judgement_id)
     except Exception as exc:
         task = Judgement.objects.select_related("entry__task").get(pk=judgement_id).entry.task
-        Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=redactor(task).text(_why(exc)))
+        hide = redactor(task)
+        Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=_why(exc), remote_text=hide.text(remote_text(exc)))
         submission_advance(Judgement.objects.values_list("submission_id", flat=True).get(pk=judgement_id))
         raise
 

@@ -42,8 +42,8 @@ from .memory import exemplars_for
 from .units import submission_advance, task_input
 
 log = logging.getLogger(__name__)
-REDACTED_FIELDS = ("reason", "rationales", "raw", "details")
-RESULT_FIELDS = ("status", "value", "scale", "scores", "checklist", "rationales", "raw", "reason", "details", "calls", "prompt_tokens", "completion_tokens")
+REDACTED_FIELDS = ("reason", "rationales", "raw", "details", "remote_text")  # reason is ours already: redacted all the same
+RESULT_FIELDS = ("status", "value", "scale", "scores", "checklist", "rationales", "raw", "reason", "remote_text", "details", "calls", "prompt_tokens", "completion_tokens")
 SPENT_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 GATES = frozenset(skills_where(kind=Kind.GATE))
 TARGET_SKILLS = skills_where(needs_target=True)

@@ -246,6 +246,8 @@ def feedback_score(call_id: int) -> None:
     skill, target = (TARGET_SKILL, target_for(task, call.submission.feedback_backend)) if task.category == IMITATION else (CHECKS_SKILL, None)
     result = judge.run(skill, task_input(task), call.text, image, target=target)
     fields = {"feedback_status": UnitStatus.FAILED, "feedback_error": redactor(task).text(result.reason or f"{skill} {result.status}")}
+    if result.remote_text:  # the remote's words: the staff's log only
+        log.warning("feedback score of call %s: %s", call_id, redactor(task).text(result.remote_text))
     if result.status == UnitStatus.OK and result.value is not None:
         score = get_skill(skill).scale.to_100(result.value)
         hide = redactor(task)

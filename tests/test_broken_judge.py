@@ -73,8 +73,8 @@ def test_a_judge_that_echoes_hidden_items_leaks_nothing(team, owner, sample_pack
     assert echoed, "the judge must have been sent hidden items (it reads them) for this test to mean anything"
 
     failed = Judgement.objects.filter(submission=submission, status=UnitStatus.FAILED, entry__task__split="test")
-    assert failed.exists() and all("item 1" in j.reason for j in failed)
-    stored = [json.dumps([j.reason, j.raw, j.rationales, j.details]) for j in Judgement.objects.filter(submission=submission, entry__task__split="test")]
+    assert failed.exists() and all("item 1" in j.remote_text and j.reason.startswith("invalid reply after") for j in failed)
+    stored = [json.dumps([j.reason, j.raw, j.rationales, j.details, j.remote_text]) for j in Judgement.objects.filter(submission=submission, entry__task__split="test")]
     assert [h for h in hidden for s in stored if h in s or json.dumps(h)[1:-1] in s] == []
 
     _, token = token_create(team=team, name="t")
@@ -85,4 +85,4 @@ def test_a_judge_that_echoes_hidden_items_leaks_nothing(team, owner, sample_pack
         text = html.unescape((b"".join(response.streaming_content) if response.streaming else response.content).decode())
         assert [h for h in hidden if h in text or json.dumps(h)[1:-1] in text] == [], url
     dev = sample_pack.tasks.get(task_id="co-s01").prompt_checklist[0]
-    assert Judgement.objects.filter(submission=submission, entry__task__task_id="co-s01", reason__contains=dev).exists()  # dev text stays readable
+    assert Judgement.objects.filter(submission=submission, entry__task__task_id="co-s01", remote_text__contains=dev).exists()  # dev text stays readable, for staff

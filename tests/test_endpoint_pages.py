@@ -146,7 +146,7 @@ def test_test_call_against_a_refusing_endpoint_shows_refused(owner_client, team,
     page = body(response)
     assert response.status_code == 200
     assert 'id="test-status">refused<' in page
-    assert "help with that" in page and "the prompter refused" in page
+    assert "help with that" in page and "the model refused" in page
 
 
 # --- runs --------------------------------------------------------------------------------------------

@@ -218,7 +218,7 @@ def test_malformed_every_time_fails_with_all_raw_replies(openai_server: Scripted
     openai_server.queue(Reply(content="first: not json"), Reply(content="second: still not json"), Reply(content="third: no"))
     result = judge_for(openai_server).run("prompt_subjective", TASK, PROMPT)
     assert result.status == "failed" and result.value is None and result.scores == {}
-    assert result.reason.startswith("invalid reply after 3 attempt(s): not valid JSON")
+    assert result.reason == "invalid reply after 3 attempt(s)" and result.remote_text.startswith("not valid JSON")
     assert result.raw == RAW_SEPARATOR.join(["first: not json", "second: still not json", "third: no"])
     assert result.calls == 3 and len(openai_server.requests) == 3
 
@@ -243,23 +243,23 @@ def _fails_every_time(server: ScriptedOpenAIServer, skill: str, content: str) ->
 
 def test_missing_key_fails(openai_server: ScriptedOpenAIServer) -> None:
     reply = json.dumps({"a red fox": 1, "fresh snow": 0})
-    assert "missing keys ['golden hour lighting']" in _fails_every_time(openai_server, "prompt_objective", reply).reason
+    assert "missing keys ['golden hour lighting']" in _fails_every_time(openai_server, "prompt_objective", reply).remote_text
 
 
 def test_extra_key_fails(openai_server: ScriptedOpenAIServer) -> None:
     reply = json.dumps({"a red fox": 1, "fresh snow": 0, "golden hour lighting": 1, "bonus": 1})
-    assert "unexpected keys ['bonus']" in _fails_every_time(openai_server, "prompt_objective", reply).reason
+    assert "unexpected keys ['bonus']" in _fails_every_time(openai_server, "prompt_objective", reply).remote_text
 
 
 def test_altered_key_fails(openai_server: ScriptedOpenAIServer) -> None:
     reply = json.dumps({"a red fox": 1, "fresh snow": 0, "golden-hour lighting": 1})
-    reason = _fails_every_time(openai_server, "prompt_objective", reply).reason
+    reason = _fails_every_time(openai_server, "prompt_objective", reply).remote_text
     assert "missing keys ['golden hour lighting']" in reason and "unexpected keys ['golden-hour lighting']" in reason
 
 
 @pytest.mark.parametrize("score", [6, "4", 0, 3.5, True])
 def test_bad_scores_fail(openai_server: ScriptedOpenAIServer, score: object) -> None:
-    reason = _fails_every_time(openai_server, "prompt_subjective", subjective_reply(PROMPT_DIMENSIONS, score)).reason
+    reason = _fails_every_time(openai_server, "prompt_subjective", subjective_reply(PROMPT_DIMENSIONS, score)).remote_text
     assert "score must be an integer from 1 to 5" in reason
 
 
@@ -267,7 +267,7 @@ def test_boolean_checklist_values_rejected(openai_server: ScriptedOpenAIServer) 
     reply = json.dumps({"a fox": True, "snow on the ground": False, "the word WINTER": True})
     openai_server.queue(Reply(content=reply), Reply(content=reply), Reply(content=reply))
     result = judge_for(openai_server).run("image_objective", TASK, PROMPT, image())
-    assert result.status == "failed" and "must be the integer 0 or 1, got true" in result.reason
+    assert result.status == "failed" and "must be the integer 0 or 1, got true" in result.remote_text
 
 
 # --- refusals and transport failures --------------------------------------------------------
@@ -276,14 +276,14 @@ def test_boolean_checklist_values_rejected(openai_server: ScriptedOpenAIServer) 
 def test_refusal_fails_without_repair(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.queue(Reply(content=None, refusal="I cannot judge this image."))
     result = judge_for(openai_server).run("image_subjective", TASK, PROMPT, image())
-    assert (result.status, result.reason) == ("failed", "refusal: I cannot judge this image.")
+    assert (result.status, result.reason, result.remote_text) == ("failed", "the model refused", "I cannot judge this image.")
     assert result.calls == 1 and len(openai_server.requests) == 1 and "I cannot judge" in result.raw
 
 
 def test_content_filter_is_a_refusal(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.queue(Reply(content="", finish_reason="content_filter"))
     result = judge_for(openai_server).run("prompt_subjective", TASK, PROMPT)
-    assert (result.status, result.reason) == ("failed", "refusal: finish_reason content_filter")
+    assert (result.status, result.reason, result.remote_text) == ("failed", "the model refused", "finish_reason content_filter")
 
 
 def test_rate_limit_retried_by_client(openai_server: ScriptedOpenAIServer) -> None:
@@ -296,8 +296,8 @@ def test_rate_limit_retried_by_client(openai_server: ScriptedOpenAIServer) -> No
 def test_server_error_every_time_fails_after_retries(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.default = lambda request: Reply(status=500, content="boom", headers={"retry-after-ms": "10"})
     result = judge_for(openai_server, max_retries=1).run("prompt_subjective", TASK, PROMPT)
-    assert result.status == "failed" and result.reason.startswith("InternalServerError:")
-    assert "boom" in result.reason and result.raw == "" and result.calls == 2
+    assert result.status == "failed" and result.reason == "HTTP 500 (InternalServerError) after 2 requests"
+    assert "boom" in result.remote_text and "boom" not in result.reason and result.raw == "" and result.calls == 2
     assert len(openai_server.requests) == 2  # the first try and one client retry, both counted
 
 
@@ -306,20 +306,20 @@ def test_timeout_fails(openai_server: ScriptedOpenAIServer) -> None:
     started = time.monotonic()
     result = judge_for(openai_server, timeout=0.5, max_retries=0).run("prompt_objective", TASK, PROMPT)
     assert time.monotonic() - started < 2.5
-    assert result.status == "failed" and result.reason.startswith("APITimeoutError:")
+    assert result.status == "failed" and result.reason == "timed out (APITimeoutError)"
 
 
 def test_unreachable_endpoint_fails() -> None:
     with ScriptedOpenAIServer() as server:
         base_url = server.base_url
     result = OpenAIJudge(base_url=base_url, model="m", timeout=1, max_retries=0).run("prompt_objective", TASK, PROMPT)
-    assert result.status == "failed" and result.reason.startswith("APIConnectionError:")
+    assert result.status == "failed" and result.reason == "could not connect (APIConnectionError)"
 
 
 def test_non_json_body_fails(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.queue(Reply(raw_body="<html>gateway</html>"))
     result = judge_for(openai_server).run("prompt_objective", TASK, PROMPT)
-    assert result.status == "failed" and result.reason.startswith("JSONDecodeError:")
+    assert result.status == "failed" and result.reason == "unreadable response (JSONDecodeError)"
 
 
 # --- EmbeddingJudge (real MiniLM, random-weight CLIP) ---------------------------------------

@@ -92,7 +92,7 @@ def test_failed_member_is_recorded_and_the_rest_decide(server: ScriptedOpenAISer
     result = EnsembleJudge([member(server, "a"), member(server, "bad"), member(server, "b")]).run("prompt_objective", TASK, "p")
     assert result.status == "ok" and result.checklist == {"a red fox": 1, "fresh snow": 0, "golden light": 1}
     assert list(result.details["failed_members"]) == ["openai:bad"]
-    assert result.details["failed_members"]["openai:bad"].startswith("InternalServerError:")
+    assert result.details["failed_members"]["openai:bad"].startswith("HTTP 500 (InternalServerError)")
     assert result.calls == 3
 
 
@@ -100,8 +100,9 @@ def test_every_member_failing_fails_with_all_reasons(server: ScriptedOpenAIServe
     server.default = lambda request: Reply(status=500, content=f"down {request['model']}")
     result = EnsembleJudge([member(server, "x"), member(server, "y")]).run("prompt_subjective", TASK, "p")
     assert result.status == "failed" and result.value is None and result.scores == {}
-    assert result.reason.startswith("every member failed: openai:x: InternalServerError:")
-    assert "down x" in result.reason and "openai:y: InternalServerError:" in result.reason and "down y" in result.reason
+    assert result.reason.startswith("every member failed: openai:x: HTTP 500 (InternalServerError)")
+    assert "openai:y: HTTP 500 (InternalServerError)" in result.reason and "down" not in result.reason
+    assert "down x" in result.remote_text and "down y" in result.remote_text
     assert result.calls == 2
 
 

@@ -143,9 +143,9 @@ def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(e
     assert submission.status == Status.INCOMPLETE and "prompting 50% missing (5 of 10 task samples" in submission.error
     assert sorted(submission.entries.values_list("sample_index", flat=True)) == [1] * 5
     errors = {c.task.task_id: (c.status, c.error) for c in PromptCall.objects.filter(submission=submission, sample_index=0).select_related("task")}
-    assert errors[tasks[0].task_id] == ("refused", "the prompter refused: I can't help with that request.")
+    assert errors[tasks[0].task_id] == ("refused", "the model refused")
     assert errors[tasks[1].task_id][0] == "failed" and errors[tasks[1].task_id][1].startswith("HTTP 500")
-    assert errors[tasks[2].task_id][0] == "failed" and "unreadable answer" in errors[tasks[2].task_id][1]
+    assert errors[tasks[2].task_id][0] == "failed" and errors[tasks[2].task_id][1] == "unreadable response (JSONDecodeError)"
     assert errors[tasks[3].task_id] == ("failed", "empty reply")
     assert errors[tasks[4].task_id][0] == "failed" and "prompts are limited to" in errors[tasks[4].task_id][1]
     assert set(PromptCall.objects.filter(submission=submission, sample_index=1).values_list("status", flat=True)) == {"ok"}
@@ -160,7 +160,7 @@ def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(e
 def test_a_run_where_no_call_answers_fails_with_the_first_reason(endpoint, prompter, team, sample_pack):
     prompter.default = lambda request_json: Reply(refusal="no")
     submission = _run(team, endpoint, sample_pack)
-    assert submission.status == Status.FAILED and submission.error == "the endpoint gave no usable prompt: the prompter refused: no"
+    assert submission.status == Status.FAILED and submission.error == "the endpoint gave no usable prompt: the model refused"
 
 
 @pytest.mark.django_db(transaction=True)

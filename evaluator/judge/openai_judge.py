@@ -9,6 +9,8 @@ from urllib.parse import urlparse
 
 import openai
 
+from evaluator import failures
+from evaluator.failures import exception_reason, remote_text
 from evaluator.http_count import RequestCounter
 
 from .messages import Message, repair_messages
@@ -42,10 +44,6 @@ class _Reply:
 
 class EndpointResponseError(Exception):
     """The endpoint answered 200 but not with a chat completion we can read."""
-
-
-def _exception_reason(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 def _refusal_of(message: Any, finish_reason: str | None) -> str:
@@ -141,19 +139,19 @@ class OpenAIJudge:
                 # OpenAIError comes only after the client's own retries (429 / 5xx /
                 # timeouts) are spent; the client lets a 200 whose body is not JSON
                 # escape as JSONDecodeError.
-                return self._fail(result, raws, _exception_reason(exc))
+                return self._fail(result, raws, exception_reason(exc, self._requests.sent - sent), remote_text(exc))
             finally:
                 result.calls += self._requests.sent - sent
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
             raws.append(reply.content or (f"[refusal] {reply.refusal}" if reply.refusal else ""))
             if reply.refusal:
-                return self._fail(result, raws, f"refusal: {reply.refusal}")
+                return self._fail(result, raws, failures.REFUSED, reply.refusal)
             try:
                 verdict = parse(reply.content)
             except ReplyFormatError as exc:
                 if attempt == self.repair_attempts:
-                    return self._fail(result, raws, f"invalid reply after {attempt + 1} attempt(s): {exc}")
+                    return self._fail(result, raws, failures.INVALID_REPLY.format(attempts=attempt + 1), str(exc))
                 messages = messages + repair_messages(reply.content, str(exc))
                 continue
             fill(result, verdict)
@@ -162,8 +160,10 @@ class OpenAIJudge:
         raise AssertionError("unreachable: the loop always returns")
 
     @staticmethod
-    def _fail(result: JudgeResult, raws: list[str], reason: str) -> JudgeResult:
+    def _fail(result: JudgeResult, raws: list[str], reason: str, remote: str) -> JudgeResult:
+        """`reason` is ours (evaluator.failures); what the endpoint said goes to `remote_text`, for staff only."""
         result.status, result.reason, result.raw = Status.FAILED, reason, RAW_SEPARATOR.join(raws)
+        result.remote_text = remote
         result.scores, result.checklist, result.rationales, result.details, result.value = {}, {}, {}, {}, None
         return result
 
@@ -175,7 +175,7 @@ class OpenAIJudge:
                 **REQUEST_OPTIONS,  # type: ignore[arg-type]
             )
         if not getattr(completion, "choices", None):
-            raise EndpointResponseError(f"response has no choices: {str(completion)[:200]!r}")
+            raise EndpointResponseError(f"response has no choices: {completion!r}")
         choice = completion.choices[0]
         if getattr(choice, "message", None) is None:
             raise EndpointResponseError("response choice has no message")

@@ -1,26 +1,43 @@
-"""The one redaction step for hidden checklist text.
+"""Hidden checklist text out of what the staff-only fields keep.
 
-A test-split task's checklist items are secret, but the judge reads them and a prompter
-writes the text the judge reads: a reply can echo an item, a repair message can list the
-expected keys, an exception can quote a request. Every text written about a hidden task
-(failure reasons, rationales, raw replies, details, job errors) passes through `Redactor`
-before it is stored, so nothing downstream (pages, downloads, API, admin) can show it.
+A test-split task's checklist items are secret, but the judge reads them and a remote's reply
+or error can carry them back in any form: JSON-encoded once or twice, HTML-escaped, cut
+mid-item, with its quotes and non-ASCII escaped. What teams and the public see of a failure is
+never remote text (evaluator.failures), so this step guards only what the staff keep: raw
+replies, the remote's error text, rationales and details of hidden tasks.
 
-An item is replaced by its position, `item 3` (prompt checklist) or `image item 3`, in the
-forms a text may carry it: as written, JSON-escaped and Python-repr-escaped, ignoring case.
+The text is first brought to a normal form (`normalise`: HTML entities unescaped until none are
+left, `\\uXXXX` escapes decoded, backslashes dropped, NFC, whitespace collapsed), the items too,
+and then every whole item and every stretch of text that any 40-character piece of an item
+covers is replaced by the item's position, `item 3` (prompt checklist) or `image item 3`,
+ignoring case. The stored text is the normal form: the redaction is decided on it, before any
+cut.
 """
 
 from __future__ import annotations
 
 import functools
-import json
+import html
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+FRAGMENT = 40  # characters of an item that give it away: the scanner in the leak test looks for the same
+_ESCAPED_CHAR = re.compile(r"\\+u([0-9a-fA-F]{4})")
+_ESCAPED_SPACE = re.compile(r"\\+[nrt]")
+_SPACE = re.compile(r"\s+")
 
-def _forms(item: str) -> set[str]:
-    return {item, json.dumps(item)[1:-1], json.dumps(item, ensure_ascii=False)[1:-1], repr(item)[1:-1]} - {""}
+
+def normalise(text: str) -> str:
+    """The one form text and items are compared in (case is ignored by the pattern, not changed)."""
+    previous = None
+    while previous != text:
+        previous, text = text, html.unescape(text)
+    text = _ESCAPED_CHAR.sub(lambda m: chr(int(m.group(1), 16)), text)
+    text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")  # escaped surrogate pairs join up
+    text = _ESCAPED_SPACE.sub(" ", text).replace("\\", "")
+    return _SPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
 @dataclass(frozen=True)
@@ -28,7 +45,7 @@ class Redactor:
     """Replaces hidden items in text; `Redactor.none()` passes text through (public tasks)."""
 
     pattern: re.Pattern[str] | None
-    labels: dict[str, str]
+    labels: dict[str, str]  # casefolded whole item or fragment -> its label
 
     @classmethod
     def none(cls) -> Redactor:
@@ -44,17 +61,30 @@ class Redactor:
         labels: dict[str, str] = {}
         for prefix, items in (("image item", image_items), ("item", prompt_items)):  # prompt labels win a tie
             for number, item in enumerate(items, start=1):
-                for form in _forms(item.strip()):
-                    labels[form.casefold()] = f"{prefix} {number}"
+                for piece in _pieces(normalise(item)):
+                    labels[piece.casefold()] = f"{prefix} {number}"
         if not labels:
             return cls.none()
-        alternatives = sorted(labels, key=len, reverse=True)  # the longest first: an item inside another stays whole
-        return cls(re.compile("|".join(re.escape(a) for a in alternatives), re.IGNORECASE), labels)
+        alternatives = sorted(labels, key=len, reverse=True)  # the longest first: a whole item wins over its pieces
+        # A lookahead finds overlapping matches, so a cut item longer than one piece is covered to its end.
+        return cls(re.compile("(?=(" + "|".join(re.escape(a) for a in alternatives) + "))", re.IGNORECASE), labels)
 
     def text(self, value: str) -> str:
         if self.pattern is None or not value:
             return value
-        return self.pattern.sub(lambda m: self.labels.get(m.group(0).casefold(), "item ?"), value)
+        value = normalise(value)
+        spans: list[list[Any]] = []  # [start, end, label], merged where they overlap or touch
+        for match in self.pattern.finditer(value):
+            start, end = match.start(1), match.end(1)
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end, self.labels.get(match.group(1).casefold(), "item ?")])
+        out, last = [], 0
+        for start, end, label in spans:
+            out += [value[last:start], label]
+            last = end
+        return "".join(out) + value[last:]
 
     def value(self, value: Any) -> Any:
         """Strings anywhere inside dicts and lists (keys included) are redacted; other values pass."""
@@ -65,6 +95,13 @@ class Redactor:
         if isinstance(value, (list, tuple)):
             return [self.value(v) for v in value]
         return value
+
+
+def _pieces(item: str) -> set[str]:
+    """The whole item and, when it is longer, each of its FRAGMENT-character pieces."""
+    if not item:
+        return set()
+    return {item} | {item[i : i + FRAGMENT] for i in range(len(item) - FRAGMENT + 1)}
 
 
 @functools.lru_cache(maxsize=256)

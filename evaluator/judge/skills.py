@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import TYPE_CHECKING, Any, Sequence
 
+from evaluator.failures import exception_reason, remote_text
+
 from . import messages as msg
 from .parsing import ReplyFormatError, Schema, load_validated, parse_objective, parse_subjective, score_schema, strict_object
 from .rubrics import RUBRIC, Rubric
@@ -415,5 +417,5 @@ def run_metric(skill: str, inp: SkillInput, clip_model: str, clip_pretrained: st
     try:
         verdict = spec.compute(inp, clip_model=clip_model, clip_pretrained=clip_pretrained)  # type: ignore[attr-defined]
     except Exception as exc:  # noqa: BLE001 - loading/inference problems are recorded on the result, not raised
-        return failed(skill, f"{type(exc).__name__}: {exc}")
+        return failed(skill, exception_reason(exc), remote_text=remote_text(exc))
     return fill(JudgeResult(skill=skill, status=Status.OK), verdict)

@@ -128,7 +128,8 @@ class JudgeResult:
     checklist: dict[str, int] = field(default_factory=dict)  # checklist: item text -> 0/1
     rationales: dict[str, str] = field(default_factory=dict)
     raw: str = ""  # every raw reply, kept on failure too
-    reason: str = ""  # why failed/skipped/blocked; "" when ok
+    reason: str = ""  # why failed/skipped/blocked, in our own words only (evaluator.failures); "" when ok
+    remote_text: str = ""  # what the remote or the exception said about a failure: staff only, redacted before it is stored
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0

@@ -16,6 +16,8 @@ from typing import Any, Callable, Collection
 
 import openai
 
+from evaluator.failures import REFUSED as REFUSED_REASON
+from evaluator.failures import UNREADABLE, class_name, exception_reason, remote_text
 from evaluator.http_count import RequestCounter
 
 from .ssrf import UnsafeURL, guarded_client
@@ -121,16 +123,15 @@ class PrompterClient:
             completion = self._client.chat.completions.create(model=self.spec.model, messages=messages, **self.parameters(temperature, seed))  # type: ignore[arg-type]
         except openai.APITimeoutError:
             return outcome(FAILED, error=f"timed out after {self.spec.timeout:g} s")
-        except openai.APIStatusError as exc:
-            tries = f" after {self._requests.sent} tries" if self._requests.sent > 1 else ""
-            return outcome(FAILED, reply=exc.response.text, error=f"HTTP {exc.status_code}{tries}: {hide(exc.message)[:300]}", http_status=exc.status_code)
+        except openai.APIStatusError as exc:  # the body goes to the call's reply (the team's own endpoint said it)
+            return outcome(FAILED, reply=exc.response.text, error=exception_reason(exc, self._requests.sent), http_status=exc.status_code)
         except openai.APIConnectionError as exc:
             unsafe = _cause(exc)
-            return outcome(FAILED, error=f"refused by the address guard: {unsafe}" if unsafe else f"cannot connect: {hide(exc.__cause__ or exc)}")
+            return outcome(FAILED, error=f"refused by the address guard: {unsafe}" if unsafe else exception_reason(exc, self._requests.sent))
         except UnsafeURL as exc:
             return outcome(FAILED, error=f"refused by the address guard: {exc}")
         except Exception as exc:  # noqa: BLE001 - a malformed answer is the endpoint's fault: recorded on the call
-            return outcome(FAILED, error=f"unreadable answer: {type(exc).__name__}: {hide(exc)[:300]}", http_status=200)
+            return outcome(FAILED, reply=remote_text(exc), error=f"{UNREADABLE} ({class_name(exc)})", http_status=200)
         return self._read(completion, max_chars, outcome, hide)
 
     @staticmethod
@@ -141,7 +142,7 @@ class PrompterClient:
         message, usage = choices[0].message, getattr(completion, "usage", None)
         refusal = getattr(message, "refusal", None) or ("finish_reason content_filter" if choices[0].finish_reason == "content_filter" else "")
         if refusal:
-            return outcome(REFUSED, reply=str(refusal), error=f"the prompter refused: {hide(refusal)[:300]}", http_status=200, usage=usage)
+            return outcome(REFUSED, reply=str(refusal), error=REFUSED_REASON, http_status=200, usage=usage)
         content = message.content
         if not isinstance(content, str):
             return outcome(FAILED, reply=str(content), error="the reply has no text (content is empty or not a string)", http_status=200, usage=usage)

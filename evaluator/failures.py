@@ -1,0 +1,60 @@
+"""What teams and the public are told about a failure: a closed vocabulary, never a remote's words.
+
+A judge's or a prompter's endpoint can answer anything, including what we sent it (a test-split
+task's hidden checklist), JSON-encoded twice, cut mid-item, wrapped in HTML. Redacting that text
+has leaked three times, so the text a team, the public or a download sees of a failure is built
+only from: our own phrases, an HTTP status code, the exception's class name (a Python identifier
+from code we installed) and counts. What the remote actually said goes, redacted, to a staff-only
+field (`remote_text(...)`), never to a page a team or the public can open.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import openai
+
+# Our phrases, by failure kind. Tests check every public reason is assembled from these.
+TIMED_OUT = "timed out"
+NO_CONNECTION = "could not connect"
+HTTP_ERROR = "HTTP {status}"
+UNREADABLE = "unreadable response"
+REFUSED = "the model refused"
+INVALID_REPLY = "invalid reply after {attempts} attempt(s)"
+NOT_A_COMPLETION = "not a chat completion"
+LOCAL_ERROR = "error"
+
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def class_name(exc: BaseException) -> str:
+    """The exception's class name: always a Python identifier (checked, so a forged __name__ cannot smuggle text)."""
+    name = type(exc).__name__
+    return name if _IDENTIFIER.match(name) else "Exception"
+
+
+def exception_reason(exc: BaseException, requests: int = 0) -> str:
+    """A public reason for an exception raised while calling a remote, e.g. 'HTTP 429 (RateLimitError) after 3 requests'."""
+    if isinstance(exc, openai.APITimeoutError):
+        what = TIMED_OUT
+    elif isinstance(exc, openai.APIConnectionError):
+        what = NO_CONNECTION
+    elif isinstance(exc, openai.APIStatusError):
+        what = HTTP_ERROR.format(status=int(exc.status_code))
+    elif isinstance(exc, json.JSONDecodeError):
+        what = UNREADABLE
+    else:
+        what = LOCAL_ERROR
+    return f"{what} ({class_name(exc)}){after(requests)}"
+
+
+def after(requests: int) -> str:
+    return f" after {requests} requests" if requests > 1 else ""
+
+
+def remote_text(exc: BaseException) -> str:
+    """Everything an exception carries (its message and, for an HTTP error, the body): staff only, redact first."""
+    body = getattr(getattr(exc, "response", None), "text", None)
+    text = f"{class_name(exc)}: {exc}"
+    return f"{text}\n{body}" if isinstance(body, str) and body and body not in text else text
