@@ -54,7 +54,7 @@ def after(requests: int) -> str:
 
 
 def remote_text(exc: BaseException) -> str:
-    """Everything an exception carries (its message and, for an HTTP error, the body): staff only, redact first."""
-    body = getattr(getattr(exc, "response", None), "text", None)
+    """Everything an exception carries (its message and the body it read): staff only, redact first."""
+    body = getattr(exc, "doc", None) or getattr(getattr(exc, "response", None), "text", None)  # JSONDecodeError keeps the document
     text = f"{class_name(exc)}: {exc}"
     return f"{text}\n{body}" if isinstance(body, str) and body and body not in text else text

@@ -246,3 +246,38 @@ def test_the_scanner_finds_items_in_every_form_the_echoes_take():
         found = body_forms("x.csv", form.encode())
         assert any(p in found for p in wanted), form
     assert not any(p in body_forms("x.csv", b"nothing hidden here") for p in wanted)
+
+
+MARK = 'MARK-«café» "q" \\ <b>x</b>'
+VOCABULARY = re.compile(
+    r"^(?:(?:timed out|could not connect|HTTP \d{3}|unreadable response|error) \([A-Za-z_]\w*\)(?: after \d+ requests)?"
+    r"|the model refused|invalid reply after \d+ attempt\(s\)|timed out after [\d.]+ s)$"
+)
+REMOTE_FAILURES = {
+    "500 body": Reply(status=500, raw_body=json.dumps({"error": {"message": MARK}})),
+    "html 502": Reply(status=502, raw_body=f"<html>{MARK}</html>", headers={"Content-Type": "text/html"}),
+    "429 body": Reply(status=429, headers={"Retry-After": "0"}, raw_body=json.dumps({"error": {"message": MARK}})),
+    "refusal": Reply(refusal=MARK),
+    "not json": Reply(content=MARK),
+    "wrong shape": Reply(content=json.dumps({MARK: MARK})),
+    "not a completion": Reply(raw_body=json.dumps({"message": MARK})),
+    "not json body": Reply(raw_body=f"{MARK} not json"),
+}
+
+
+@pytest.mark.parametrize("name", list(REMOTE_FAILURES))
+def test_a_failure_reason_is_built_from_our_words_only(name, openai_server, prompter_server):
+    """Whatever the remote sends, the reason a team sees matches the closed vocabulary and carries none of it."""
+    from evaluator.judge.openai_judge import OpenAIJudge
+    from evaluator.judge.types import TaskInput
+    from evaluator.prompters.client import EndpointSpec, PrompterClient
+
+    task = TaskInput("co-1", "CO", "Fox", "A fox.", {}, ("a fox",), ("a fox",))
+    openai_server.default = prompter_server.default = lambda request: REMOTE_FAILURES[name]
+    judged = OpenAIJudge(base_url=openai_server.base_url, model="m", timeout=5.0, max_retries=1).run("prompt_objective", task, "a fox")
+    spec = EndpointSpec(base_url=prompter_server.base_url, model="m", timeout=5.0, max_retries=1, allowed_hosts=("127.0.0.1",))
+    called = PrompterClient(spec).call([{"role": "user", "content": "a fox"}], max_chars=2000)
+    assert judged.status == "failed" and VOCABULARY.match(judged.reason), judged.reason
+    assert called.status == "ok" or VOCABULARY.match(called.error) or called.error == "not a chat completion (no choices or no message)", called.error
+    assert "MARK" not in judged.reason + called.error
+    assert "MARK" in judged.remote_text + judged.raw  # kept for the staff
