@@ -281,3 +281,21 @@ def test_a_failure_reason_is_built_from_our_words_only(name, openai_server, prom
     assert called.status == "ok" or VOCABULARY.match(called.error) or called.error == "not a chat completion (no choices or no message)", called.error
     assert "MARK" not in judged.reason + called.error
     assert "MARK" in judged.remote_text + judged.raw  # kept for the staff
+
+
+def test_the_staff_redactor_takes_items_out_of_every_echo_form_before_any_cut():
+    """What the staff keep is redacted on the normal form: whole items, items cut past a piece, every encoding."""
+    from evaluator.judge.redact import Redactor
+
+    items = hidden_items(4, "co-x", "prompt")
+    hide = Redactor.for_items(items, ["a short one"])
+    echoes = [
+        json.dumps(json.dumps({"m": items[0]})),
+        html.escape(html.escape(items[1])),
+        json.dumps({"m": items[2]}, ensure_ascii=True),
+        items[3][: len(items[3]) * 2 // 3],
+        "A SHORT ONE",
+    ]
+    stored = hide.text(" | ".join(echoes))
+    assert [p for item in items for p in pieces(item) if p in scan_form(stored)] == [] and "short one" not in stored.casefold()
+    assert all(label in stored for label in ("item 1", "item 2", "item 3", "item 4", "image item 1")), stored

@@ -44,12 +44,13 @@ def normalise(text: str) -> str:
 class Redactor:
     """Replaces hidden items in text; `Redactor.none()` passes text through (public tasks)."""
 
-    pattern: re.Pattern[str] | None
-    labels: dict[str, str]  # casefolded whole item or fragment -> its label
+    pieces: dict[str, str]  # casefolded FRAGMENT-character piece of a long item -> its label
+    short: re.Pattern[str] | None  # whole items shorter than a piece
+    labels: dict[str, str]  # casefolded short item -> its label
 
     @classmethod
     def none(cls) -> Redactor:
-        return cls(None, {})
+        return cls({}, None, {})
 
     @classmethod
     def for_items(cls, prompt_items: Sequence[str], image_items: Sequence[str] = ()) -> Redactor:
@@ -58,33 +59,45 @@ class Redactor:
 
     @classmethod
     def _build(cls, prompt_items: tuple[str, ...], image_items: tuple[str, ...]) -> Redactor:
+        pieces: dict[str, str] = {}
         labels: dict[str, str] = {}
         for prefix, items in (("image item", image_items), ("item", prompt_items)):  # prompt labels win a tie
             for number, item in enumerate(items, start=1):
-                for piece in _pieces(normalise(item)):
-                    labels[piece.casefold()] = f"{prefix} {number}"
-        if not labels:
-            return cls.none()
-        alternatives = sorted(labels, key=len, reverse=True)  # the longest first: a whole item wins over its pieces
-        # A lookahead finds overlapping matches, so a cut item longer than one piece is covered to its end.
-        return cls(re.compile("(?=(" + "|".join(re.escape(a) for a in alternatives) + "))", re.IGNORECASE), labels)
+                form = normalise(item).casefold()
+                if len(form) >= FRAGMENT:  # a long item is the union of its pieces
+                    pieces.update(dict.fromkeys(_pieces(form), f"{prefix} {number}"))
+                elif form:
+                    labels[form] = f"{prefix} {number}"
+        alternatives = sorted(labels, key=len, reverse=True)  # the longest first: an item inside another stays whole
+        short = re.compile("|".join(re.escape(a) for a in alternatives), re.IGNORECASE) if alternatives else None
+        return cls(pieces, short, labels)
 
     def text(self, value: str) -> str:
-        if self.pattern is None or not value:
+        if not (self.pieces or self.short) or not value:
             return value
         value = normalise(value)
-        spans: list[list[Any]] = []  # [start, end, label], merged where they overlap or touch
-        for match in self.pattern.finditer(value):
-            start, end = match.start(1), match.end(1)
-            if spans and start <= spans[-1][1]:
-                spans[-1][1] = max(spans[-1][1], end)
-            else:
-                spans.append([start, end, self.labels.get(match.group(1).casefold(), "item ?")])
+        folded = value.casefold()
+        if len(folded) != len(value):  # casefolding changed the length (ß -> ss): compare letter by letter
+            folded = "".join(c if len(c.casefold()) != 1 else c.casefold() for c in value)
+        spans = self._spans(folded)
         out, last = [], 0
         for start, end, label in spans:
             out += [value[last:start], label]
             last = end
         return "".join(out) + value[last:]
+
+    def _spans(self, folded: str) -> list[list[Any]]:
+        """[start, end, label] of every stretch covered by an item or its pieces, merged where they overlap or touch."""
+        found = [(m.start(), m.end(), self.labels.get(m.group(0), "item ?")) for m in self.short.finditer(folded)] if self.short else []
+        if self.pieces:
+            found += [(i, i + FRAGMENT, self.pieces[folded[i : i + FRAGMENT]]) for i in range(len(folded) - FRAGMENT + 1) if folded[i : i + FRAGMENT] in self.pieces]
+        spans: list[list[Any]] = []
+        for start, end, label in sorted(found):
+            if spans and start <= spans[-1][1]:
+                spans[-1][1] = max(spans[-1][1], end)
+            else:
+                spans.append([start, end, label])
+        return spans
 
     def value(self, value: Any) -> Any:
         """Strings anywhere inside dicts and lists (keys included) are redacted; other values pass."""
@@ -97,11 +110,9 @@ class Redactor:
         return value
 
 
-def _pieces(item: str) -> set[str]:
-    """The whole item and, when it is longer, each of its FRAGMENT-character pieces."""
-    if not item:
-        return set()
-    return {item} | {item[i : i + FRAGMENT] for i in range(len(item) - FRAGMENT + 1)}
+def _pieces(form: str) -> list[str]:
+    """Each FRAGMENT-character piece of a long item's form."""
+    return [form[i : i + FRAGMENT] for i in range(len(form) - FRAGMENT + 1)]
 
 
 @functools.lru_cache(maxsize=256)
