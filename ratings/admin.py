@@ -37,7 +37,7 @@ class TaskPoolAdmin(admin.ModelAdmin):
 @admin.register(RatingAssignment)
 class RatingAssignmentAdmin(admin.ModelAdmin):
     list_display = ("rater", "task_id", "pool", "created", "done_at")
-    list_filter = ("pool", "rater", ("done_at", admin.EmptyFieldListFilter))
+    list_filter = ("pool", "entry__task__split", "rater", ("done_at", admin.EmptyFieldListFilter))  # split: who holds hidden items
     list_select_related = ("rater", "entry__task")
     raw_id_fields = ("entry", "render")
 

@@ -101,7 +101,10 @@ class RatingAssignment(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["rater", "entry"], name="unique_assignment")]
         ordering = ["created", "pk"]
-        permissions = [("rate_items", "Can rate prompt/image pairs as an expert")]
+        permissions = [
+            ("rate_items", "Can rate prompt/image pairs as an expert"),
+            ("rate_hidden_items", "Can rate items of hidden (test-split) tasks, whose checklists are secret"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.entry.task.task_id} for {self.rater} ({self.pool})"

@@ -7,18 +7,28 @@ from collections import Counter
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import QuerySet
 
+from tasks.models import Split
+
 from .models import RatingAssignment
+from .services import sees_hidden
+
+
+def assignments_of(user: AbstractBaseUser) -> QuerySet[RatingAssignment]:
+    """The expert's items they may see: an item of a hidden (test-split) task only with HIDDEN_PERMISSION, even one
+    queued before it was required or kept after the permission was taken away."""
+    rows = RatingAssignment.objects.filter(rater=user)
+    return rows if sees_hidden(user) else rows.filter(entry__task__split=Split.DEV)
 
 
 def next_assignment(user: AbstractBaseUser) -> RatingAssignment | None:
     """The expert's oldest open item."""
-    rows = RatingAssignment.objects.filter(rater=user, done_at=None).select_related("entry__task", "render")
+    rows = assignments_of(user).filter(done_at=None).select_related("entry__task", "render")
     return rows.order_by("created", "pk").first()
 
 
 def progress(user: AbstractBaseUser) -> tuple[int, int]:
     """(done, assigned) for one expert."""
-    rows = RatingAssignment.objects.filter(rater=user)
+    rows = assignments_of(user)
     return rows.exclude(done_at=None).count(), rows.count()
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
@@ -31,6 +32,7 @@ from tasks.models import Task, TaskPack
 from .models import Exemplar, ExemplarEmbedding, ExpertRating, Pool, RatingAssignment, TaskPool
 
 RATE_PERMISSION = "ratings.rate_items"
+HIDDEN_PERMISSION = "ratings.rate_hidden_items"  # off by default: a hidden task's checklists are the test split's secret
 SITE_SOURCE = "rated on this site"
 
 
@@ -50,17 +52,34 @@ class _Rating:
     note: str
 
 
+def sees_hidden(user: AbstractBaseUser | None) -> bool:
+    """Whether the staff allowed this rater to see hidden (test-split) tasks' checklists (HIDDEN_PERMISSION)."""
+    return user is not None and user.is_active and user.has_perm(HIDDEN_PERMISSION)
+
+
+def may_rate(user: AbstractBaseUser | None, task: Task) -> bool:
+    """Items of a hidden (test-split) task go only to raters who see hidden checklists."""
+    return task.is_public or sees_hidden(user)
+
+
 def expert_ratings_import(*, submission: Submission, filename: str, data: bytes) -> int:
     """JSON Lines, one rating per line: rater, task_id, sample (default 0), and for an image backend and
-    image_index; scores {dimension: 1..5} and/or checklist {item: 0|1}; optional note. Returns the count."""
+    image_index; scores {dimension: 1..5} and/or checklist {item: 0|1}; optional note. Returns the count.
+    A rating of a hidden task's item needs a rater who is a user allowed to see hidden checklists."""
     entries = {(e.task.task_id, e.sample_index): e for e in submission.entries.select_related("task")}
     renders = {(r.entry_id, r.backend, r.image_index): r for r in Render.objects.filter(entry__submission=submission, status=UnitStatus.OK)}
-    ratings, problems, seen, pools = [], [], {}, {}
+    ratings, problems, seen, pools, users = [], [], {}, {}, {}
     for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
         rating = _parse(f"{filename}:{number}", line, entries, renders, problems) if line.strip() else None
         if rating is None:
             continue
         task = rating.entry.task
+        if rating.rater not in users:
+            users[rating.rater] = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: rating.rater}).first()
+        if not may_rate(users[rating.rater], task):
+            problems.append(f"{filename}:{number}: task {task.task_id} is hidden (test split) and rater {rating.rater!r} may not see its checklists "
+                            f"(no active user of that name with the permission {HIDDEN_PERMISSION})")  # fmt: skip
+            continue
         if pools.setdefault(task.pk, task_pool(task.task_id, task.category)) == Pool.EXEMPLAR:
             problems.append(f"{filename}:{number}: task {task.task_id} is in the exemplar pool (its ratings calibrate the judge); "
                             "an evaluation rating of it would test the judge on what calibrated it")  # fmt: skip
@@ -221,6 +240,16 @@ class QueueError(ValueError):
     """rating_queue_fill was given options it cannot honour; the message names the option."""
 
 
+@dataclass(frozen=True)
+class QueueFill:
+    """What rating_queue_fill did: assignments created, and items of hidden tasks left out of the draw because
+    fewer than per_item of the raters may see hidden checklists (`allowed` of them may)."""
+
+    created: int
+    withheld: int = 0
+    allowed: int = 0
+
+
 def rating_queue_fill(
     *,
     submissions: QuerySet[Submission],
@@ -230,16 +259,16 @@ def rating_queue_fill(
     exemplar_share: float = 0.5,
     backend: str | None = None,
     seed: int = 0,
-) -> int:
+) -> QueueFill:
     """Queue `items` prompt/image pairs from `submissions`, each for `per_item` distinct experts of `raters`.
-    Returns the number of assignments created.
 
     An item is a prompt entry with its first successful render (by backend name, then image index; only
     `backend`'s when given). Items already queued from these submissions count towards `items`, and experts
     already on an item towards `per_item`, so a second run with the same arguments creates nothing. New
     items are taken in a seeded order that visits every category, and every task of a category, before any
     gets a second item. New experts go to whoever has the fewest open items (never to one whose name
-    already rated the item, e.g. in an imported file).
+    already rated the item, e.g. in an imported file). An item of a hidden (test-split) task goes only to raters
+    allowed to see hidden checklists (may_rate); with fewer than `per_item` of them it is withheld (not drawn).
 
     A task's pool is decided the first time one of its items is queued and never changes: a task already
     rated in an imported file stays "evaluation", one with imported exemplars "exemplar"; otherwise the pool
@@ -249,6 +278,9 @@ def rating_queue_fill(
     earlier = RatingAssignment.objects.filter(entry__submission__in=submissions).select_related("render__entry__task")
     queued = {a.entry_id: a.render for a in earlier}
     fresh = [r for r in _first_renders(submissions, backend) if r.entry_id not in queued]
+    allowed = len({u.pk for u in raters if sees_hidden(u)})
+    withheld = [r for r in fresh if not r.entry.task.is_public] if allowed < per_item else []
+    fresh = [r for r in fresh if r.entry.task.is_public or allowed >= per_item]
     picked = list(queued.values()) + _spread(fresh, seed)[: max(items - len(queued), 0)]
     load = Counter(RatingAssignment.objects.filter(done_at=None).values_list("rater_id", flat=True))
     created = 0
@@ -257,13 +289,13 @@ def rating_queue_fill(
         for render in picked:
             have = set(RatingAssignment.objects.filter(entry_id=render.entry_id).values_list("rater_id", flat=True))
             rated = set(ExpertRating.objects.filter(entry_id=render.entry_id).values_list("rater", flat=True))  # e.g. from a file
-            free = [u for u in raters if u.pk not in have and u.get_username() not in rated]
+            free = [u for u in raters if u.pk not in have and u.get_username() not in rated and may_rate(u, render.entry.task)]
             for rater in sorted(free, key=lambda u: (load[u.pk], u.get_username()))[: per_item - len(have)]:
                 defaults = {"render": render, "pool": pools[render.entry.task_id]}
                 _, made = RatingAssignment.objects.get_or_create(rater=rater, entry_id=render.entry_id, defaults=defaults)
                 load[rater.pk] += made
                 created += made
-    return created
+    return QueueFill(created=created, withheld=len(withheld), allowed=allowed)
 
 
 def _check_queue_options(raters: Sequence[AbstractBaseUser], items: int, per_item: int, exemplar_share: float) -> None:

@@ -26,8 +26,8 @@ def judge_validity(request: HttpRequest) -> HttpResponse:
 
 
 def _assignment(request: HttpRequest, pk: int) -> RatingAssignment:
-    """One of this expert's items; anyone else's is a 404, exactly like one that does not exist."""
-    return get_object_or_404(RatingAssignment.objects.select_related("entry__task", "render", "rater"), pk=pk, rater=request.user)
+    """One of this expert's items; anyone else's, or one of a hidden task they may not see, is a 404 like one that does not exist."""
+    return get_object_or_404(selectors.assignments_of(request.user).select_related("entry__task", "render", "rater"), pk=pk)
 
 
 def _page(request: HttpRequest, assignment: RatingAssignment | None, form: RatingForm | None, status: int = 200) -> HttpResponse:

@@ -19,6 +19,7 @@ from submissions.models import Judgement, PromptEntry, Render, Submission, UnitS
 from submissions.services import submission_create
 
 GROUP = "Expert raters"
+HIDDEN_GROUP = "Hidden-item raters"
 PROMPTS = {
     "oe-s01": "Hand-painted gouache of bread loaves on a counter, warm morning light, no text",
     "oe-s02": "Soft abstract shapes in indigo and teal, calm, dark, no people",
@@ -49,12 +50,14 @@ def rendered_submission(team, pack, prompter: str = "secret-prompter") -> Submis
     return submission
 
 
-def expert(django_user_model, username: str, password: str = "pw-expert-123"):
-    """A user in the "Expert raters" group (made again here: transactional tests flush the migration's rows)."""
+def expert(django_user_model, username: str, password: str = "pw-expert-123", hidden: bool = False):
+    """A user in the "Expert raters" group, and with `hidden` in "Hidden-item raters" too (made again here:
+    transactional tests flush the migrations' rows)."""
     user = django_user_model.objects.create_user(username, password=password)
-    group, _ = Group.objects.get_or_create(name=GROUP)
-    group.permissions.add(Permission.objects.get(codename="rate_items", content_type__app_label="ratings"))
-    user.groups.add(group)
+    for name, codename in ((GROUP, "rate_items"), *([(HIDDEN_GROUP, "rate_hidden_items")] if hidden else [])):
+        group, _ = Group.objects.get_or_create(name=name)
+        group.permissions.add(Permission.objects.get(codename=codename, content_type__app_label="ratings"))
+        user.groups.add(group)
     return django_user_model.objects.get(pk=user.pk)  # fresh: permissions are cached per user object
 
 
@@ -71,7 +74,8 @@ def full_answers(assignment: RatingAssignment, score: int = 4, rationale: str = 
 
 @pytest.fixture
 def experts(transactional_db, django_user_model):
-    return [expert(django_user_model, name) for name in ("ana", "ben", "cy")]
+    """Experts allowed to see hidden checklists, so every item of the sample pack can be queued (test_hidden_items.py: the others)."""
+    return [expert(django_user_model, name, hidden=True) for name in ("ana", "ben", "cy")]
 
 
 @pytest.fixture
@@ -80,7 +84,7 @@ def rendered(team, sample_pack):
 
 
 def queue(submission, raters, **options) -> int:
-    return rating_queue_fill(submissions=Submission.objects.filter(pk=submission.pk), raters=raters, **({"items": 6} | options))
+    return rating_queue_fill(submissions=Submission.objects.filter(pk=submission.pk), raters=raters, **({"items": 6} | options)).created
 
 
 # --- the role ---------------------------------------------------------------------------------
@@ -314,7 +318,7 @@ def test_imports_never_put_a_task_in_both_pools(rendered, experts, tmp_path):
     pools = dict(TaskPool.objects.values_list("task__task_id", "pool"))
     exemplar_task = sorted(t for t, p in pools.items() if p == Pool.EXEMPLAR)[0]
     evaluation_task = sorted(t for t, p in pools.items() if p == Pool.EVALUATION)[0]
-    lines = [{"rater": "dee", "task_id": task_id, "scores": {"instructional_clarity": 3}} for task_id in (evaluation_task, exemplar_task)]
+    lines = [{"rater": "ana", "task_id": task_id, "scores": {"instructional_clarity": 3}} for task_id in (evaluation_task, exemplar_task)]
     with pytest.raises(RatingFileError) as info:
         expert_ratings_import(submission=rendered, filename="r.jsonl", data="\n".join(map(json.dumps, lines)).encode())
     assert info.value.problems == [f"r.jsonl:2: task {exemplar_task} is in the exemplar pool (its ratings calibrate the judge); "

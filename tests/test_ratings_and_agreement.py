@@ -12,6 +12,7 @@ from ratings.models import ExpertRating
 from ratings.services import RatingFileError, expert_ratings_import
 from submissions.models import Judgement, Submission
 from submissions.services import submission_create, submissions_publish
+from tests.test_expert_queue import expert
 
 PROMPTS = [
     ("oe-s01", "Hand-painted gouache of bread loaves on a counter, warm morning light, no text"),
@@ -62,7 +63,9 @@ def test_bad_rating_lines_are_named_and_nothing_is_stored(judged):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_judge_page_shows_agreement_with_intervals(judged, client, tmp_path, capsys):
+def test_judge_page_shows_agreement_with_intervals(judged, client, tmp_path, capsys, django_user_model):
+    for name in ("ana", "ben"):  # half the tasks are hidden (test split): their raters must be allowed to see hidden checklists
+        expert(django_user_model, name, hidden=True)
     co = judged.entries.get(task__task_id="co-s01").task
     judge_items = Judgement.objects.get(submission=judged, entry__task__task_id="co-s01", render=None, skill="prompt_objective").checklist
     labels = {item: judge_items[item] for item in co.prompt_checklist}

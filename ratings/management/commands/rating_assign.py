@@ -2,7 +2,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from ratings.selectors import queue_summary
-from ratings.services import QueueError, rating_queue_fill
+from ratings.services import HIDDEN_PERMISSION, QueueError, rating_queue_fill
 from submissions.models import Submission
 from tasks.models import TaskPack
 
@@ -28,18 +28,24 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"--raters: no user {', '.join(unknown)}")
         try:
-            created = rating_queue_fill(
+            filled = rating_queue_fill(
                 submissions=chosen, raters=users, items=items, per_item=per_item, exemplar_share=exemplar_share, backend=backend, seed=seed
             )
         except QueueError as exc:
             raise CommandError(str(exc)) from None
         summary = queue_summary(chosen)
         queued = sum(summary["items"].values())
-        self.stdout.write(f"{created} new assignment(s); {queued} item(s) in the queue of {chosen.count()} submission(s)")
+        self.stdout.write(f"{filled.created} new assignment(s); {queued} item(s) in the queue of {chosen.count()} submission(s)")
+        if filled.withheld:
+            self.stdout.write(self.style.WARNING(
+                f"{filled.withheld} item(s) of hidden (test-split) tasks withheld: {filled.allowed} of these raters may see hidden checklists, "
+                f"{per_item} needed per item (staff grant the permission {HIDDEN_PERMISSION}, e.g. the group 'Hidden-item raters')"
+            ))  # fmt: skip
         for pool, n in sorted(summary["items"].items()):
             self.stdout.write(f"  {pool}: {n} item(s), {summary['done'][pool]} of {summary['assignments'][pool]} assignment(s) done")
         if queued < items:
-            self.stdout.write(self.style.WARNING(f"only {queued} of {items} item(s): no more prompts with a rendered image in these submissions"))
+            which = " that these raters may rate" if filled.withheld else ""
+            self.stdout.write(self.style.WARNING(f"only {queued} of {items} item(s): no more prompts with a rendered image{which} in these submissions"))
 
     def _submissions(self, ids, pack):
         if bool(ids) == bool(pack):
