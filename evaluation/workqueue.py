@@ -14,6 +14,9 @@ from __future__ import annotations
 import logging
 import re
 from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import timedelta
 from typing import Any, Callable
 
@@ -42,10 +45,15 @@ JOBS = (BOARD_JOB, START_JOB, RENDER_JOB, JUDGE_JOB, FINISH_JOB, PROMPT_JOB, FEE
 log = logging.getLogger(__name__)
 _inline: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
 _draining = False
+_sending_to: ContextVar[set[str] | None] = ContextVar("_sending_to", default=None)  # queues enqueued to inside enqueued_or_unchanged
 
 
 class QueueUnavailable(Exception):
     """The work queue (Redis) could not be reached: nothing was enqueued."""
+
+
+class JobsLost(RuntimeError):
+    """The change was committed, but the queue went away between the check before the commit and the send after it."""
 
 
 def render_queue(backend: str) -> str:
@@ -58,7 +66,41 @@ def enqueue(queue_name: str, job: str, *args: Any) -> None:
         raise ValueError(f"unknown queue {queue_name!r}")
     if job not in JOBS:
         raise ValueError(f"unknown job {job!r}")
+    if (sending_to := _sending_to.get()) is not None:
+        sending_to.add(queue_name)
     transaction.on_commit(lambda: _send(queue_name, job, args))
+
+
+@contextmanager
+def enqueued_or_unchanged() -> Iterator[None]:
+    """A state change that enqueues work, as one transaction: committed with its jobs sent, or, when a queue it
+    enqueued to cannot be reached, rolled back and QueueUnavailable raised, so nothing changed (the caller answers
+    503). The jobs are still sent only after the commit, so a worker never reads the state from before it. If the
+    queue is lost in the instant between the check and the send, JobsLost says that the change stands without them."""
+    sending_to: set[str] = set()
+    token, checked = _sending_to.set(sending_to), False
+    try:
+        with transaction.atomic():
+            yield
+            queues_reachable(sending_to)
+            checked = True
+    except QueueUnavailable as exc:
+        if checked:
+            raise JobsLost(f"committed, but its jobs were not sent: {exc}") from exc
+        raise
+    finally:
+        _sending_to.reset(token)
+
+
+def queues_reachable(queue_names: set[str]) -> None:
+    """Raise QueueUnavailable unless Redis answers for every one of these queues (in-process mode always does)."""
+    if not settings.REDIS_URL:
+        return
+    for name in sorted(queue_names):
+        try:
+            django_rq.get_connection(name).ping()
+        except redis.RedisError as exc:
+            raise QueueUnavailable(f"the work queue could not be reached ({type(exc).__name__}: {exc})") from exc
 
 
 def job_id(job: str, args: tuple[Any, ...]) -> str:

@@ -12,6 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from evaluation.exports import csv_lines, jsonl_lines
+from evaluation.workqueue import QueueUnavailable
 
 from . import selectors, services
 from .models import Attempt, Participant, Study
@@ -92,10 +93,20 @@ def _position(request: HttpRequest) -> int:
         return -1
 
 
+RETRY_AFTER = 30  # seconds: a 503 when the work queue is down, as an upload answers
+QUEUE_DOWN = "We could not take this just now, so nothing was changed (your draft is kept). Please try again in a minute."
+
+
 @require_POST
 @with_participant()
 def submit(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
-    return _then_session(request, token, services.assignment_submit(participant=participant, position=_position(request), text=request.POST.get("text", "")))
+    try:
+        problem = services.assignment_submit(participant=participant, position=_position(request), text=request.POST.get("text", ""))
+    except QueueUnavailable:
+        page = render(request, "studies/queue_down.html", {"p": participant, "study": participant.study, "token": token, "why": QUEUE_DOWN}, status=503)
+        page["Retry-After"] = str(RETRY_AFTER)
+        return page
+    return _then_session(request, token, problem)
 
 
 @require_POST
@@ -113,7 +124,10 @@ def _attempt_json(token: str, attempt: Attempt) -> dict:
 @require_POST
 @with_participant(json=True)
 def attempt_new(request: HttpRequest, participant: Participant, token: str) -> JsonResponse:
-    attempt, problem = services.attempt_create(participant=participant, position=_position(request), text=request.POST.get("text", ""))
+    try:
+        attempt, problem = services.attempt_create(participant=participant, position=_position(request), text=request.POST.get("text", ""))
+    except QueueUnavailable:
+        return JsonResponse({"error": QUEUE_DOWN}, status=503, headers={"Retry-After": str(RETRY_AFTER)})
     if problem:
         return JsonResponse({"error": problem}, status=400)
     attempt.refresh_from_db()  # in-process queues have run it already

@@ -1,5 +1,6 @@
 from django.contrib import admin, messages
-from django.db import transaction
+
+from evaluation.workqueue import QueueUnavailable
 
 from . import services
 from .models import ApiToken, Judgement, Membership, PromptEntry, Render, Submission, Team
@@ -22,18 +23,28 @@ class ApiTokenAdmin(admin.ModelAdmin):
     readonly_fields = ("digest", "prefix")
 
 
+# With the work queue down, an action changes nothing and says so (an error message on the list it returns to),
+# as an upload answers 503: the boards' rebuilds could not be enqueued.
+QUEUE_DOWN = "The work queue is unavailable right now, so nothing was changed. Please try again in a minute."
+
+
 @admin.action(description="Publish selected finished submissions on the leaderboard")
 def publish(modeladmin, request, queryset):
-    count = services.submissions_publish(submissions=queryset)
+    try:
+        count = services.submissions_publish(submissions=queryset)
+    except QueueUnavailable:
+        modeladmin.message_user(request, QUEUE_DOWN, messages.ERROR)
+        return
     modeladmin.message_user(request, f"Published {count} submission(s); unfinished ones were left unpublished.", messages.INFO)
 
 
 @admin.action(description="Unpublish selected submissions")
 def unpublish(modeladmin, request, queryset):
-    boards = set(queryset.values_list("pack_id", "pack_revision"))
-    with transaction.atomic():
-        count = queryset.update(published=False)
-        services.boards_changed(boards)
+    try:
+        count = services.submissions_unpublish(submissions=queryset)
+    except QueueUnavailable:
+        modeladmin.message_user(request, QUEUE_DOWN, messages.ERROR)
+        return
     modeladmin.message_user(request, f"Unpublished {count} submission(s).", messages.INFO)
 
 

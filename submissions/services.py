@@ -14,7 +14,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from evaluation.workqueue import BOARD_JOB, START_JOB, QueueUnavailable, enqueue
+from evaluation.workqueue import BOARD_JOB, START_JOB, enqueue, enqueued_or_unchanged
 from evaluator.prompters.client import CallOutcome, PrompterClient
 from tasks.models import Split, TaskPack
 
@@ -76,7 +76,7 @@ def submission_create(
     idempotency_key: str = "",
 ) -> Submission:
     """Parse the file (raises PromptFileError listing every bad line), then store all prompts and enqueue the start
-    in one step: if the work queue cannot be reached, nothing stays stored and QueueUnavailable is raised. With an
+    in one step: if the work queue cannot be reached, nothing is stored and QueueUnavailable is raised. With an
     idempotency key, a retried upload returns the submission the first one created."""
     fingerprint = _fingerprint(pack, prompter, condition, data)
     earlier = _replay(team, idempotency_key, fingerprint)
@@ -91,7 +91,7 @@ def submission_create(
         is_baseline=is_baseline, idempotency_key=idempotency_key, request_fingerprint=fingerprint if idempotency_key else "",
     )  # fmt: skip
     try:
-        with transaction.atomic():
+        with enqueued_or_unchanged():
             submission.save()
             PromptEntry.objects.bulk_create(
                 PromptEntry(submission=submission, task=tasks[r.task_id], sample_index=r.sample, text=r.prompt, line=r.line) for r in rows
@@ -100,9 +100,6 @@ def submission_create(
     except IntegrityError:
         if idempotency_key and (earlier := _replay(team, idempotency_key, fingerprint)) is not None:
             return earlier  # the same request, retried while the first was being stored
-        raise
-    except QueueUnavailable:
-        Submission.objects.filter(pk=submission.pk).delete()  # the rows were committed before the send failed
         raise
     return submission
 
@@ -123,9 +120,10 @@ def daily_cap_check(team: Team) -> None:
 
 
 def entry_select(*, submission: Submission) -> None:
-    """The team shows a finished entry on its board: at most ATELIER_BOARD_SELECTION of its entries per board."""
+    """The team shows a finished entry on its board: at most ATELIER_BOARD_SELECTION of its entries per board.
+    QueueUnavailable: the board's rebuild could not be enqueued, and nothing changed."""
     limit = settings.ATELIER_BOARD_SELECTION
-    with transaction.atomic():
+    with enqueued_or_unchanged():
         Team.objects.select_for_update().get(pk=submission.team_id)
         if submission.status != Status.DONE:
             raise CapReached("only a finished (done) submission can be shown on the board")
@@ -137,8 +135,9 @@ def entry_select(*, submission: Submission) -> None:
 
 
 def entry_withdraw(*, submission: Submission) -> None:
-    """The team takes its entry off the board: it no longer ranks; the submission and its history stay."""
-    with transaction.atomic():
+    """The team takes its entry off the board: it no longer ranks; the submission and its history stay.
+    QueueUnavailable: the board's rebuild could not be enqueued, and nothing changed."""
+    with enqueued_or_unchanged():
         if Submission.objects.filter(pk=submission.pk, published=True).update(published=False, withdrawn=timezone.now()):
             boards_changed({(submission.pack_id, submission.pack_revision)})
 
@@ -149,11 +148,21 @@ def _safe_name(filename: str) -> str:
 
 
 def submissions_publish(*, submissions) -> int:
-    """Publish finished submissions; unfinished ones are left as they are. Returns how many were published."""
+    """Publish finished submissions; unfinished ones are left as they are. Returns how many were published.
+    QueueUnavailable: the boards' rebuilds could not be enqueued, and nothing changed."""
     done = submissions.filter(status=Status.DONE)
     boards = set(done.values_list("pack_id", "pack_revision"))
-    with transaction.atomic():
+    with enqueued_or_unchanged():
         count = done.update(published=True)
+        boards_changed(boards)
+    return count
+
+
+def submissions_unpublish(*, submissions) -> int:
+    """Take submissions off their boards. QueueUnavailable: the boards' rebuilds could not be enqueued, and nothing changed."""
+    boards = set(submissions.values_list("pack_id", "pack_revision"))
+    with enqueued_or_unchanged():
+        count = submissions.update(published=False)
         boards_changed(boards)
     return count
 
@@ -261,11 +270,7 @@ def endpoint_run_create(
         feedback_backend=feedback_backend if rounds > 1 else "", source_name=f"endpoint {endpoint.name}",
         idempotency_key=idempotency_key, request_fingerprint=fingerprint if idempotency_key else "",
     )  # fmt: skip
-    try:
-        with transaction.atomic():
-            submission.save()
-            enqueue("default", START_JOB, submission.pk)
-    except QueueUnavailable:
-        Submission.objects.filter(pk=submission.pk).delete()
-        raise
+    with enqueued_or_unchanged():  # QueueUnavailable: nothing stored
+        submission.save()
+        enqueue("default", START_JOB, submission.pk)
     return submission

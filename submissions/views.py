@@ -16,12 +16,26 @@ from django.views.decorators.http import require_GET, require_POST
 from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.trajectories import CALL_LOG_FIELDS, call_log, call_log_rows
 from evaluation.units import submission_cancel as cancel_run, submission_rescore
-from evaluation.workqueue import QueueUnavailable
+from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
 
 from . import services
 from .forms import EndpointForm, EndpointTestForm, RunForm, SubmitForm, TeamForm, TokenForm, add_refusal
 from .models import ApiToken, Endpoint, Submission, Team
 from .parsing import PromptFileError
+
+
+RETRY_AFTER = 30  # seconds, as the API's 503 says
+
+
+def retry_later(response: HttpResponse) -> HttpResponse:
+    """A 503 that says when to come back: the work queue was down and nothing was changed."""
+    response.status_code = 503
+    response["Retry-After"] = str(RETRY_AFTER)
+    return response
+
+
+def _queue_down(request: HttpRequest, submission_id: int) -> HttpResponse:
+    return retry_later(render(request, "submissions/queue_down.html", {"submission_id": submission_id}))
 
 
 def signup(request: HttpRequest) -> HttpResponse:
@@ -98,7 +112,8 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
             return redirect("submission", submission_id=submission.pk)
     elif request.method == "POST":
         status = 400
-    return render(request, "submissions/submit.html", {"team": team, "form": form, "errors": errors}, status=status)
+    page = render(request, "submissions/submit.html", {"team": team, "form": form, "errors": errors}, status=status)
+    return retry_later(page) if status == 503 else page
 
 
 def _read_limited(upload) -> bytes:
@@ -111,11 +126,11 @@ def _read_limited(upload) -> bytes:
 def submission_retry(request: HttpRequest, submission_id: int) -> HttpResponse:
     """Staff: resume an incomplete (or finished) submission: failed judgements of the current judge are retried."""
     try:
-        queued = submission_rescore(submission_id)
+        with enqueued_or_unchanged():
+            queued = submission_rescore(submission_id)
     except QueueUnavailable:
-        messages.error(request, "The work queue is unavailable right now: the retry is recorded and starts when the queue is back.")
-    else:
-        messages.info(request, f"{queued} judgement(s) queued again.")
+        return _queue_down(request, submission_id)
+    messages.info(request, f"{queued} judgement(s) queued again.")
     return redirect("submission", submission_id=submission_id)
 
 
@@ -205,7 +220,8 @@ def endpoint_run(request: HttpRequest, slug: str, endpoint_id: int) -> HttpRespo
             errors, status = ["The work queue is unavailable right now, so nothing was stored. Please try again in a minute."], 503
         else:
             return redirect("submission", submission_id=submission.pk)
-    return _endpoint_page(request, team, endpoint, status, run_form=form, run_errors=errors)
+    page = _endpoint_page(request, team, endpoint, status, run_form=form, run_errors=errors)
+    return retry_later(page) if status == 503 else page
 
 
 def _team_submission(request: HttpRequest, submission_id: int, staff: bool = True) -> Submission:
@@ -241,6 +257,8 @@ def submission_board(request: HttpRequest, submission_id: int) -> HttpResponse:
             messages.info(request, "Shown on the board.")
     except services.CapReached as exc:
         messages.error(request, str(exc))
+    except QueueUnavailable:
+        return _queue_down(request, submission.pk)
     return redirect("submission", submission_id=submission.pk)
 
 
