@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.core.files.storage import default_storage
-from django.db import transaction
+from django.apps import apps
+from django.core.files.storage import Storage
+from django.db import models, transaction
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.text import slugify
 
 from evaluation.humans import human_rows_rebuild
-from evaluation.workqueue import ATTEMPT_RENDER_JOB, START_JOB, enqueue, render_queue
+from evaluation.workqueue import ATTEMPT_RENDER_JOB, START_JOB, enqueue, enqueued_or_unchanged, render_queue
 from evaluation import runtime
 from evaluator.categories import IMITATION
 from submissions.models import PromptCall, PromptEntry, Render, Submission, Team, UnitStatus
@@ -169,11 +170,12 @@ def draft_save(*, participant: Participant, position: int, text: str) -> str:
 
 
 def assignment_submit(*, participant: Participant, position: int, text: str) -> str:
-    """Submit the prompt of the current task. Returns a problem for the participant ('' when stored)."""
+    """Submit the prompt of the current task. Returns a problem for the participant ('' when stored). QueueUnavailable:
+    the last task's prompts could not be sent for evaluation, and nothing was stored (the draft stays)."""
     problem = _prompt_problem(participant.study, text)
     if problem:
         return problem
-    with transaction.atomic():
+    with enqueued_or_unchanged():
         row = Participant.objects.select_for_update().get(pk=participant.pk)
         if row.withdrawn or row.completed:
             return "This session is over; nothing more can be submitted."
@@ -204,12 +206,13 @@ def _complete(participant: Participant) -> None:
 
 
 def attempt_create(*, participant: Participant, position: int, text: str) -> tuple[Attempt | None, str]:
-    """An IM retry: render the prompt on the study's fast backend and score it. Returns (attempt, problem)."""
+    """An IM retry: render the prompt on the study's fast backend and score it. Returns (attempt, problem).
+    QueueUnavailable: the render could not be enqueued, and nothing was stored."""
     study = participant.study
     problem = _prompt_problem(study, text)
     if problem:
         return None, problem
-    with transaction.atomic():
+    with enqueued_or_unchanged():
         Participant.objects.select_for_update().get(pk=participant.pk)
         current = current_assignment(participant)
         if current is None or current.position != position or current.task.category != IMITATION or not study.retry_attempts:
@@ -225,25 +228,55 @@ def attempt_create(*, participant: Participant, position: int, text: str) -> tup
     return attempt, ""
 
 
-def _images_in_use(names: set[str]) -> set[str]:
-    """Which of these storage names a remaining row still shows (attempt images are stored by content hash, as renders are)."""
-    used = set(Attempt.objects.filter(image__in=names).values_list("image", flat=True))
-    used |= set(Render.objects.filter(image__in=names).values_list("image", flat=True))
-    return used | set(PromptCall.objects.filter(feedback_image__in=names).values_list("feedback_image", flat=True))
+def file_fields() -> list[models.FileField]:
+    """Every file field (ImageField included) of every installed model: each place a stored file can be named."""
+    return [f for model in apps.get_models() for f in model._meta.concrete_fields if isinstance(f, models.FileField)]
+
+
+def files_in_use(names: set[str]) -> set[str]:
+    """Which of these storage names some row of any model still names (asked 500 at a time: SQLite limits parameters)."""
+    ordered, used = sorted(names), set()
+    for field in file_fields():
+        rows = field.model._default_manager
+        for start in range(0, len(ordered), 500):
+            used |= set(rows.filter(**{f"{field.name}__in": ordered[start : start + 500]}).values_list(field.name, flat=True))
+    return used
+
+
+def files_delete_unused(files: dict[str, Storage]) -> list[str]:
+    """Delete, each from its field's storage, the files no row names any more (files are stored by content: the same
+    bytes may be another participant's render, a prompter's, a feedback image...). Returns the names deleted."""
+    gone = sorted(set(files) - files_in_use(set(files)))
+    for name in gone:
+        files[name].delete(name)
+    return gone
+
+
+def _participant_files(participant: Participant, submission: Submission | None) -> dict[str, Storage]:
+    """Storage name -> storage of every file the participant's rows name: attempt images, and their submission's
+    renders and feedback images."""
+    rows = [(Attempt.objects.filter(assignment__participant=participant), "image")]
+    if submission is not None:
+        rows += [(Render.objects.filter(entry__submission=submission), "image"), (PromptCall.objects.filter(submission=submission), "feedback_image")]
+    files: dict[str, Storage] = {}
+    for queryset, field in rows:
+        storage = queryset.model._meta.get_field(field).storage
+        files |= dict.fromkeys(queryset.exclude(**{field: ""}).values_list(field, flat=True), storage)
+    return files
 
 
 def participant_withdraw(*, participant: Participant) -> None:
-    """Delete the participant's prompts, drafts, attempts (and their images), answers and submission; keep only that they
-    withdrew (and their tier, for staff counts). Renders of the submission are shared by content and stay in storage."""
+    """Delete the participant's prompts, drafts, attempts, answers and submission, and once that is committed every file
+    of theirs no remaining row names; keep only that they withdrew (and their tier, for staff counts)."""
     with transaction.atomic():
         row = Participant.objects.select_for_update(of=("self",)).select_related("submission").get(pk=participant.pk)
         if row.withdrawn:
             return
         submission = row.submission
-        images = {name for name in Attempt.objects.filter(assignment__participant=row).values_list("image", flat=True) if name}
+        files = _participant_files(row, submission)
+        # After the commit, so a rollback never leaves rows naming deleted files; checked then, against committed rows.
+        transaction.on_commit(lambda: files_delete_unused(files))
         row.assignments.all().delete()
-        images -= _images_in_use(images)  # stored by content: the same bytes may be another attempt's, a render's or a feedback image
-        transaction.on_commit(lambda: [default_storage.delete(name) for name in sorted(images)])  # the attempts' own images go too
         row.answers, row.points, row.withdrawn, row.submission = {}, None, timezone.now(), None
         row.save(update_fields=["answers", "points", "withdrawn", "submission"])
         if submission is not None:
