@@ -185,7 +185,7 @@ def submission_rescore(submission_id: int) -> int:
     queued = 0
     with transaction.atomic():
         same_judge = Judgement.objects.filter(submission_id=submission_id, judge_id=judge.judge_id, judge_version=judge.version)
-        same_judge.filter(status=UnitStatus.FAILED).update(status=UnitStatus.PENDING, reason="", queued_at=timezone.now(), started_at=None)
+        same_judge.filter(status=UnitStatus.FAILED).update(status=UnitStatus.PENDING, reason="", remote_text="", queued_at=timezone.now(), started_at=None)
         for entry in PromptEntry.objects.filter(submission_id=submission_id).select_related("task"):
             renders = [None, *entry.renders.filter(status=UnitStatus.OK)]
             for judgement in plan_judgements(entry, judge.judge_id, judge.version, renders):

@@ -148,3 +148,20 @@ def test_a_participants_im_attempt(redis_up, sample_pack):
     attempt = Attempt.objects.get()
     assert response.status_code == 200 and response.json()["status"] == "pending"
     assert queued(f"render-{backend}") == [job_id("evaluation.jobs.attempt_render_job", (attempt.pk,))]
+
+
+def test_the_rescore_command(redis_up, done):
+    from django.core.management import CommandError, call_command
+
+    Submission.objects.filter(pk=done.pk).update(status=Status.INCOMPLETE)
+    Judgement.objects.filter(submission=done, skill="prompt_subjective").update(status="failed", reason="timed out (APITimeoutError)")
+    before, judgements = row(done), list(Judgement.objects.values())
+    if not redis_up:
+        with pytest.raises(CommandError, match="nothing was changed"):
+            call_command("rescore", "--submission", str(done.pk))
+        assert row(done) == before and list(Judgement.objects.values()) == judgements
+        return
+    call_command("rescore", "--submission", str(done.pk))
+    pending = Judgement.objects.filter(submission=done, status="pending")
+    assert row(done)["status"] == Status.JUDGING and pending.exists() and not pending.exclude(reason="").exists()
+    assert sorted(queued("judge")) == sorted(job_id(JUDGE_JOB, (pk,)) for pk in pending.values_list("pk", flat=True))

@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import runtime
 from evaluation.units import submission_rescore
+from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
 from submissions.models import RESUMABLE, Submission
 
 
@@ -22,5 +23,9 @@ class Command(BaseCommand):
                 raise CommandError(f"not finished, not incomplete, or not found: {', '.join(map(str, sorted(missing)))}")
         judge = runtime.judge()
         for pk in targets.values_list("pk", flat=True):
-            queued = submission_rescore(pk)
+            try:
+                with enqueued_or_unchanged():  # with the queue down, this submission stays as it was
+                    queued = submission_rescore(pk)
+            except QueueUnavailable as exc:
+                raise CommandError(f"#{pk}: {exc}; nothing was changed for it") from exc
             self.stdout.write(f"#{pk}: {queued} judgement(s) queued for {judge.judge_id} {judge.version}")
