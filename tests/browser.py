@@ -121,6 +121,7 @@ def browser(live_server):
     options.binary_location = chromium
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,1000"):
         options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console messages, CSP violations among them
     service = webdriver.ChromeService(executable_path=chromedriver)
     driver = webdriver.Chrome(options=options, service=service)
     driver.set_page_load_timeout(180)  # the last task's submit evaluates the participant in-process
