@@ -91,6 +91,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files, compressed and with hashed names, from the app server
+    "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY below); not on static files
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -159,6 +160,24 @@ def _with_timeouts(url: str) -> str:
 
 RQ_QUEUES = {name: {"URL": _with_timeouts(REDIS_URL or "redis://127.0.0.1:6379/0"), "DEFAULT_TIMEOUT": 1800} for name in ATELIER_QUEUES}
 RQ_SHOW_ADMIN_LINK = True
+
+
+def _cache(url: str) -> dict:
+    """Django's cache (API token lockout counts, agreement reports): shared by every web process on Redis,
+    else per process in memory. One-second timeouts: a dead cache must not hold a request (the URL may override)."""
+    if not url or url == "locmem://":
+        return {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    options = {"socket_connect_timeout": 1, "socket_timeout": 1}
+    return {"BACKEND": "atelier.cache.RedisCache", "LOCATION": url, "KEY_PREFIX": "atelier-cache", "OPTIONS": options}
+
+
+# ATELIER_CACHE_URL: redis://, rediss:// or unix://, or locmem:// for this process's memory; unset: REDIS_URL's Redis
+# when it is set, else memory.
+_cache_url = os.environ.get("ATELIER_CACHE_URL", "").strip()
+if _cache_url != "locmem://":
+    _cache_url = envurl("ATELIER_CACHE_URL", ("redis", "rediss", "unix")) or REDIS_URL
+CACHES = {"default": _cache(_cache_url)}
+
 # Nothing stuck (evaluation/reconcile.py, run every ATELIER_RECONCILE_INTERVAL seconds by `manage.py scheduler`):
 # a pending unit queued more than ATELIER_RECONCILE_AFTER seconds ago whose job is gone, failed, or held by a
 # worker silent for ATELIER_WORKER_STALE_AFTER seconds is enqueued again. `manage.py work` heartbeats every
@@ -245,6 +264,9 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_IPWARE_PROXY_COUNT = envint("ATELIER_PROXY_COUNT", "0")  # reverse proxies in front of the app: whose address to trust
 AXES_VERBOSE = False
+# Logins are locked out by the same client address the API's token limiter uses (ATELIER_PROXY_COUNT proxies trusted):
+# without it axes would see the proxy's address behind nginx and lock the username out for everyone.
+AXES_CLIENT_IP_CALLABLE = "submissions.ratelimit.client_address"
 ATELIER_TOKEN_FAILURE_LIMIT = envint("ATELIER_TOKEN_FAILURE_LIMIT", "20", minimum=1)
 ATELIER_TOKEN_FAILURE_WINDOW = envint("ATELIER_TOKEN_FAILURE_WINDOW_SECONDS", "600", minimum=1)
 
@@ -300,6 +322,25 @@ SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", str(not DEBUG))
 if envbool("ATELIER_BEHIND_TLS_PROXY", "false"):  # the proxy terminates TLS and says so in X-Forwarded-Proto
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SILENCED_SYSTEM_CHECKS = [c.strip() for c in os.environ.get("ATELIER_SILENCED_CHECKS", "").split(",") if c.strip()]
+
+# Content-Security-Policy (django-csp). Scripts only from this site's static files: no inline script, no inline event
+# handler, no eval (select boxes submit through static/js/autosubmit.js). Styles may also be inline, because plotly.js
+# writes <style> elements and style attributes as it draws (plotly/plotly.js#7543); its heatmaps are data: images.
+# django-rq's staff pages carry inline scripts of their own and are left out. tests/test_nginx.py loads the pages,
+# charts included, in Chromium and counts the violations it reports.
+CONTENT_SECURITY_POLICY = {
+    "EXCLUDE_URL_PREFIXES": ["/django-rq/"],
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
 
 LOGGING = {
     "version": 1,

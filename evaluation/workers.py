@@ -5,21 +5,49 @@ the forking worker reloads them for every job) plus a heartbeat thread, so a wor
 still looks alive and a killed one stops looking alive within ATELIER_WORKER_STALE_AFTER seconds.
 `run_resilient` restarts a worker or scheduler after Redis drops (restart, failover) with backoff,
 instead of exiting with ConnectionError.
+
+A supervisor's stop (SIGTERM, or SIGINT) always wins over that: it ends the wait for Redis at once, a goodbye
+that Redis refuses is not taken for a lost Redis, and a goodbye to a Redis that does not answer waits at most
+ATELIER_WORKER_HEARTBEAT seconds (rq's own socket timeout is 415 s). A busy worker still finishes its job first,
+as rq's warm shutdown does; a second signal stops it at once.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
 from typing import Callable
 
 import redis
 from django.conf import settings
+from rq.cron import CronScheduler
+from rq.exceptions import StopRequested
 from rq.worker import SimpleWorker
 
 log = logging.getLogger(__name__)
 BACKOFF_START, BACKOFF_MAX = 1.0, 60.0
+# Stop signals this process received. Appended by signal handlers, which run in the main thread between bytecodes:
+# a list needs no lock (a threading.Event's lock could deadlock there).
+_stop_signals: list[int] = []
+
+
+def _note_stop(signum: int, frame: object = None) -> None:
+    _stop_signals.append(signum)
+
+
+def _listen_for_stop() -> None:
+    """Our handlers, between runs: rq installs its own while a worker or scheduler runs and leaves them behind."""
+    signal.signal(signal.SIGTERM, _note_stop)
+    signal.signal(signal.SIGINT, _note_stop)
+
+
+def _goodbye_within_heartbeat(connection: redis.Redis) -> None:
+    """Fresh connections that give up after a heartbeat, for the last words of a process asked to stop."""
+    pool = connection.connection_pool
+    pool.connection_kwargs["socket_timeout"] = settings.ATELIER_WORKER_HEARTBEAT
+    pool.reset()  # pooled connections keep the timeout they were made with
 
 
 class AtelierWorker(SimpleWorker):
@@ -31,15 +59,25 @@ class AtelierWorker(SimpleWorker):
             worked = super().work(*args, **kwargs)
         finally:
             stop.set()
+            _listen_for_stop()
         if not kwargs.get("burst") and not self.stop_was_requested():
             # rq logs an unhandled error (a lost connection, mostly) and leaves its loop: start again instead.
             raise redis.ConnectionError(f"worker {self.name} left its loop without a stop request")
         return worked
 
+    def request_stop(self, signum, frame) -> None:
+        _note_stop(signum)
+        super().request_stop(signum, frame)
+
+    def teardown(self) -> None:
+        if self.stop_was_requested():
+            _goodbye_within_heartbeat(self.connection)
+        super().teardown()
+
     def stop_was_requested(self) -> bool:
         """SIGINT/SIGTERM arrived. rq sets _stop_requested only for a worker that was busy (it stops after the
         job); an idle one leaves its loop at once with only the request's date set."""
-        return self._stop_requested or self._shutdown_requested_date is not None
+        return bool(_stop_signals) or self._stop_requested or self._shutdown_requested_date is not None
 
     def _beat(self, stop: threading.Event) -> None:
         while not stop.wait(settings.ATELIER_WORKER_HEARTBEAT):
@@ -49,17 +87,55 @@ class AtelierWorker(SimpleWorker):
                 log.warning("worker %s: heartbeat failed (%s)", self.name, exc)
 
 
-def run_resilient(start: Callable[[], object], what: str, sleep: Callable[[float], None] = time.sleep) -> None:
-    """Call `start` (which runs until asked to stop) again whenever it dies of a lost Redis connection."""
+class AtelierCronScheduler(CronScheduler):
+    """rq's CronScheduler whose stop is seen by run_resilient and whose goodbye cannot hang on a silent Redis."""
+
+    def _request_stop(self, signum, frame) -> None:
+        _note_stop(signum)
+        super()._request_stop(signum, frame)
+
+    def register_death(self, pipeline=None) -> None:
+        if _stop_signals:
+            _goodbye_within_heartbeat(self.connection)
+        super().register_death(pipeline)
+
+
+def run_resilient(start: Callable[[], object], what: str) -> None:
+    """Call `start` (which runs until asked to stop) again whenever it dies of a lost Redis connection,
+    until SIGTERM or SIGINT arrives."""
+    _stop_signals.clear()
+    try:
+        _restart_until_stopped(start, what)
+    except StopRequested:  # rq's handler, left behind by a worker or scheduler that had already stopped
+        log.info("%s: stop requested", what)
+
+
+def _restart_until_stopped(start: Callable[[], object], what: str) -> None:
     backoff = BACKOFF_START
     while True:
+        _listen_for_stop()
         began = time.monotonic()
         try:
             start()
             return  # asked to stop (SIGINT/SIGTERM): a normal exit
         except (redis.ConnectionError, redis.TimeoutError) as exc:
-            if time.monotonic() - began > BACKOFF_MAX:
-                backoff = BACKOFF_START  # it ran fine for a while: this is a new outage
-            log.warning("%s lost Redis (%s: %s); starting again in %.0f s", what, type(exc).__name__, exc, backoff)
-            sleep(backoff)
-            backoff = min(backoff * 2, BACKOFF_MAX)
+            lost = exc
+        _listen_for_stop()
+        if _stop_signals:
+            log.warning("%s stopped on request; Redis did not take its goodbye (%s: %s)", what, type(lost).__name__, lost)
+            return
+        if time.monotonic() - began > BACKOFF_MAX:
+            backoff = BACKOFF_START  # it ran fine for a while: this is a new outage
+        log.warning("%s lost Redis (%s: %s); starting again in %.0f s", what, type(lost).__name__, lost, backoff)
+        if _stopped_within(backoff):
+            log.info("%s stopped on request while waiting for Redis", what)
+            return
+        backoff = min(backoff * 2, BACKOFF_MAX)
+
+
+def _stopped_within(seconds: float) -> bool:
+    """Wait up to `seconds`, in short naps so that a stop signal ends the wait at once."""
+    deadline = time.monotonic() + seconds
+    while not _stop_signals and time.monotonic() < deadline:
+        time.sleep(min(0.1, max(0.0, deadline - time.monotonic())))
+    return bool(_stop_signals)

@@ -4,8 +4,10 @@ judge–expert pairs and labels, and agreement between the experts themselves, f
 from __future__ import annotations
 
 import hashlib
+import sys
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
@@ -16,9 +18,15 @@ from evaluator.metrics.agreement import OVERALL, Agreement, ChecklistAgreement, 
 from evaluator.metrics.agreement import agreement, checklist_agreement, people_agreement
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import Kind, Side
+from evaluator.metrics import agreement as agreement_metrics
 from submissions.models import Judgement, UnitStatus
 
 from .models import ExpertRating, Pool
+
+# Reports are pickled into the shared cache (Redis when configured), which outlives a deploy: the key carries a digest of
+# the code that defines them, so a new release never unpickles an old shape, and a day's timeout bounds what is kept.
+_CODE = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (sys.modules[__name__], agreement_metrics))).hexdigest()[:12]
+CACHE_SECONDS = 24 * 3600
 
 
 def _evaluation() -> QuerySet[ExpertRating]:
@@ -75,7 +83,7 @@ def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int
 def agreement_report(judge: JudgeKey, resamples: int = 1000) -> Report:
     """Cached until a rating changes: the bootstrap costs seconds, the page is public."""
     stamp = _stamp()
-    raw_key = f"{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}"
+    raw_key = f"{_CODE}:{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}"
     key = "agreement:" + hashlib.sha256(raw_key.encode()).hexdigest()  # judge ids hold characters memcached refuses
     report = cache.get(key)
     if report is None:
@@ -83,7 +91,7 @@ def agreement_report(judge: JudgeKey, resamples: int = 1000) -> Report:
         raters = _evaluation().values("rater").distinct().count()
         checklist = checklist_agreement(labels, resamples=resamples) if labels else None
         report = Report(judge, agreement(pairs, resamples=resamples) if pairs else [], checklist, stamp["n"], raters, unmatched)
-        cache.set(key, report, timeout=None)
+        cache.set(key, report, timeout=CACHE_SECONDS)
     return report
 
 
@@ -105,9 +113,9 @@ def people_inputs() -> dict[str, list[Rating]]:
 def people_report(resamples: int = 1000) -> list[PeopleAgreement]:
     """Agreement between experts per category and overall; cached until an evaluation rating changes."""
     stamp = _stamp()
-    key = "people-agreement:" + hashlib.sha256(f"{stamp['n']}:{stamp['last']}:{resamples}".encode()).hexdigest()
+    key = "people-agreement:" + hashlib.sha256(f"{_CODE}:{stamp['n']}:{stamp['last']}:{resamples}".encode()).hexdigest()
     rows = cache.get(key)
     if rows is None:
         rows = [people_agreement(ratings, group=group, resamples=resamples) for group, ratings in people_inputs().items() if ratings]
-        cache.set(key, rows, timeout=None)
+        cache.set(key, rows, timeout=CACHE_SECONDS)
     return rows

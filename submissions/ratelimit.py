@@ -1,16 +1,27 @@
 """The API token limiter: a client address that sends too many bad tokens is refused for a while.
 
 Policy (documented in the README): ATELIER_TOKEN_FAILURE_LIMIT failed token checks from one address within
-ATELIER_TOKEN_FAILURE_WINDOW_SECONDS lock that address out of the API until the window has passed; valid tokens
-from other addresses are unaffected. Counts live in Django's cache (per process with the default local-memory
-cache; configure a shared cache for several web processes). Web logins are limited by django-axes.
+ATELIER_TOKEN_FAILURE_WINDOW_SECONDS (counted from the first) lock that address out of the API until the window has
+passed; valid tokens from other addresses are unaffected. Counts live in Django's cache, which is Redis whenever
+REDIS_URL or ATELIER_CACHE_URL names one (atelier/settings.py): every gunicorn worker and host counts together, and
+a restart forgets nothing. Only with the local-memory cache does each process count alone. Counting is atomic
+(ADD, then INCR); requests in flight at the same moment may each be checked before any of them is counted.
+
+If the cache cannot be reached the limiter fails open: the check passes and the failure goes uncounted, with a
+warning logged. Tokens are random secrets, so the lockout is a second line of defence, and a cache outage must not
+turn every API call into a 500. Web logins are limited by django-axes.
 """
 
 from __future__ import annotations
 
+import logging
+
+import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+
+log = logging.getLogger(__name__)
 
 
 def client_address(request: HttpRequest) -> str:
@@ -23,18 +34,32 @@ def client_address(request: HttpRequest) -> str:
 
 
 def _key(address: str) -> str:
-    return f"atelier:token-failures:{address}"
+    return f"token-failures:{address}"
 
 
 def locked_out(request: HttpRequest) -> bool:
-    return cache.get(_key(client_address(request)), 0) >= settings.ATELIER_TOKEN_FAILURE_LIMIT
+    address = client_address(request)
+    try:
+        failures = cache.get(_key(address), 0)
+    except redis.RedisError as exc:
+        log.warning("token limiter: cache unreachable, %s not checked (%s: %s)", address, type(exc).__name__, exc)
+        return False
+    return failures >= settings.ATELIER_TOKEN_FAILURE_LIMIT
 
 
 def count_failure(request: HttpRequest) -> None:
-    key = _key(client_address(request))
-    if cache.add(key, 1, timeout=settings.ATELIER_TOKEN_FAILURE_WINDOW):
+    address = client_address(request)
+    try:
+        _increment(_key(address), settings.ATELIER_TOKEN_FAILURE_WINDOW)
+    except redis.RedisError as exc:
+        log.warning("token limiter: cache unreachable, a bad token from %s not counted (%s: %s)", address, type(exc).__name__, exc)
+
+
+def _increment(key: str, window: int) -> None:
+    if cache.add(key, 1, timeout=window):
         return
     try:
-        cache.incr(key)
+        if cache.incr(key) == 1:  # the key expired between Redis's EXISTS and INCR, and INCR made one that never expires
+            cache.touch(key, timeout=window)
     except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=settings.ATELIER_TOKEN_FAILURE_WINDOW)
+        cache.add(key, 1, timeout=window)

@@ -42,6 +42,9 @@ def service_missing(what: str) -> None:
 def _isolated(settings, tmp_path):
     from django.core.cache import cache
 
+    # Each test process its own cache, even with REDIS_URL set (xdist workers would share and clear each other's lockout
+    # counters): tests that need the shared cache across processes set it themselves (test_lockout_workers).
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
     cache.clear()  # rate-limit counters (API tokens) live in the cache: no test inherits another's
     settings.REDIS_URL = ""
     settings.MEDIA_ROOT = tmp_path / "media"

@@ -3,10 +3,9 @@ import logging
 import django_rq
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from rq.cron import CronScheduler
 
 from evaluation.reconcile import reconcile_job
-from evaluation.workers import run_resilient
+from evaluation.workers import AtelierCronScheduler, run_resilient
 
 
 class Command(BaseCommand):
@@ -19,7 +18,7 @@ class Command(BaseCommand):
         interval = settings.ATELIER_RECONCILE_INTERVAL
 
         def start():
-            scheduler = CronScheduler(connection=django_rq.get_connection("default"), name="")
+            scheduler = AtelierCronScheduler(connection=django_rq.get_connection("default"), name="")
             scheduler.register(reconcile_job, queue_name="default", interval=interval, job_timeout=max(60, interval * 5))
             self.stdout.write(f"reconcile every {interval} s on queue 'default'")
             scheduler.start()
