@@ -26,6 +26,8 @@ NOT_A_COMPLETION = "not a chat completion"
 LOCAL_ERROR = "error"
 
 _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_USERINFO = re.compile(r"(?<=://)[^/@\s]+@")
+SECRET_MIN = 8  # shorter keys are not taken out of text (they would be ordinary words, e.g. "none")
 
 
 def class_name(exc: BaseException) -> str:
@@ -57,4 +59,10 @@ def remote_text(exc: BaseException) -> str:
     """Everything an exception carries (its message and the body it read): staff only, redact first."""
     body = getattr(exc, "doc", None) or getattr(getattr(exc, "response", None), "text", None)  # JSONDecodeError keeps the document
     text = f"{class_name(exc)}: {exc}"
-    return f"{text}\n{body}" if isinstance(body, str) and body and body not in text else text
+    return scrub(f"{text}\n{body}" if isinstance(body, str) and body and body not in text else text)
+
+
+def scrub(text: str, secret: str = "") -> str:
+    """`text` without a URL's credentials (`user:password@`) and without `secret` (an API key an endpoint echoed)."""
+    text = _USERINFO.sub("[credentials]@", text)
+    return text.replace(secret, "[API key]") if len(secret) >= SECRET_MIN and secret in text else text

@@ -299,3 +299,17 @@ def test_the_staff_redactor_takes_items_out_of_every_echo_form_before_any_cut():
     stored = hide.text(" | ".join(echoes))
     assert [p for item in items for p in pieces(item) if p in scan_form(stored)] == [] and "short one" not in stored.casefold()
     assert all(label in stored for label in ("item 1", "item 2", "item 3", "item 4", "image item 1")), stored
+
+
+def test_the_judge_keeps_no_key_or_url_credentials_in_what_the_staff_see(openai_server):
+    """A judge endpoint that echoes its key and a URL with credentials: the staff text has neither."""
+    from evaluator.judge.openai_judge import OpenAIJudge
+    from evaluator.judge.types import TaskInput
+
+    key = "sk-judge-secret-0123456789"
+    body = json.dumps({"error": {"message": f"Incorrect API key provided: {key} for http://admin:hunter22@judge.internal/v1"}})
+    openai_server.default = lambda request: Reply(status=401, raw_body=body)
+    task = TaskInput("co-1", "CO", "Fox", "A fox.", {}, ("a fox",), ("a fox",))
+    result = OpenAIJudge(base_url=openai_server.base_url, model="m", api_key=key, max_retries=0).run("prompt_objective", task, "a fox")
+    assert result.reason == "HTTP 401 (AuthenticationError)" and "Incorrect API key provided" in result.remote_text
+    assert key not in result.remote_text + result.raw and "hunter22" not in result.remote_text and "[API key]" in result.remote_text

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 import openai
 
 from evaluator import failures
-from evaluator.failures import exception_reason, remote_text
+from evaluator.failures import exception_reason, remote_text, scrub
 from evaluator.http_count import RequestCounter
 
 from .messages import Message, repair_messages
@@ -92,6 +92,7 @@ class OpenAIJudge:
             http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._requests]}),
         )  # fmt: skip
         self.model = model
+        self._secret = api_key  # taken out of every raw reply and remote text the judge keeps
         self.image_max_side = image_max_side
         self.repair_attempts = repair_attempts
         self.route = check_route(route)
@@ -155,15 +156,14 @@ class OpenAIJudge:
                 messages = messages + repair_messages(reply.content, str(exc))
                 continue
             fill(result, verdict)
-            result.raw = RAW_SEPARATOR.join(raws)
+            result.raw = scrub(RAW_SEPARATOR.join(raws), self._secret)
             return result
         raise AssertionError("unreachable: the loop always returns")
 
-    @staticmethod
-    def _fail(result: JudgeResult, raws: list[str], reason: str, remote: str) -> JudgeResult:
+    def _fail(self, result: JudgeResult, raws: list[str], reason: str, remote: str) -> JudgeResult:
         """`reason` is ours (evaluator.failures); what the endpoint said goes to `remote_text`, for staff only."""
-        result.status, result.reason, result.raw = Status.FAILED, reason, RAW_SEPARATOR.join(raws)
-        result.remote_text = remote
+        result.status, result.reason, result.raw = Status.FAILED, reason, scrub(RAW_SEPARATOR.join(raws), self._secret)
+        result.remote_text = scrub(remote, self._secret)
         result.scores, result.checklist, result.rationales, result.details, result.value = {}, {}, {}, {}, None
         return result
 
