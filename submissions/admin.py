@@ -53,6 +53,7 @@ class SubmissionAdmin(admin.ModelAdmin):
     list_display = ("id", "team", "prompter", "pack", "status", "published", "is_baseline", "judge_id", "created")
     list_filter = ("status", "published", "is_baseline", "pack")
     actions = [publish, unpublish]
+    readonly_fields = ("judge_endpoint",)  # recorded when the judge is chosen: the host without credentials, staff only
 
 
 @admin.register(PromptEntry)

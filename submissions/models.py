@@ -122,6 +122,7 @@ class Submission(models.Model):
     judge_id = models.CharField(max_length=200, blank=True)
     judge_label = models.CharField(max_length=300, blank=True)
     judge_version = models.CharField(max_length=40, blank=True)
+    judge_endpoint = models.CharField(max_length=300, blank=True, help_text="the host(s) the judge called, without credentials: staff only, never on a public page")
     judge_spec = models.JSONField(default=dict, blank=True, help_text="the judge's full spec (models, route, rubric version, parameters) as it scored")
     backends = models.JSONField(default=list, blank=True, help_text="backend configs used, with version hashes")
     created = models.DateTimeField(auto_now_add=True)

@@ -103,8 +103,12 @@ def test_make_judge_picks_implementation() -> None:
     assert "smoke (random weights)" in offline.label
     online = make_judge(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random")
     assert isinstance(online, OpenAIJudge)
-    assert (online.judge_id, online.label) == ("openai:m", "AtelierJudge via m at 127.0.0.1:9; CLIP ViT-B-32 smoke (random weights)")
+    assert (online.judge_id, online.label) == ("openai:m", "AtelierJudge via m, route ateliereval; CLIP ViT-B-32 smoke (random weights)")
     assert online.version.startswith("rubric-v2+") and online.version == online.spec.version
+    # The endpoint is for staff only, without credentials; it is in no label and changes neither id nor version.
+    elsewhere = make_judge(base_url="http://user:secret@10.0.0.2:8000/v1", model="m", clip_pretrained="random")
+    assert elsewhere.spec.endpoints == ("10.0.0.2:8000",) and online.spec.endpoints == ("127.0.0.1:9",)
+    assert (elsewhere.judge_id, elsewhere.version, elsewhere.label) == (online.judge_id, online.version, online.label)
 
 
 def test_a_real_judge_with_unset_clip_weights_is_refused() -> None:

@@ -58,7 +58,8 @@ def test_identity_and_make_judge(server: ScriptedOpenAIServer) -> None:
     assert isinstance(judge, EnsembleJudge)
     assert judge.judge_id == "ensemble:openai:a+openai:b" and judge.version.startswith("rubric-v2+")
     assert judge.version not in (member(server, "a").version, member(server, "b").version)
-    assert judge.label.startswith("ensemble of 2 judges: AtelierJudge via a at")
+    assert judge.label.startswith("ensemble of 2 judges: AtelierJudge via a, route ateliereval;") and "127.0.0.1" not in judge.label
+    assert judge.spec.endpoints == (server.base_url.split("/")[2],)  # both members call one host, named once (staff only)
     assert isinstance(make_judge(base_url=server.base_url, models=["a"], clip_pretrained="random"), OpenAIJudge)
     with pytest.raises(ValueError, match="needs a judge endpoint"):
         make_judge(models=["a", "b"])

@@ -79,7 +79,7 @@ def test_a_new_judge_rescores_and_both_versions_stay_selectable(team, sample_pac
     page = client.get("/").content.decode()
     assert first in page and f"{submission.judge_id}|{submission.judge_version}" in page and first != f"{submission.judge_id}|{submission.judge_version}"
     old = client.get(f"/submissions/{submission.pk}/", {"judge": first}).content.decode()
-    assert "By AtelierJudge via scripted-judge at" in old
+    assert "By AtelierJudge via scripted-judge, route ateliereval;" in old
 
 
 @pytest.mark.django_db(transaction=True)

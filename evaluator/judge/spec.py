@@ -14,6 +14,10 @@ exemplar per side) and hashes the messages, with image data replaced by a placeh
 Pillow upgrade that re-encodes PNGs differently does not change the judge; the image size
 limit is a parameter of its own). Refactoring the builders without changing what is sent
 keeps the version; changing a word of what is sent changes it.
+
+The endpoint (host and port, never credentials) is kept for staff only: it is not part of the
+identity (moving a judge to another host keeps its id and version, so its stored judgements
+and boards stay one), and no label names it, since every label is shown on public pages.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Mapping
+from urllib.parse import urlsplit
 
 from PIL import Image
 
@@ -66,7 +71,7 @@ class JudgeSpec:
     clip: ClipSpec
     parameters: Mapping[str, Any] = field(default_factory=dict)  # thresholds and settings that change answers
     templates: str = ""  # sha256 of the probe requests ("" for a judge that sends none)
-    endpoint: str = ""  # host:port, shown in the label; not part of the identity
+    endpoint: str = ""  # host:port without credentials, for staff pages; in no label and not part of the identity
     members: tuple[JudgeSpec, ...] = ()
 
     def document(self) -> dict[str, Any]:
@@ -102,11 +107,23 @@ class JudgeSpec:
 
     @property
     def label(self) -> str:
+        """What public pages call this judge: the model(s), the route and the CLIP weights, never the endpoint."""
         if self.engine == "ensemble":
             return f"ensemble of {len(self.members)} judges: " + "; ".join(m.label for m in self.members)
         if self.engine == "embedding":
             return f"offline embedding judge (MiniLM + {self.clip.describe()})"
-        return f"AtelierJudge via {self.models[0]} at {self.endpoint}; {self.clip.describe()}"
+        return f"AtelierJudge via {self.models[0]}, route {self.route}; {self.clip.describe()}"
+
+    @property
+    def endpoints(self) -> tuple[str, ...]:
+        """The hosts this judge calls (its members' for an ensemble), for staff pages."""
+        found = (self.endpoint,) if self.endpoint else ()
+        return tuple(dict.fromkeys([*found, *(e for m in self.members for e in m.endpoints)]))
+
+
+def endpoint_host(endpoint: str) -> str:
+    """host[:port] of a URL or a netloc, without the user and password a URL may carry (user:secret@host)."""
+    return urlsplit(endpoint if "//" in endpoint else f"//{endpoint}").netloc.rpartition("@")[2]
 
 
 def _probe_image() -> Image.Image:
@@ -152,7 +169,7 @@ def openai_spec(
     parameters = {"image_max_side": image_max_side, "repair_attempts": repair_attempts, "request": dict(request), **metric_parameters()}
     return JudgeSpec(
         engine="openai", models=(model,), route=route, base_version=rubric.version, clip=clip, parameters=parameters,
-        templates=templates_digest(rubric, image_max_side), endpoint=endpoint,
+        templates=templates_digest(rubric, image_max_side), endpoint=endpoint_host(endpoint),
     )  # fmt: skip
 
 
