@@ -15,6 +15,7 @@ from evaluator.prompters.baselines import brief_verbatim
 from submissions.models import Status, Submission, Team
 from submissions.services import submission_create
 from tasks.models import Task, TaskPack
+from tasks.services import PackRevision
 from tasks.targets import references_render, targets_render
 
 PER_SPLIT = 2  # tasks per category and split: 12 tasks in all
@@ -33,10 +34,11 @@ def demo_original(pack: TaskPack, team: Team, say: Callable[[str], None]) -> lis
     tasks = demo_tasks(pack)
     ids = [t.task_id for t in tasks]
     backends = list(runtime.backend_configs().values())
-    rendered, failures = targets_render(pack=pack, backend=backends[0], candidates=4, task_ids=ids)
+    revision = PackRevision.begin(pack.pk)  # targets and references: one revision at most
+    rendered, failures = targets_render(pack=pack, backend=backends[0], candidates=4, task_ids=ids, revision=revision)
     if failures:
         raise RuntimeError("could not render the original pack's demo IM targets:\n" + "\n".join(failures))
-    references_render(pack=pack, backends=backends, task_ids=ids)
+    references_render(pack=pack, backends=backends, task_ids=ids, revision=revision)
     pack.refresh_from_db()  # new targets move the pack to its next revision: the runs belong to that one
     made = []
     for name, rule in RULES.items():

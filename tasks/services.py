@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 
 from django.core.files.base import ContentFile
 from django.db import transaction
@@ -35,14 +36,35 @@ def _target_sha(task: Task) -> str:
         return hashlib.sha256(handle.read()).hexdigest()
 
 
+@dataclass(frozen=True)
+class PackRevision:
+    """One run's changes to a pack (an admin edit, a render_targets run): a run is one revision. Its first change
+    raises the pack's revision, in that change's transaction; later changes of the run join that revision, and a
+    run that changes nothing raises nothing. Raising at the first change, not at the end, keeps a submission made
+    during a long run off the revision that the run is changing."""
+
+    pack_id: int
+    base: int  # the pack's revision when the run began
+
+    @classmethod
+    def begin(cls, pack_id: int) -> PackRevision:
+        return cls(pack_id, TaskPack.objects.values_list("revision", flat=True).get(pk=pack_id))
+
+    def changed(self) -> None:
+        """Call inside the transaction that stores a change of what is judged. A conditional update, not a flag:
+        a change whose transaction rolled back leaves the revision to the next change."""
+        TaskPack.objects.filter(pk=self.pack_id, revision=self.base).update(revision=self.base + 1)
+
+
 @transaction.atomic
-def task_touch(*, task: Task) -> bool:
-    """After an edit (admin, render_targets): bump the task's version and its pack's revision if content changed."""
+def task_touch(*, task: Task, revision: PackRevision | None = None) -> bool:
+    """After an edit (admin, render_targets): bump the task's version if its content changed, and the pack's
+    revision through `revision` (the run's; by default a run of this one edit)."""
     digest = task_hash(task, [t.name for t in task.tags.all()], _target_sha(task))
     if digest == task.content_hash:
         return False
     Task.objects.filter(pk=task.pk).update(content_hash=digest, version=F("version") + 1)
-    TaskPack.objects.filter(pk=task.pack_id).update(revision=F("revision") + 1)
+    (revision or PackRevision.begin(task.pack_id)).changed()
     task.refresh_from_db()
     return True
 

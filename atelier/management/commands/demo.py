@@ -14,13 +14,14 @@ from submissions.baselines import baseline_create
 from submissions.models import RESUMABLE, Endpoint, Membership, Status, Submission, Team
 from submissions.services import endpoint_create, endpoint_run_create, submission_create, submissions_publish
 from tasks.loaders import read_own_pack
-from tasks.services import pack_save
+from tasks.services import PackRevision, pack_save
 from tasks.targets import references_render, targets_render
 
 SAMPLE_PACK = settings.BASE_DIR / "tasks" / "packs" / "sample"
 ORIGINAL_PACK = settings.BASE_DIR / "tasks" / "packs" / "atelier-original"
 EXAMPLE_PROMPTS = settings.BASE_DIR / "examples" / "demo_prompts.jsonl"
 EXAMPLE_RATINGS = settings.BASE_DIR / "examples" / "demo_expert_ratings.jsonl"
+EXAMPLE_RATER = "developer (one rater, not an expert panel)"  # the file's rater: a user allowed hidden items, who cannot log in
 
 
 class Command(BaseCommand):
@@ -34,10 +35,11 @@ class Command(BaseCommand):
         original, _ = pack_save(data=read_own_pack(ORIGINAL_PACK))
         pack, _ = pack_save(data=read_own_pack(SAMPLE_PACK))
         backend = next(iter(runtime.backend_configs().values()))
-        rendered, failures = targets_render(pack=pack, backend=backend, candidates=4)
+        revision = PackRevision.begin(pack.pk)  # targets and references: one revision at most
+        rendered, failures = targets_render(pack=pack, backend=backend, candidates=4, revision=revision)
         if failures:
             raise CommandError("could not render the sample pack's IM targets:\n" + "\n".join(failures))
-        references_render(pack=pack, backends=list(runtime.backend_configs().values()))
+        references_render(pack=pack, backends=list(runtime.backend_configs().values()), revision=revision)
         pack.refresh_from_db()
         self.stdout.write(f"Loaded {pack} and the original 360-task pack; {rendered} IM target(s) rendered on {backend.name}.")
         user = self._demo_user()
@@ -58,10 +60,12 @@ class Command(BaseCommand):
         published = submissions_publish(submissions=Submission.objects.filter(pk__in=shown))
         demo.refresh_from_db()
         if demo.status == Status.DONE:
+            users = get_user_model().objects
+            self._hidden_items_allowed(users.filter(username=EXAMPLE_RATER).first() or users.create_user(EXAMPLE_RATER))  # half its tasks are hidden
             count = expert_ratings_import(submission=demo, filename=EXAMPLE_RATINGS.name, data=EXAMPLE_RATINGS.read_bytes())
             self.stdout.write(f"Imported {count} hand ratings of the example prompts (one rater): see /judge/.")
             queued = rating_queue_fill(submissions=Submission.objects.filter(pk=demo.pk), raters=self._experts(), items=6, per_item=2)
-            self.stdout.write(f"Expert queue: {queued} new assignment(s); log in as expert1 / expert1-demo or expert2 / expert2-demo and open /rate/.")
+            self.stdout.write(f"Expert queue: {queued.created} new assignment(s); log in as expert1 / expert1-demo or expert2 / expert2-demo and open /rate/.")
         study, token = demo_study(pack, self.stdout.write)
         for s in Submission.objects.filter(pk__in=shown):
             self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
@@ -106,14 +110,20 @@ class Command(BaseCommand):
             self.stdout.write(f"  the scripted prompter answered {server.calls} call(s); each run's page links its call log.")
         return runs
 
+    def _hidden_items_allowed(self, user) -> None:
+        group = Group.objects.get_or_create(name="Hidden-item raters")[0]
+        group.permissions.add(Permission.objects.get(codename="rate_hidden_items", content_type__app_label="ratings"))
+        user.groups.add(group)
+
     def _experts(self) -> list:
-        """Two demo accounts with the expert rater role (DEBUG-only passwords, like demo / demo)."""
+        """Two demo accounts with the expert rater role, allowed hidden items too (DEBUG-only passwords, like demo / demo)."""
         User, group = get_user_model(), Group.objects.get_or_create(name="Expert raters")[0]
         group.permissions.add(Permission.objects.get(codename="rate_items", content_type__app_label="ratings"))
         experts = []
         for name in ("expert1", "expert2"):
             user = User.objects.filter(username=name).first() or User.objects.create_user(name, password=f"{name}-demo")
             user.groups.add(group)
+            self._hidden_items_allowed(user)
             experts.append(user)
         return experts
 

@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import runtime
 from tasks.models import TaskPack
+from tasks.services import PackRevision
 from tasks.targets import references_render, targets_render
 
 
@@ -28,10 +29,13 @@ class Command(BaseCommand):
         found = TaskPack.objects.filter(name=name, **({"version": version} if version else {})).order_by("-loaded_at").first()
         if found is None:
             raise CommandError(f"no pack {pack!r}; load it with manage.py load_tasks")
-        done, failures = targets_render(pack=found, backend=configs[backend], candidates=candidates, force=force)
+        revision = PackRevision.begin(found.pk)  # the whole run is one revision, raised only if it changes what is judged
+        done, failures = targets_render(pack=found, backend=configs[backend], candidates=candidates, force=force, revision=revision)
         self.stdout.write(f"{found}: {done} target(s) rendered on {backend}")
         if references:
-            count = references_render(pack=found, backends=list(configs.values()))
+            count = references_render(pack=found, backends=list(configs.values()), revision=revision)
             self.stdout.write(f"{count} c_k reference render(s) made on {', '.join(configs)}")
+        found.refresh_from_db()
+        self.stdout.write(f"pack revision {revision.base} -> {found.revision}")
         if failures:
             raise CommandError(f"{len(failures)} target(s) failed:\n" + "\n".join(failures))
