@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
 from evaluator.metrics.board import SETTINGS, board_stats_compute, prompt_styles
+from evaluator.metrics.coverage import FULL, coverage_words, standing
 from leaderboard.models import BoardRow, BoardStats, Figure
 from submissions.models import PromptEntry, Status, Submission
 from tasks.models import Task, TaskPack
@@ -56,13 +58,19 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
 FIGURE_FIELDS = ("value", "scale", "n", "failures", "ci_low", "ci_high")
 
 
+def _standing(figure: Figure) -> dict[str, str]:
+    """What a board cell says besides the value when the figure rests on fewer units than planned (entries are done)."""
+    shown = standing(figure.coverage, done=True, max_missing=settings.ATELIER_MAX_MISSING_RATE)
+    return {} if shown == FULL else {"standing": shown, "rests_on": coverage_words(figure.coverage)}
+
+
 def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_version: str, published, data: dict) -> tuple[dict[str, str], int]:
     """Store one row per published entry as the board page shows it (figures, sort keys, statistics); returns the
     board's backends with their labels (its columns) and the number of rows."""
     rows: dict[int, dict] = defaultdict(lambda: {"category": {}, "backend": {}})
     figures = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope__in=("overall", "category", "backend"))
     for f in figures:
-        shown = {k: getattr(f, k) for k in FIGURE_FIELDS}
+        shown = {**{k: getattr(f, k) for k in FIGURE_FIELDS}, **_standing(f)}
         if f.scope == "overall":
             rows[f.submission_id]["overall"] = shown
         else:

@@ -6,6 +6,7 @@ from django.db import transaction
 
 from evaluator.judge.skills import get_skill
 from evaluator.metrics.aggregate import Unit, detail_figures, figures, task_figures
+from evaluator.metrics.coverage import coverage
 from leaderboard.models import Figure
 from submissions.models import Judgement, Render, Submission, UnitStatus
 
@@ -31,10 +32,12 @@ def figures_rebuild(*, submission: Submission) -> list[Figure]:
     """Recompute the figures of the submission's current judge; other judges' figures are kept."""
     judge = {"judge_id": submission.judge_id, "judge_version": submission.judge_version}
     Figure.objects.filter(submission=submission, **judge).delete()
+    units = submission_units(submission, **judge)
+    covered = coverage(units)
     return Figure.objects.bulk_create(
         Figure(submission=submission, **judge, judge_label=submission.judge_label, scope=f.scope, key=f.key, value=f.value,
-               scale=f.scale, n=f.n, failures=f.failures, ci_low=f.ci_low, ci_high=f.ci_high)  # fmt: skip
-        for f in _all_figures(submission_units(submission, **judge))
+               scale=f.scale, n=f.n, failures=f.failures, ci_low=f.ci_low, ci_high=f.ci_high, coverage=covered.get((f.scope, f.key), {}))  # fmt: skip
+        for f in _all_figures(units)
     )
 
 

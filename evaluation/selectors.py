@@ -11,9 +11,11 @@ from collections import Counter, defaultdict
 from datetime import timedelta
 
 import redis
+from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
+from evaluator.metrics.coverage import coverage_words, standing
 from leaderboard.models import Figure
 from submissions.models import ACTIVE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 
@@ -27,10 +29,15 @@ DETAIL_SCOPES = ("task", "category_backend", "part")  # stored for the board and
 
 
 def submission_figures(submission: Submission, judge: JudgeKey | None = None, every: bool = False) -> dict[str, list[Figure]]:
+    """The stored figures of one judge, each with its `standing` (full, partial or withheld) and `rests_on` (words)."""
     judge = judge or submission_judge(submission)
+    # Another judge's figures were built when that judge's run finished; the current judge's run may not have.
+    done = submission.status == Status.DONE or judge.key != submission_judge(submission).key
     grouped: dict[str, list[Figure]] = defaultdict(list)
     rows = submission.figures.filter(judge_id=judge.judge_id, judge_version=judge.version)
     for figure in rows if every else rows.exclude(scope__in=DETAIL_SCOPES):
+        figure.standing = standing(figure.coverage, done=done, max_missing=settings.ATELIER_MAX_MISSING_RATE)
+        figure.rests_on = coverage_words(figure.coverage)
         grouped[figure.scope].append(figure)
     return dict(grouped)  # a plain dict: templates would read defaultdict's .items as a missing key
 

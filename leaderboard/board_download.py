@@ -15,6 +15,7 @@ from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.figures import submission_units
 from evaluation.judges import JudgeKey
 from evaluator.metrics.board import SETTINGS
+from evaluator.metrics.coverage import standing
 from submissions.models import Judgement, PromptEntry
 from tasks.models import Split
 
@@ -25,7 +26,8 @@ from .selectors import Board, board_submissions
 README = """# {board} scored by {judge}
 
 Files: board.json (pack, judge with its full spec, backends with config hashes, code version, statistics settings, the entries and
-their published figures and statistics), tasks.csv (category and split of each task), units.jsonl (every unit
+their published figures, what each rests on (coverage: units scored of those planned, and whether the figure is
+full, partial or withheld) and statistics), tasks.csv (category and split of each task), units.jsonl (every unit
 the aggregation reads: one judgement or failed render per line), prompts.jsonl, breakdown.csv / breakdown.jsonl
 (per task, sample, backend and image: prompt, image URL, every judged value), rationales.jsonl (dev-split tasks).
 
@@ -53,15 +55,21 @@ def board_files(board: Board, judge: JudgeKey, absolute: Callable[[str], str]) -
 def _board_json(board: Board, judge: JudgeKey, entries: list) -> dict:
     stats = BoardStats.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).first()
     figures: dict[str, dict] = {str(s.pk): {} for s in entries}
-    for submission_id, scope, key, value in Figure.objects.filter(submission__in=entries, judge_id=judge.judge_id, judge_version=judge.version).values_list("submission_id", "scope", "key", "value"):
+    covered: dict[str, dict] = {str(s.pk): {} for s in entries}
+    stored = Figure.objects.filter(submission__in=entries, judge_id=judge.judge_id, judge_version=judge.version)
+    for submission_id, scope, key, value, coverage in stored.values_list("submission_id", "scope", "key", "value", "coverage"):
         figures[str(submission_id)][f"{scope}:{key}"] = value
+        if coverage:  # entries on a board are done: what a figure rests on decides its standing
+            standing_of = standing(coverage, done=True, max_missing=settings.ATELIER_MAX_MISSING_RATE)
+            covered[str(submission_id)][f"{scope}:{key}"] = {"scored": coverage["scored"], "planned": coverage["planned"], "standing": standing_of}
     backends = {b["name"]: b for s in entries for b in s.backends if isinstance(b, dict)}
     return {
         "pack": {"name": board.pack.name, "version": board.pack.version, "revision": board.revision},
         "judge": {"id": judge.judge_id, "version": judge.version, "label": judge.label, "spec": next((s.judge_spec for s in entries if s.judge_version == judge.version and s.judge_spec), None)},
         "code_version": settings.ATELIER_CODE_VERSION, "backends": list(backends.values()),
         "statistics_settings": stats.settings if stats else SETTINGS,
-        "entries": [{"entry": s.pk, "prompter": s.prompter, "team": s.team.name, "condition": s.condition, "origin": s.origin, "figures": figures[str(s.pk)]} for s in entries],
+        "entries": [{"entry": s.pk, "prompter": s.prompter, "team": s.team.name, "condition": s.condition, "origin": s.origin, "figures": figures[str(s.pk)],
+                     "coverage": covered[str(s.pk)]} for s in entries],
         "statistics": {"ranked_on": stats.ranked_on, "entries": stats.entries, "comparisons": stats.comparisons, "wins": stats.wins, "length": stats.length} if stats else None,
     }  # fmt: skip
 

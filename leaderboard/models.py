@@ -19,6 +19,7 @@ class Figure(models.Model):
     failures = models.PositiveIntegerField(default=0)
     ci_low = models.FloatField(null=True, blank=True)
     ci_high = models.FloatField(null=True, blank=True)
+    coverage = models.JSONField(default=dict, blank=True, help_text="{scored, planned, skills: {skill: [scored, planned]}}: what it rests on (evaluator.metrics.coverage)")
     computed = models.DateTimeField(auto_now=True)
 
     class Meta:

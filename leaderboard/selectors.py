@@ -164,6 +164,8 @@ class Cell:
     failures: int = 0
     ci_low: float | None = None
     ci_high: float | None = None
+    standing: str = "full"  # or partial or withheld (evaluator.metrics.coverage)
+    rests_on: str = ""
 
 
 def _figure(scope: str, key: str, stored: dict) -> Cell:

@@ -55,7 +55,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "progress": (progress := units.submission_progress(submission)), "eta": units.submission_eta(submission, progress), "rows": selectors.entry_rows(list(page), judge),
         "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status in ACTIVE,
         "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [], "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
-        "on_team": selectors.on_team(request.user, submission), "selection_limit": settings.ATELIER_BOARD_SELECTION,
+        "on_team": selectors.on_team(request.user, submission), "selection_limit": settings.ATELIER_BOARD_SELECTION, "max_missing": 100 * settings.ATELIER_MAX_MISSING_RATE,
         "prompting": selectors.prompting_section(submission) if submission.origin == "endpoint" else None,
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)

@@ -22,6 +22,7 @@ from evaluation.selectors import submission_cost, submission_eta, submission_fig
 from evaluation.trajectories import call_log_rows, prompting_progress
 from evaluation.units import submission_cancel
 from evaluation.workqueue import QueueUnavailable
+from evaluator.metrics.coverage import FULL, WITHHELD
 from tasks.models import TaskPack
 
 from . import ratelimit, services
@@ -111,10 +112,17 @@ def _status(request: HttpRequest, submission: Submission) -> dict:
         "page_url": request.build_absolute_uri(reverse("submission", args=[submission.pk])),
         "progress": (progress := submission_progress(submission)), "eta": submission_eta(submission, progress), "judge": submission.judge_label, "judge_version": submission.judge_version,
         "cost": submission_cost(submission),
-        "figures": {f"{f.scope}:{f.key}": {"value": f.value, "scale": f.scale} for group in figures.values() for f in group},
+        "figures": {f"{f.scope}:{f.key}": _figure(f) for group in figures.values() for f in group},
         "origin": submission.origin, "condition": submission.condition, "condition_version": submission.condition_version,
         **({"prompting": _jsonable(prompting_progress(submission))} if submission.origin == "endpoint" else {}),
     }  # fmt: skip
+
+
+def _figure(figure) -> dict:
+    """A figure with what it rests on: a withheld one has no value; a partial one says so (evaluator.metrics.coverage)."""
+    covered = {"scored": figure.coverage["scored"], "planned": figure.coverage["planned"]} if figure.coverage else None
+    return {"value": None if figure.standing == WITHHELD else figure.value, "scale": figure.scale, "partial": figure.standing != FULL,
+            "withheld": figure.standing == WITHHELD, "coverage": covered}  # fmt: skip
 
 
 def _jsonable(progress: dict | None) -> dict | None:

@@ -41,7 +41,12 @@ def figure_cell(figure):
     page has hundreds of cells and an include costs a template render each)."""
     if not figure:
         return mark_safe('<td class="num">—</td>')
+    standing = getattr(figure, "standing", "full")
+    if standing == "withheld":
+        return format_html('<td class="num">withheld<br><span class="ci">{}</span></td>', figure.rests_on)
     shown = format_html("{}", on_scale(figure.value, figure.scale))
+    if standing == "partial":
+        shown += format_html('<br><span class="ci">partial: {}</span>', figure.rests_on)
     if figure.ci_low is not None:
         shown += format_html('<br><span class="ci">[{}, {}]</span>', on_scale(figure.ci_low, figure.scale), on_scale(figure.ci_high, figure.scale))
     if figure.failures:
