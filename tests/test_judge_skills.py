@@ -251,7 +251,7 @@ def test_safety_image_sees_image_not_prompt(openai_server: ScriptedOpenAIServer)
 def test_safety_malformed_replies_fail(openai_server: ScriptedOpenAIServer, reply: dict, problem: str) -> None:
     openai_server.queue(*[Reply(content=json.dumps(reply))] * 3)
     result = judge_for(openai_server).run("safety_prompt", TASK, PROMPT)
-    assert result.status == "failed" and result.calls == 3 and problem in result.reason, result.reason
+    assert result.status == "failed" and result.calls == 3 and problem in result.remote_text and result.reason == "invalid reply after 3 attempt(s)", result.reason
 
 
 def test_safety_malformed_then_repaired(openai_server: ScriptedOpenAIServer) -> None:
@@ -317,7 +317,7 @@ def test_text_rendering_happy_path(openai_server: ScriptedOpenAIServer) -> None:
 def test_text_rendering_malformed(openai_server: ScriptedOpenAIServer, reply: dict, problem: str) -> None:
     openai_server.queue(*[Reply(content=json.dumps(reply))] * 3)
     result = judge_for(openai_server).run("text_rendering", TASK, PROMPT, picture())
-    assert result.status == "failed" and problem in result.reason, result.reason
+    assert result.status == "failed" and problem in result.remote_text and result.reason.startswith("invalid reply after"), result.reason
     assert result.details == {} and result.value is None
 
 
@@ -377,7 +377,7 @@ def test_faithfulness_critical_miss_fails_the_sample(openai_server: ScriptedOpen
 def test_faithfulness_schema_is_strict(openai_server: ScriptedOpenAIServer, reply: str, problem: str) -> None:
     openai_server.queue(*[Reply(content=reply)] * 3)
     result = judge_for(openai_server).run("faithfulness", TASK, PROMPT, picture())
-    assert result.status == "failed" and problem in result.reason, result.reason
+    assert result.status == "failed" and problem in result.remote_text and result.reason.startswith("invalid reply after"), result.reason
 
 
 # --- results and throughput --------------------------------------------------------------------------

@@ -166,7 +166,8 @@ def test_sigterm_stops_it_promptly_while_redis_is_gone_or_silent(tmp_path, comma
             process.close()
     print(f"{command[0]}, Redis {fault}: stopped {took:.1f} s after SIGTERM (exit code {process.process.returncode})")
     assert process.process.returncode == 0, process.output()
-    assert took < HEARTBEAT + 3, f"{command[0]} took {took:.1f} s to stop with Redis {fault}:\n{process.output()}"
+    # The old code never stopped (SIGKILL at 30 s); the slack over the heartbeat is for a loaded CI machine (5.8 s seen).
+    assert took < HEARTBEAT + 8, f"{command[0]} took {took:.1f} s to stop with Redis {fault}:\n{process.output()}"
 
 
 def test_sigterm_ends_the_wait_for_a_redis_that_never_came(tmp_path):
@@ -177,5 +178,6 @@ def test_sigterm_ends_the_wait_for_a_redis_that_never_came(tmp_path):
     finally:
         process.close()
     print(f"work, Redis never there: stopped {took:.1f} s after SIGTERM")
-    assert process.process.returncode == 0 and took < 3, f"{took:.1f} s, exit code {process.process.returncode}:\n{process.output()}"
+    # The old code died of the signal (exit -15); the bound leaves room for a loaded CI machine (4.1 s seen).
+    assert process.process.returncode == 0 and took < 10, f"{took:.1f} s, exit code {process.process.returncode}:\n{process.output()}"
     assert "stopped on request while waiting for Redis" in process.output()
