@@ -16,6 +16,7 @@ from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from evaluator.judge.official.layout import release_problems
 from evaluator.judge.routes import ROUTE_NAMES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -197,9 +198,16 @@ ATELIER_JUDGE_MAX_RETRIES = envint("ATELIER_JUDGE_MAX_RETRIES", "2")
 ATELIER_JUDGE_IMAGE_MAX_SIDE = envint("ATELIER_JUDGE_IMAGE_MAX_SIDE", "512", minimum=64)
 # Several comma-separated models make a judge ensemble (mean scores, majority checklists).
 ATELIER_JUDGE_MODELS = [m.strip() for m in os.environ.get("ATELIER_JUDGE_MODELS", "").split(",") if m.strip()]
-ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", "ateliereval")
+# A checkout of the AtelierEval release (github.com/Astarojth/AtelierEval): the judge becomes the release's own, read
+# from its files at run time (route "official", docs/judge.md). It needs OPENAI_BASE_URL and one model.
+ATELIER_OFFICIAL_RELEASE = os.environ.get("ATELIER_OFFICIAL_RELEASE", "").strip()
+if ATELIER_OFFICIAL_RELEASE and (_problems := release_problems(ATELIER_OFFICIAL_RELEASE)):
+    raise ImproperlyConfigured(f"ATELIER_OFFICIAL_RELEASE={ATELIER_OFFICIAL_RELEASE!r} is not a checkout of the release: " + "; ".join(_problems))
+ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", "official" if ATELIER_OFFICIAL_RELEASE else "ateliereval")
 if ATELIER_JUDGE_ROUTE not in ROUTE_NAMES:
     raise ImproperlyConfigured(f"ATELIER_JUDGE_ROUTE={ATELIER_JUDGE_ROUTE!r}: expected one of {', '.join(ROUTE_NAMES)}")
+if (ATELIER_JUDGE_ROUTE == "official") != bool(ATELIER_OFFICIAL_RELEASE):
+    raise ImproperlyConfigured(f"ATELIER_JUDGE_ROUTE={ATELIER_JUDGE_ROUTE!r}: the route 'official' is the judge of ATELIER_OFFICIAL_RELEASE, and only it")
 ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", "2")
 ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8", minimum=1)
 # A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,

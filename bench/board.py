@@ -50,7 +50,7 @@ def prompt(rng) -> str:
 
 def generate(count: int, pack, rng, samples: int = 1, label: str = "") -> list[int]:
     """`count` published submissions, each with `samples` prompts per task, their renders, judgements and figures."""
-    from evaluation.figures import _all_figures
+    from evaluation.figures import all_figures
     from evaluator.judge.skills import get_skill
     from evaluator.metrics.aggregate import Unit
     from leaderboard.models import Figure
@@ -86,7 +86,7 @@ def generate(count: int, pack, rng, samples: int = 1, label: str = "") -> list[i
         Judgement.objects.bulk_create(judgements, batch_size=5000)
         Figure.objects.bulk_create(
             [Figure(submission_id=pk, judge_label="bench judge", scope=f.scope, key=f.key, value=f.value, scale=f.scale, n=f.n, failures=f.failures,
-                    ci_low=f.ci_low, ci_high=f.ci_high, **JUDGE) for pk, u in units.items() for f in _all_figures(u)],
+                    ci_low=f.ci_low, ci_high=f.ci_high, **JUDGE) for pk, u in units.items() for f in all_figures(u)],
             batch_size=5000,
         )  # fmt: skip
         made += [s.pk for s in chunk]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from evaluator.judge.official.composite import top1_units
 from evaluator.judge.skills import get_skill
 from evaluator.metrics.aggregate import Unit, detail_figures, figures, task_figures
 from evaluator.metrics.coverage import coverage
@@ -37,11 +38,18 @@ def figures_rebuild(*, submission: Submission) -> list[Figure]:
     return Figure.objects.bulk_create(
         Figure(submission=submission, **judge, judge_label=submission.judge_label, scope=f.scope, key=f.key, value=f.value,
                scale=f.scale, n=f.n, failures=f.failures, ci_low=f.ci_low, ci_high=f.ci_high, coverage=covered.get((f.scope, f.key), {}))  # fmt: skip
-        for f in _all_figures(units)
+        for f in all_figures(units, top1=top1_composite(submission.judge_spec))
     )
 
 
-def _all_figures(units: list[Unit]) -> list:
-    """The board's figures, more views of them (parts, category × backend) and each task's score (scope "task":
-    common-task comparisons, e.g. with human baselines, and the board statistics)."""
-    return [*figures(units), *detail_figures(units), *task_figures(units)]
+def top1_composite(spec: dict) -> bool:
+    """The official route's composite keeps the best image of each prompt and backend (the paper's top-1 of N)."""
+    return spec.get("engine") == "official"
+
+
+def all_figures(units: list[Unit], top1: bool = False) -> list:
+    """The board's figures (with top1, on each prompt's best image only), more views of them (parts, category ×
+    backend) and each task's score (scope "task": common-task comparisons, e.g. with human baselines, and the board
+    statistics)."""
+    kept = top1_units(units) if top1 else units
+    return [*figures(kept), *detail_figures(kept), *task_figures(kept)]

@@ -205,7 +205,7 @@ def _target(judgement: Judgement) -> TargetInput | None:
 def _exemplars(judgement: Judgement, prompt: str, image: Image.Image | None) -> tuple:
     """Calibration exemplars for the skills that use memory (memory holds rubric scores, not checklist labels)."""
     skill = get_skill(judgement.skill)
-    if not skill.uses_memory:
+    if not skill.uses_memory or settings.ATELIER_JUDGE_ROUTE == "official":  # that judge retrieves from the release's memory
         return ()
     task = judgement.entry.task
     return exemplars_for(task_id=task.task_id, category=task.category, side=skill.side, prompt=prompt, image=image)

@@ -36,6 +36,7 @@ def judge() -> Judge:
         repair_attempts=settings.ATELIER_JUDGE_REPAIRS,
         route=settings.ATELIER_JUDGE_ROUTE,
         max_in_flight=settings.ATELIER_JUDGE_MAX_IN_FLIGHT,
+        official_release=settings.ATELIER_OFFICIAL_RELEASE or None,
     )
 
 

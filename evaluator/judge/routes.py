@@ -4,7 +4,8 @@
 skips image_subjective (an imitation is judged on fidelity, not its own aesthetics) and adds
 target_similarity. "extended" adds the safety gates (first, so a block saves the calls after
 them), text_rendering (only for tasks whose checklist quotes literal text), faithfulness,
-and color_shift for IM.
+and color_shift for IM. "official" is the released judge reproduced from a checkout (evaluator/judge/official/):
+the release's own skills only, so IM runs no target_similarity.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ ROUTES: dict[str, dict[str, tuple[str, ...]]] = {
         "CO": _GATES + _ATELIEREVAL_OE_CO + ("text_rendering", "faithfulness"),
         "IM": _GATES + _ATELIEREVAL_IM + ("text_rendering", "faithfulness", "color_shift"),
     },
+    "official": {"OE": _ATELIEREVAL_OE_CO, "CO": _ATELIEREVAL_OE_CO, "IM": ("prompt_subjective", "prompt_objective", "image_objective")},
 }
 ROUTE_NAMES: tuple[str, ...] = tuple(ROUTES)
 DEFAULT_ROUTE = "ateliereval"
