@@ -30,7 +30,8 @@ def board_inputs(pack: TaskPack, revision: int, judge_id: str, judge_version: st
     prompts = PromptEntry.objects.filter(submission__in=published).values_list("submission_id", "task__task_id", "text")
     lengths, lists = prompt_styles((str(s), t, text) for s, t, text in prompts.iterator(chunk_size=5000))
     tasks = Task.objects.filter(pack=pack).values_list("task_id", "category", "split")
-    return {"every": dict(scores), "lengths": lengths, "lists": lists, "categories": {t: c for t, c, _ in tasks}, "splits": {t: s for t, _, s in tasks}}
+    feedback = sorted(str(pk) for pk in published.filter(rounds__gt=1).values_list("pk", flat=True))  # never ranked with single-turn runs
+    return {"every": dict(scores), "lengths": lengths, "lists": lists, "categories": {t: c for t, c, _ in tasks}, "splits": {t: s for t, _, s in tasks}, "feedback": feedback}
 
 
 @transaction.atomic
@@ -75,13 +76,13 @@ def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_versi
             rows[f.submission_id]["overall"] = shown
         else:
             rows[f.submission_id][f.scope][f.key] = shown
-    arena = Counter(e.get("arena_rank") for e in data["entries"].values())
+    shared = Counter(e.get("rank") for e in data["entries"].values() if e.get("rank") is not None)
     gaps = {c["upper"]: c for c in data["comparisons"]}
     BoardRow.objects.filter(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version).delete()
     made = []
     for submission in published.filter(pk__in=list(rows)).annotate(tasks=Count("entries__task", distinct=True)):
         shown, stats = rows[submission.pk], dict(data["entries"].get(str(submission.pk), {}))
-        stats.update(tied=stats.get("arena_rank") is not None and arena[stats["arena_rank"]] > 1, next_gap=gaps.get(str(submission.pk)))
+        stats.update(tied=stats.get("rank") is not None and shared[stats["rank"]] > 1, next_gap=gaps.get(str(submission.pk)))
         sort = {**{c: f["value"] for c, f in shown["category"].items()}, **{f"backend:{b}": f["value"] for b, f in shown["backend"].items()}}
         sort.update({k: stats.get(k) for k in ("lc", "win_rate", "test", "dev", "gap")})  # the ranked score has its own column
         overall = shown.get("overall", {}).get("value")

@@ -15,6 +15,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
+from evaluator.categories import CATEGORIES
 from evaluator.metrics.coverage import coverage_words, standing
 from leaderboard.models import Figure
 from submissions.models import ACTIVE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
@@ -131,3 +132,16 @@ def queues_waiting(submission: Submission) -> list[dict]:
         log.warning("could not count workers for submission %s: %s", submission.pk, exc)
         return [{"queue": q, "workers": None, "error": type(exc).__name__} for q in needed]
     return [] if workers is None else [{"queue": q, "workers": n, "error": ""} for q, n in workers.items()]
+
+
+def pack_coverage(submission: Submission) -> dict | None:
+    """Which of its pack's tasks the submission has prompts for; None when it covers every one. Only entries with a
+    score on every ranked task are ranked (evaluator.metrics.board), so a team hears it at once, not at publication."""
+    tasks = dict(submission.pack.tasks.values_list("task_id", "category"))
+    covered = set(submission.entries.values_list("task__task_id", flat=True).distinct())
+    missing = Counter(category for task_id, category in tasks.items() if task_id not in covered)
+    if not missing:
+        return None
+    parts = ", ".join(f"{missing[c]} {c}" for c in CATEGORIES if missing[c])
+    words = f"These prompts cover {len(covered & set(tasks))} of the pack's {len(tasks)} tasks (missing: {parts}): they are scored, but listed unranked on the board, where only entries with every ranked task are ranked."
+    return {"covers": len(covered & set(tasks)), "of": len(tasks), "missing": {c: missing[c] for c in CATEGORIES if missing[c]}, "warning": words}

@@ -32,7 +32,8 @@ class HumanRow(models.Model):
     """A human baseline row of one board and judge: a study tier's participants pooled (evaluation.humans).
 
     Per task, the score is the mean over the participants who did that task (each participant is
-    one sample of the pooled units); figures then aggregate as for any submission."""
+    one sample of the pooled units); figures then aggregate as for any submission. Scripted demo
+    participants get rows of their own (`scripted`), never pooled with real people's."""
 
     pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="human_rows")
     revision = models.PositiveIntegerField()
@@ -48,17 +49,18 @@ class HumanRow(models.Model):
     studies = models.JSONField(default=list, help_text="study names pooled here")
     first = models.DateTimeField(null=True, blank=True, help_text="first completed participant")
     last = models.DateTimeField(null=True, blank=True, help_text="last completed participant")
+    scripted = models.BooleanField(default=False, help_text="pools scripted demo participants (rules, not people) only")
     computed = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["pack", "revision", "tier", "judge_id", "judge_version"], name="unique_human_row")]
-        ordering = ["pack", "revision", "tier"]
+        constraints = [models.UniqueConstraint(fields=["pack", "revision", "tier", "judge_id", "judge_version", "scripted"], name="unique_human_row")]
+        ordering = ["pack", "revision", "-scripted", "tier"]  # people's rows last: a reader keyed by tier alone keeps theirs
 
     TIER_ORDER = ("novice", "skilled", "all")
 
     @property
     def label(self) -> str:
-        return f"Humans — {self.tier}"
+        return f"Scripted (demo) — {self.tier}" if self.scripted else f"Humans — {self.tier}"
 
 
 class BoardStats(models.Model):
@@ -69,13 +71,16 @@ class BoardStats(models.Model):
     revision = models.PositiveIntegerField()
     judge_id = models.CharField(max_length=200)
     judge_version = models.CharField(max_length=40)
-    entries = models.JSONField(default=dict, help_text="submission id -> {score, low, high, rank, rank_low, rank_high, arena_rank, win_rate, lc, dev, test, gap, length}")
+    entries = models.JSONField(default=dict, help_text="submission id -> {score, low, high, rank, rank_high, win_rate, lc, dev, test, gap, length, covers, of, missing}")
     comparisons = models.JSONField(default=list, help_text="neighbour pairs in score order: upper, lower, difference, tasks, p, p_holm, separated")
     wins = models.JSONField(default=dict, help_text="'a:b' -> [wins, ties, losses] of a against b on common tasks")
     length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
-    settings = models.JSONField(default=dict, help_text="replicates, seed, alpha, resamples: what recomputes the same numbers")
+    settings = models.JSONField(default=dict, help_text="seed, alpha, resamples, tie margin, ranked split minimum: what recomputes the same numbers")
     backends = models.JSONField(default=dict, help_text="the board's backend columns: name -> label")
-    ranked_on = models.JSONField(default=dict, help_text="{split: 'test' or 'all', tasks}: the tasks the ranking statistics use")
+    ranked_on = models.JSONField(default=dict, help_text="{split: 'test' or 'all', tasks scored, ranked entries}: what the ranking statistics use")
+    intervals = models.JSONField(default=dict, help_text="{shown, minimum_tasks}: whether the board has enough tasks for intervals and rank ranges")
+    separable = models.JSONField(default=dict, help_text="{possible, best_p_holm, tests}: whether any neighbour test can reach alpha at all")
+    style = models.JSONField(default=dict, help_text="{identified, categories, minimum_dof}: where the length control is fitted")
     # What the page needs besides one page of rows, stored so a request never scans the board's entries:
     judge_label = models.CharField(max_length=300, blank=True)
     entry_count = models.PositiveIntegerField(default=0, help_text="published entries scored by this judge")

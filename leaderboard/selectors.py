@@ -104,12 +104,20 @@ ROW_SORTS = ("lc", "win_rate", "test", "dev", "gap")
 
 
 def default_sort(stats: BoardStats | None) -> str:
-    """The board ranks by its test split where the statistics are computed on it, otherwise by the overall score."""
-    return "test" if stats is not None and stats.ranked_on.get("split") == "test" else "overall"
+    """The board lists rows by their rank (the ranked score: the test split's where the statistics use it), the
+    unranked rows (partial coverage) after them; without statistics, by the overall score."""
+    return "rank" if stats is not None else "overall"
+
+
+# Besides a condition name, the board filters by kind of run: runs with feedback rounds are never ranked beside
+# single-turn runs (evaluator.metrics.board), and can be listed alone.
+TURNS = {"@single": "single-turn runs", "@feedback": "runs with feedback rounds"}
 
 
 def board_rows(board: Board, judge: JudgeKey, condition: str = "") -> QuerySet[BoardRow]:
     stored = BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    if condition in TURNS:
+        return stored.filter(submission__rounds__gt=1) if condition == "@feedback" else stored.filter(submission__rounds=1)
     return stored.filter(condition=condition) if condition else stored
 
 
@@ -120,8 +128,8 @@ def leaderboard_page(board: Board, judge: JudgeKey, stats: BoardStats | None, so
     backends = stats.backends if stats else {}
     sortable = {*CATEGORIES, *ROW_SORTS, *(f"backend:{b}" for b in backends)}
     ranked = stats is not None and stats.ranked_on.get("split", "all") == "test"
-    if sort == "test" and ranked:
-        key = F("score")  # the ranked score is the test score here: an indexed column, not a JSON key
+    if sort == "rank" or (sort == "test" and ranked):
+        key = F("score")  # the ranked score (the test score when ranked on it): an indexed column, not a JSON key
     else:
         key = Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
     ordered = stored.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "submission_id")
@@ -227,17 +235,20 @@ class HumanView:
 
 def human_judges(board: Board) -> list[JudgeKey]:
     rows = HumanRow.objects.filter(pack=board.pack, revision=board.revision, tier="all")
-    return [JudgeKey(r.judge_id, r.judge_version, r.judge_label) for r in rows]
+    found = {(r.judge_id, r.judge_version): JudgeKey(r.judge_id, r.judge_version, r.judge_label) for r in rows}  # people's and scripted rows
+    return list(found.values())
 
 
 def human_rows(board: Board, judge: JudgeKey) -> list[HumanView]:
-    """The board's human baseline rows for this judge (novice, skilled, all)."""
-    found = {r.tier: r for r in HumanRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)}
+    """The board's human baseline rows for this judge: people's (novice, skilled, all), then scripted demo participants'
+    rows of their own, never pooled with people."""
+    rows = HumanRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    found = {(r.scripted, r.tier): r for r in rows}
     views = []
-    for tier in HumanRow.TIER_ORDER:
-        if tier in found:
-            view = HumanView(found[tier])
-            for data in found[tier].figures:
+    for scripted, tier in [(s, t) for s in (False, True) for t in HumanRow.TIER_ORDER]:
+        if (scripted, tier) in found:
+            view = HumanView(found[(scripted, tier)])
+            for data in view.row.figures:
                 figure = Figure(**{k: data[k] for k in ("scope", "key", "value", "n", "failures", "ci_low", "ci_high", "scale")})
                 if figure.scope == "overall":
                     view.overall = figure
@@ -263,7 +274,8 @@ def common_task_scores(board: Board, judge: JudgeKey, rows: list[Row], tasks: li
 def human_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
     """Human rows, and when the humans did only part of the board's tasks, every row's overall on those tasks."""
     humans = human_rows(board, judge)
-    tasks = humans[-1].row.tasks if humans else []  # the "all" row: every task any participant did
+    pooled = [h for h in humans if h.row.tier == "all" and not h.row.scripted] or [h for h in humans if h.row.tier == "all"]
+    tasks = pooled[0].row.tasks if pooled else []  # people's "all" row (else the scripted one): every task any participant did
     partial = bool(humans) and len(tasks) < board.pack.tasks.count()
     return {"humans": humans, "partial": partial, "human_tasks": len(tasks), "common": common_task_scores(board, judge, rows, tasks) if partial else {}}
 
@@ -298,33 +310,39 @@ class StatsSection:
     @cached_property
     def _top(self) -> list[tuple[int, str, dict]]:
         rows = board_rows(self.board, self.judge, self.condition).order_by(F("score").desc(nulls_last=True), "submission_id")
-        return list(rows.values_list("submission_id", "submission__prompter", "stats")[:SCATTER_ENTRIES])
+        return list(rows.values_list("submission_id", "submission__prompter", "stats", "submission__team__name")[:SCATTER_ENTRIES])
 
     @cached_property
     def _names(self) -> dict[str, str]:
-        return {str(pk): f"{prompter} #{pk}" for pk, prompter, _ in self._top}  # prompters may share a name
+        """Rows named as the table names them: rank, prompter and team (prompters may share a name)."""
+        return {str(pk): row_name(prompter, team, stats.get("rank")) for pk, prompter, stats, team in self._top}
 
     @cached_property
     def heatmap(self) -> dict:
-        ids = [str(pk) for pk, _, _ in self._top[:HEATMAP_ENTRIES]]
+        ids = [str(pk) for pk, _, stats, _ in self._top if stats.get("rank") is not None][:HEATMAP_ENTRIES]
         matrix = [[_rate(self.stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
         return {"labels": [self._names[i] for i in ids], "z": matrix}
 
     @cached_property
     def comparisons(self) -> list[dict]:
         names = self._names
-        gaps = [row["next_gap"] for _, _, row in self._top[:COMPARISONS_SHOWN] if row.get("next_gap") and (not self.condition or row["next_gap"]["lower"] in names)]
+        gaps = [row["next_gap"] for _, _, row, _ in self._top[:COMPARISONS_SHOWN] if row.get("next_gap") and (not self.condition or row["next_gap"]["lower"] in names)]
         missing = [int(c["lower"]) for c in gaps if c["lower"] not in names]
-        lower = {str(pk): f"{p} #{pk}" for pk, p in Submission.objects.filter(pk__in=missing).values_list("pk", "prompter")} if missing else {}
+        found = Submission.objects.filter(pk__in=missing).values_list("pk", "prompter", "team__name") if missing else []
+        lower = {str(pk): row_name(p, team, None) for pk, p, team in found}
         return [{**c, "upper_name": names[c["upper"]], "lower_name": names.get(c["lower"]) or lower.get(c["lower"], "?")} for c in gaps]
 
     @cached_property
     def scatter(self) -> list[dict]:
-        return [{"name": self._names[str(pk)], "x": row["length"], "y": row["score"]} for pk, _, row in self._top if row.get("length") and row.get("score") is not None]
+        return [{"name": self._names[str(pk)], "x": row["length"], "y": row["score"]} for pk, _, row, _ in self._top if row.get("length") and row.get("score") is not None]
 
     @property
     def length(self) -> list[dict]:
         return self.stats.length
+
+
+def row_name(prompter: str, team: str, rank: int | None) -> str:
+    return f"{rank}. {prompter} · {team}" if rank is not None else f"{prompter} · {team} (unranked)"
 
 
 def _rate(record: list | None) -> float | None:

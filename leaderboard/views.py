@@ -25,12 +25,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     judge = pick_judge(judges, request.GET.get("judge"))
     stats = selectors.board_stats(board, judge) if judge else None
     conditions = stats.conditions if stats else []
-    condition = request.GET.get("condition", "") if request.GET.get("condition") in conditions else ""
+    condition = request.GET.get("condition", "") if request.GET.get("condition") in (*conditions, *selectors.TURNS) else ""
     sort, descending = request.GET.get("sort") or selectors.default_sort(stats), request.GET.get("dir", "desc") != "asc"
     page, backends = selectors.leaderboard_page(board, judge, stats, sort, descending, condition, request.GET.get("page")) if judge else (None, [])
     rows = page.object_list if page else []
     context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "page": page, "backends": backends,
-               "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition,
+               "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition, "turns": selectors.TURNS,
                **(selectors.human_section(board, judge, rows) if judge else {}), **(selectors.stats_section(board, judge, stats, condition) if judge else {})}  # fmt: skip
     return render(request, "leaderboard/index.html", context)
 
@@ -57,6 +57,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [], "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
         "on_team": selectors.on_team(request.user, submission), "selection_limit": settings.ATELIER_BOARD_SELECTION, "max_missing": 100 * settings.ATELIER_MAX_MISSING_RATE,
         "prompting": selectors.prompting_section(submission) if submission.origin == "endpoint" else None,
+        "pack_coverage": units.pack_coverage(submission),
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)
 

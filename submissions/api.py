@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from evaluation.runtime import conditions
-from evaluation.selectors import submission_cost, submission_eta, submission_figures, submission_progress
+from evaluation.selectors import pack_coverage, submission_cost, submission_eta, submission_figures, submission_progress
 from evaluation.trajectories import call_log_rows, prompting_progress
 from evaluation.units import submission_cancel
 from evaluation.workqueue import QueueUnavailable
@@ -114,6 +114,7 @@ def _status(request: HttpRequest, submission: Submission) -> dict:
         "cost": submission_cost(submission),
         "figures": {f"{f.scope}:{f.key}": _figure(f) for group in figures.values() for f in group},
         "origin": submission.origin, "condition": submission.condition, "condition_version": submission.condition_version,
+        "warnings": [c["warning"]] if (c := pack_coverage(submission)) else [],
         **({"prompting": _jsonable(prompting_progress(submission))} if submission.origin == "endpoint" else {}),
     }  # fmt: skip
 

@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from evaluation.exports import csv_lines, jsonl_lines
+from evaluation.selectors import pack_coverage
 from evaluation.trajectories import CALL_LOG_FIELDS, call_log, call_log_rows
 from evaluation.units import submission_cancel as cancel_run, submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
@@ -109,6 +110,8 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         except QueueUnavailable:
             errors, status = ["The work queue is unavailable right now, so nothing was stored. Please try again in a minute."], 503
         else:
+            if covered := pack_coverage(submission):
+                messages.warning(request, covered["warning"])
             return redirect("submission", submission_id=submission.pk)
     elif request.method == "POST":
         status = 400

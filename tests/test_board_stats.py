@@ -47,28 +47,61 @@ def test_publishing_computes_and_stores_the_board_statistics(board):
     pack, strong, twin_a, twin_b = board
     stats = BoardStats.objects.get(pack=pack, **JUDGE)
     assert set(stats.entries) == {str(strong.pk), str(twin_a.pk), str(twin_b.pk)}
-    assert stats.entries[str(strong.pk)]["arena_rank"] == 1 and stats.entries[str(strong.pk)]["win_rate"] == 1.0
-    assert stats.entries[str(twin_a.pk)]["arena_rank"] == stats.entries[str(twin_b.pk)]["arena_rank"] == 2  # cannot be separated
-    assert stats.settings["replicates"] == 1000
+    # Two tasks a category: too few for intervals, so ranks are by score alone, with no range and no win rate.
+    assert stats.intervals == {"shown": False, "minimum_tasks": 8} and not stats.style["identified"]
+    assert (stats.entries[str(strong.pk)]["rank"], stats.entries[str(strong.pk)]["rank_high"], stats.entries[str(strong.pk)]["win_rate"]) == (1, None, None)
+    assert stats.entries[str(twin_a.pk)]["rank"] == stats.entries[str(twin_b.pk)]["rank"] == 2  # the same score
     # Rerunning the computation on the same stored inputs gives the same numbers (seeded): the download's promise.
     again = board_stats_compute(**board_inputs(pack, pack.revision, **JUDGE))
     assert json.loads(json.dumps(again["entries"])) == stats.entries
 
 
-def test_board_shows_rank_ranges_ties_win_rates_length_control_and_the_split_gap(client, board):
+def test_a_small_board_says_what_its_data_cannot_support(client, board):
     pack, strong, twin_a, twin_b = board
     page = client.get("/").content.decode()
-    assert "Rank (95 % range)" in page and "tied" in page and "Win rate" in page and "Length-controlled" in page
+    assert 'id="no-intervals"' in page and 'id="no-style-control"' in page and "Length-controlled" not in page
+    assert "tied" in page and "Rank</th>" in page and "95 % range" not in page and "<th>#</th>" not in page  # one rank column
+    assert "tasks: too few for an interval" in page
     assert "Test split" in page and "Gap" in page  # the sample pack has a hidden test split
-    assert 'id="win-heatmap-data"' in page and "vendor/plotly/plotly.min.js" in page
     stats = BoardStats.objects.get(pack=pack, **JUDGE).entries[str(strong.pk)]
     assert stats["gap"] == pytest.approx(stats["dev"] - stats["test"])
-    by_lc = client.get("/?sort=lc&dir=desc").content.decode()
-    lc = {s.pk: BoardStats.objects.get(pack=pack, **JUDGE).entries[str(s.pk)]["lc"] for s in (strong, twin_a, twin_b)}
-    first = max(lc, key=lambda k: lc[k] if lc[k] is not None else -1)
-    names = {strong.pk: "strong", twin_a.pk: "twin-a", twin_b.pk: "twin-b"}
-    positions = {n: by_lc.index(f">{n}</a>") for n in names.values()}
-    assert min(positions, key=positions.get) == names[first]
+
+
+@pytest.fixture
+def wide_board(transactional_db, team):
+    """The original pack (360 tasks, 300 of them hidden): enough tasks for intervals, rank ranges and style control."""
+    from django.conf import settings
+
+    from tasks.loaders import read_own_pack
+    from tasks.services import pack_save
+
+    pack, _ = pack_save(data=read_own_pack(settings.BASE_DIR / "tasks" / "packs" / "atelier-original"))
+    tasks = sorted(pack.tasks.values_list("task_id", flat=True))
+    noise = [((i * 7919) % 23 - 11) / 2 for i in range(len(tasks))]  # fixed, task by task
+    made = [entry(team, pack, name, {t: base + noise[(i + shift) % len(tasks)] for i, t in enumerate(tasks)}, words=words)
+            for name, base, shift, words in (("strong", 80.0, 0, 30), ("twin-a", 50.0, 1, 10), ("twin-b", 50.2, 2, 20))]  # fmt: skip
+    for submission in made:  # lengths vary within each entry, and each entry's range holds the board's typical length
+        for i, prompt in enumerate(submission.entries.order_by("task__task_id")):
+            prompt.text = " ".join(["word"] * (5 + (i * 37) % 60))
+            prompt.save(update_fields=["text"])
+    submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made]))
+    return pack, *made
+
+
+def test_a_board_with_enough_tasks_shows_intervals_rank_ranges_and_style_control(client, wide_board):
+    pack, strong, twin_a, twin_b = wide_board
+    stats = BoardStats.objects.get(pack=pack, **JUDGE)
+    assert stats.intervals["shown"] and stats.style["identified"] and stats.ranked_on == {"split": "test", "tasks": 300, "entries": 3}
+    rows = {s.prompter: stats.entries[str(s.pk)] for s in (strong, twin_a, twin_b)}
+    assert (rows["strong"]["rank"], rows["strong"]["rank_high"]) == (1, 1) and rows["strong"]["win_rate"] > 0.9
+    assert rows["twin-a"]["rank"] == rows["twin-b"]["rank"] == 2 and rows["twin-a"]["rank_high"] == rows["twin-b"]["rank_high"] == 3
+    assert all(r["low"] <= r["score"] <= r["high"] and 0 <= r["lc"] <= 100 for r in rows.values())
+    page = client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()
+    assert "2 <span class=\"ci\">(2–3)</span>" in page and "tied" in page and "Length-controlled" in page and 'id="no-intervals"' not in page
+    assert "300 tasks scored for each of the 3 ranked entries" in page
+    by_lc = client.get(f"/?board={pack.pk}:{pack.revision}&sort=lc&dir=desc").content.decode()
+    first = max(rows, key=lambda name: rows[name]["lc"])
+    assert min(("strong", "twin-a", "twin-b"), key=lambda n: by_lc.index(f">{n}</a>")) == first
 
 
 def test_unpublishing_rebuilds_the_board_without_the_entry(admin_client, board):
@@ -149,13 +182,13 @@ def test_board_download_recomputes_to_the_published_numbers(client, team, sample
     spec = published["judge"]["spec"]
     assert spec["engine"] == "embedding" and spec["route"] and spec["base_version"] and published["statistics"]["ranked_on"]["split"] == "all"
     tampered = tmp_path / "tampered.zip"
-    published["statistics"]["length"] = [{**row, "coefficient": row["coefficient"] + 1} for row in published["statistics"]["length"]]
+    published["entries"][0]["figures"]["overall:overall"]["value"] += 1  # every kind of tamper: tests/test_recompute_tamper.py
     with zipfile.ZipFile(path) as source, zipfile.ZipFile(tampered, "w") as target:
         for name in source.namelist():
             target.writestr(name, json.dumps(published) if name == "board.json" else source.read(name))
-    assert published["statistics"]["length"] and any("length effect" in d for d in differences(tampered))
+    assert [d.split(": published")[0] for d in differences(tampered)] == [f"entries[entry={made[0].pk}].figures.overall:overall.value"]
     again = recompute(path)
-    overall = {str(s.pk): again["figures"][str(s.pk)]["overall:overall"] for s in made}
+    overall = {str(e["entry"]): e["figures"]["overall:overall"]["value"] for e in again["entries"]}
     assert overall == {str(s.pk): pytest.approx(Figure.objects.get(submission=s, scope="overall").value) for s in made}
     entry_page = client.get(f"/submissions/{made[0].pk}/").content.decode()
     assert 'id="category-backend"' in entry_page and 'id="parts"' in entry_page and 'id="top1-vs-mean"' in entry_page
@@ -186,7 +219,7 @@ def test_a_pack_with_enough_hidden_test_tasks_is_ranked_by_them(client, monkeypa
     honest = entry(team, sample_pack, "honest", {t: 50.0 + (i % 3) for i, t in enumerate(splits)}, words=14)
     submissions_publish(submissions=Submission.objects.filter(pk__in=[tuned.pk, honest.pk]))
     stats = BoardStats.objects.get(pack=sample_pack, **JUDGE)
-    assert stats.ranked_on == {"split": "test", "tasks": 3}
+    assert stats.ranked_on == {"split": "test", "tasks": 3, "entries": 2}
     assert stats.entries[str(tuned.pk)]["score"] == pytest.approx(30.0) and stats.entries[str(tuned.pk)]["gap"] == pytest.approx(60.0)
     assert stats.entries[str(honest.pk)]["rank"] == 1
     page = client.get("/").content.decode()
@@ -198,7 +231,19 @@ def test_a_pack_with_enough_hidden_test_tasks_is_ranked_by_them(client, monkeypa
 def test_board_stats_without_enough_test_tasks_rank_every_task(board):
     pack, *_ = board
     stats = BoardStats.objects.get(pack=pack, **JUDGE)
-    assert stats.ranked_on == {"split": "all", "tasks": pack.tasks.count()}
+    assert stats.ranked_on == {"split": "all", "tasks": pack.tasks.count(), "entries": 3}
+
+
+def test_an_entry_that_misses_tasks_is_listed_unranked_with_what_it_covers(client, team, board):
+    pack, strong, *_ = board
+    some = sorted(pack.tasks.exclude(category="IM").values_list("task_id", flat=True))[:3]
+    partial = entry(team, pack, "partial", {t: 99.0 for t in some}, words=10)  # the best scores, on 3 of 6 tasks
+    submissions_publish(submissions=Submission.objects.filter(pk=partial.pk))
+    stats = BoardStats.objects.get(pack=pack, **JUDGE).entries[str(partial.pk)]
+    missing = [c for c in ("OE", "CO", "IM") if pack.tasks.filter(category=c).exclude(task_id__in=some).exists()]
+    assert (stats["rank"], stats["covers"], stats["of"], stats["missing"]) == (None, 3, 6, missing) and "IM" in missing
+    page = client.get("/").content.decode()
+    assert page.index(">strong</a>") < page.index(">partial</a>") and "covers 3 of 6 tasks (missing:" in page
 
 
 def test_the_board_page_reads_the_same_number_of_queries_whatever_the_board_size(client, team, sample_pack):
@@ -221,21 +266,17 @@ def test_the_board_page_reads_the_same_number_of_queries_whatever_the_board_size
     assert queries() == few
 
 
-def test_board_shows_the_list_formatting_effect_beside_length(client, team, sample_pack):
+def test_board_shows_the_list_formatting_effect_beside_length(client, wide_board):
     """Prompts written as tag lists in some tasks and prose in others let the fit separate the list effect."""
     from evaluation.boards import board_stats_rebuild
 
-    tasks = sorted(sample_pack.tasks.values_list("task_id", flat=True))
-    made = []
-    for i in range(3):
-        submission = entry(team, sample_pack, f"style-{i}", {t: 40.0 + 5 * i + (10 if j % 2 else 0) for j, t in enumerate(tasks)}, words=8)
+    pack, *made = wide_board
+    for i, submission in enumerate(made):
         for j, prompt in enumerate(submission.entries.order_by("task__task_id")):
             if j % 2:
                 prompt.text = ", ".join(["masterpiece", "best quality", "fox", "snow", "dusk"][: 4 + (j + i) % 2])
                 prompt.save()
-        made.append(submission)
-    submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made]))
-    board_stats_rebuild(pack_id=sample_pack.pk, revision=sample_pack.revision)
-    length = BoardStats.objects.get(pack=sample_pack, **JUDGE).length
+    board_stats_rebuild(pack_id=pack.pk, revision=pack.revision)
+    length = BoardStats.objects.get(pack=pack, **JUDGE).length
     assert any(e["list_coefficient"] is not None for e in length)
-    assert "points for a list" in client.get("/").content.decode()
+    assert "points for a list" in client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()

@@ -10,6 +10,7 @@ import pytest
 from evaluator.metrics.ranking import adjacent_tests, board_score, length_effect, list_formatted, rank_ranges, win_rates
 
 CATS = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
+WIDE = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(60)}  # 20 tasks a category: style control is identified
 
 
 def test_board_score_is_the_macro_mean_over_categories():
@@ -17,24 +18,28 @@ def test_board_score_is_the_macro_mean_over_categories():
     assert board_score(scores, CATS) == pytest.approx(35.0)
 
 
-def test_pairing_separates_a_constant_lead_that_task_difficulty_would_hide():
-    rng = np.random.default_rng(3)
-    difficulty = {t: rng.uniform(0, 100) for t in CATS}  # tasks differ far more than the entries do
-    scores = {"lead": {t: d + 2.0 for t, d in difficulty.items()}, "follow": dict(difficulty)}
-    ranges = {r.entry: r for r in rank_ranges(scores, CATS, replicates=400)}
-    assert ranges["lead"].low < ranges["follow"].high  # the score intervals overlap …
-    assert (ranges["lead"].rank_low, ranges["lead"].rank_high) == (1, 1)  # … but on every shared resample lead is ahead
-    assert (ranges["follow"].rank_low, ranges["follow"].rank_high) == (2, 2)
-
-
-def test_arena_rank_counts_entries_whose_lower_bound_is_above_the_upper_bound():
+def test_a_rank_is_one_plus_the_entries_wholly_above_and_lies_in_its_range():
     rng = np.random.default_rng(5)
     base = {t: 50 + rng.normal(0, 3) for t in CATS}
     scores = {"a": {t: v + 30 for t, v in base.items()}, "b": {t: v + rng.normal(0, 3) for t, v in base.items()}, "c": dict(base)}
-    ranges = {r.entry: r for r in rank_ranges(scores, CATS, replicates=400)}
-    assert ranges["a"].arena_rank == 1
-    assert ranges["b"].arena_rank == ranges["c"].arena_rank == 2  # b and c overlap: tied at 2
-    assert ranges["c"].rank_low <= 2 <= ranges["c"].rank_high == 3
+    ranges = {r.entry: r for r in rank_ranges(scores, CATS)}
+    assert (ranges["a"].rank, ranges["a"].rank_high) == (1, 1)
+    assert ranges["b"].rank == ranges["c"].rank == 2 and ranges["b"].rank_high == ranges["c"].rank_high == 3  # they overlap: tied
+
+
+def test_ranks_lie_inside_their_ranges_on_any_board():
+    rng = np.random.default_rng(8)
+    for _ in range(50):
+        entries = {f"e{i}": {t: float(np.clip(rng.normal(rng.uniform(20, 80), rng.uniform(1, 30)), 0, 100)) for t in CATS} for i in range(int(rng.integers(2, 9)))}
+        for r in rank_ranges(entries, CATS):
+            assert r.low <= r.score <= r.high and r.rank <= r.rank_high  # the shown rank lies inside its own range
+
+
+def test_too_few_tasks_give_ranks_by_score_and_no_range():
+    few = {t: c for t, c in list(CATS.items())[:6]}  # two tasks per category
+    scores = {"a": {t: 60.0 + i for i, t in enumerate(few)}, "b": {t: 40.0 for t in few}}
+    ranges = {r.entry: r for r in rank_ranges(scores, few)}
+    assert (ranges["a"].rank, ranges["a"].low, ranges["a"].rank_high) == (1, None, None) and ranges["b"].rank == 2
 
 
 def test_adjacent_tests_holm_correct_like_the_textbook():
@@ -66,15 +71,35 @@ def test_win_rates_count_ties_half():
 def test_length_effect_recovers_a_known_slope_and_controls_for_it():
     rng = np.random.default_rng(11)
     effect = {"long": 40.0, "short": 50.0}
-    lengths = {"long": {t: float(rng.integers(60, 120)) for t in CATS}, "short": {t: float(rng.integers(5, 15)) for t in CATS}}
-    scores = {e: {t: effect[e] + 8.0 * math.log(lengths[e][t]) for t in CATS} for e in effect}
-    results = length_effect(scores, lengths, CATS)
+    lengths = {"long": {t: float(rng.integers(20, 120)) for t in WIDE}, "short": {t: float(rng.integers(5, 40)) for t in WIDE}}
+    scores = {e: {t: effect[e] + 8.0 * math.log(lengths[e][t]) for t in WIDE} for e in effect}
+    results = length_effect(scores, lengths, WIDE)
     assert len(results) == 3
     for r in results:
         assert r.coefficient == pytest.approx(8.0) and r.low <= 8.0 <= r.high
         assert r.controlled["short"] - r.controlled["long"] == pytest.approx(10.0)  # the length-free gap
-    raw = {e: board_score(s, CATS) for e, s in scores.items()}
+    raw = {e: board_score(s, WIDE) for e, s in scores.items()}
     assert raw["long"] > raw["short"]  # raw, the long prompter wins; controlled, the short one does
+
+
+def test_no_controlled_score_is_extrapolated_outside_an_entrys_own_lengths():
+    rng = np.random.default_rng(11)
+    lengths = {"long": {t: float(rng.integers(60, 120)) for t in WIDE}, "short": {t: float(rng.integers(5, 15)) for t in WIDE}}
+    scores = {e: {t: 45 + 8.0 * math.log(lengths[e][t]) + rng.normal(0, 1) for t in WIDE} for e in lengths}
+    results = length_effect(scores, lengths, WIDE)
+    assert len(results) == 3 and all(r.controlled == {} for r in results)  # the mean length lies between the two: neither wrote it
+
+
+def test_style_control_is_not_fitted_where_it_is_not_identified():
+    rng = np.random.default_rng(2)
+    lengths = {e: {t: float(rng.integers(5, 60)) for t in CATS} for e in "ab"}
+    scores = {e: {t: 40 + 5 * math.log(lengths[e][t]) + rng.normal(0, 2) for t in CATS} for e in "ab"}
+    assert length_effect(scores, lengths, CATS) == []  # 10 tasks a category, 2 entries: 17 residual degrees of freedom
+    few = {t: c for t, c in list(WIDE.items())[:15]}  # 5 tasks a category, however many entries
+    many = {f"e{i}": {t: 40 + 5 * math.log(lengths["a"].get(t, 9.0)) + rng.normal(0, 2) for t in few} for i in range(12)}
+    assert length_effect(many, {e: {t: float(rng.integers(5, 60)) for t in few} for e in many}, few) == []
+    steady = {e: {t: 30.0 + rng.normal(0, 0.5) for t in WIDE} for e in "ab"}  # lengths vary by about 1 %
+    assert length_effect(scores | {e: {t: 40.0 for t in WIDE} for e in "ab"}, steady, WIDE) == []
 
 
 def test_length_effect_leaves_out_a_category_where_length_is_constant_per_entry():
@@ -107,11 +132,12 @@ def test_the_within_entry_fit_equals_statsmodels_dummy_regression():
 
 def test_list_covariate_is_left_out_where_it_does_not_vary_within_entries():
     rng = np.random.default_rng(3)
-    lengths = {e: {t: float(rng.integers(5, 60)) for t in CATS} for e in "ab"}
-    scores = {e: {t: 40 + 5 * math.log(lengths[e][t]) for t in CATS} for e in "ab"}
-    constant = {"a": {t: 1.0 for t in CATS}, "b": {t: 0.0 for t in CATS}}  # a always lists, b never: the entry explains it
-    with_lists = length_effect(scores, lengths, CATS, constant)
-    assert [r.coefficient for r in with_lists] == pytest.approx([r.coefficient for r in length_effect(scores, lengths, CATS)])
+    lengths = {e: {t: float(rng.integers(5, 60)) for t in WIDE} for e in "ab"}
+    scores = {e: {t: 40 + 5 * math.log(lengths[e][t]) + rng.normal(0, 1) for t in WIDE} for e in "ab"}
+    constant = {"a": {t: 1.0 for t in WIDE}, "b": {t: 0.0 for t in WIDE}}  # a always lists, b never: the entry explains it
+    with_lists = length_effect(scores, lengths, WIDE, constant)
+    assert len(with_lists) == 3
+    assert [r.coefficient for r in with_lists] == pytest.approx([r.coefficient for r in length_effect(scores, lengths, WIDE)])
     assert all(r.list_coefficient is None for r in with_lists)
 
 

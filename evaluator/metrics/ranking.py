@@ -3,10 +3,10 @@
 Input everywhere is `scores[entry][task_id] = task score (0-100)` with `categories[task_id]`. An entry's
 score is the board's: the mean over its tasks within each category, then the mean over categories (macro).
 
-- rank_ranges: a paired bootstrap over tasks. Each replicate resamples every category's tasks with replacement
-  once and recomputes every entry on that same resample, so entries that did the same tasks move together.
-  An entry's rank range is the 2.5-97.5 % interval of its rank over replicates; its Arena rank is 1 + the
-  number of entries whose lower score bound lies above its upper bound (LMSYS Chatbot Arena's rule).
+- rank_ranges: each entry's score interval (the macro Student t interval, whose coverage
+  tests/test_interval_coverage.py measures), its rank as 1 + the entries whose interval lies wholly above (LMArena's
+  rule) and its range up to the entries less those wholly below, so a rank always lies inside its own range. Below
+  MIN_TASKS_FOR_INTERVAL tasks in a category: the rank by score, and no interval or range.
 - adjacent_tests: for each pair of neighbours in the ranking, a paired permutation test over their common tasks
   (scipy.stats.permutation_test, swapping the two entries' scores within a task), Holm-corrected across the
   board (statsmodels).
@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
+
+from .aggregate import MIN_TASKS_FOR_INTERVAL
 
 Scores = dict[str, dict[str, float]]
 
@@ -44,40 +45,52 @@ def board_score(by_task: dict[str, float], categories: dict[str, str]) -> float 
 class RankRange:
     entry: str
     score: float
-    low: float  # score interval (2.5 %, 97.5 %) over replicates
-    high: float
-    rank: int  # rank by score (1 = best)
-    rank_low: int  # best rank in the 95 % range
-    rank_high: int  # worst rank in the 95 % range
-    arena_rank: int  # 1 + entries whose lower bound is above this entry's upper bound
+    low: float | None  # the score's 95 % interval (macro Student t over each category's tasks); None: too few tasks
+    high: float | None
+    rank: int  # 1 + entries whose interval lies wholly above this one's (LMArena's rule); by score alone without intervals
+    rank_high: int | None  # the worst rank the intervals allow: entries less those wholly below; None without intervals
 
 
-def rank_ranges(scores: Scores, categories: dict[str, str], replicates: int = 1000, seed: int = 0) -> list[RankRange]:
+def macro_ci(by_task: dict[str, float], categories: dict[str, str], minimum: int = MIN_TASKS_FOR_INTERVAL) -> tuple[float | None, float | None]:
+    """The 95 % interval of the macro mean: per category the mean's variance s²/n, summed and divided by the number of
+    categories squared, with Student's t on the smallest category's degrees of freedom (conservative). None below
+    `minimum` tasks in any category (tests/test_interval_coverage.py measures its coverage)."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for task, value in by_task.items():
+        groups[categories[task]].append(value)
+    if not groups or min(len(v) for v in groups.values()) < minimum:
+        return None, None
+    variance = sum(float(np.var(v, ddof=1)) / len(v) for v in groups.values()) / len(groups) ** 2
+    centre = float(np.mean([np.mean(v) for v in groups.values()]))
+    half = float(stats.t.ppf(0.975, min(len(v) for v in groups.values()) - 1)) * math.sqrt(variance)
+    return centre - half, centre + half
+
+
+def rank_ranges(scores: Scores, categories: dict[str, str], minimum: int = MIN_TASKS_FOR_INTERVAL) -> list[RankRange]:
+    """Each entry's score with its interval, rank and rank range, built so the rank lies inside its range: the rank
+    is 1 + the entries whose interval lies wholly above (none can be worse placed than that), the range ends at the
+    number of entries less those wholly below. Where any category has too few tasks for an interval, the rank is by
+    score alone (ties share the best) and no range is given."""
     entries = sorted(scores)
-    if not entries:
-        return []
-    tasks_by_category: dict[str, list[str]] = defaultdict(list)
-    for task in sorted({t for s in scores.values() for t in s}):
-        tasks_by_category[categories[task]].append(task)
-    rng = np.random.default_rng(seed)
-    table = {c: np.array([[scores[e].get(t, np.nan) for t in tasks] for e in entries]) for c, tasks in tasks_by_category.items()}
-    samples = np.empty((replicates, len(entries)))
-    with warnings.catch_warnings():  # nanmean of an all-NaN row: an entry without tasks in a resampled category
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for r in range(replicates):
-            picked = [values[:, rng.integers(0, values.shape[1], values.shape[1])] for values in table.values()]
-            samples[r] = np.nanmean(np.vstack([np.nanmean(p, axis=1) for p in picked]), axis=0)
-    observed = np.array([board_score(scores[e], categories) for e in entries], dtype=float)
-    samples = np.where(np.isnan(samples), observed, samples)  # an entry that drew none of its tasks keeps its score
-    ranks = np.vstack([stats.rankdata(-row, method="min") for row in samples])
-    low, high = np.percentile(samples, [2.5, 97.5], axis=0)
-    rank_low, rank_high = np.percentile(ranks, [2.5, 97.5], axis=0, method="nearest")
-    order = stats.rankdata(-observed, method="min")
+    observed = {e: board_score(scores[e], categories) for e in entries}
+    bounds = {e: macro_ci(scores[e], categories, minimum) for e in entries}
     out = []
-    for i, entry in enumerate(entries):
-        arena = 1 + int(np.sum(low > high[i]))
-        out.append(RankRange(entry, float(observed[i]), float(low[i]), float(high[i]), int(order[i]), int(rank_low[i]), int(rank_high[i]), arena))
+    for e in entries:
+        low, high = bounds[e]
+        if low is None or high is None or any(b[0] is None for b in bounds.values()):
+            rank = 1 + sum(observed[o] > observed[e] for o in entries)
+            out.append(RankRange(e, observed[e], None, None, rank, None))
+            continue
+        above = sum(bounds[o][0] > high for o in entries if o != e)
+        below = sum(bounds[o][1] < low for o in entries if o != e)
+        out.append(RankRange(e, observed[e], low, high, 1 + above, len(entries) - below))
     return sorted(out, key=lambda r: (-r.score, r.entry))
+
+
+def best_possible_p(tasks: int, resamples: int) -> float:
+    """The smallest two-sided p an exact sign-flip test over `tasks` paired tasks can give (2 / 2^n; with more
+    arrangements than resamples, scipy draws them at random and the floor is 1 / (resamples + 1))."""
+    return 2.0 / 2**tasks if 2**tasks <= resamples + 1 else 1.0 / (resamples + 1)
 
 
 @dataclass(frozen=True)
@@ -179,33 +192,54 @@ def list_formatted(prompt: str) -> bool:
     return len(fragments) >= 4 and sum(len(f) <= 3 for f in fragments) > len(fragments) / 2
 
 
+# Style control is fitted in a category only where it is identified: at least MIN_TASKS_FOR_INTERVAL tasks, at least
+# MIN_STYLE_DOF residual degrees of freedom (t's 97.5 % point is then within 7 % of the normal's, so an interval is
+# not inflated by the last few rows) and prompt lengths that vary within entries by at least MIN_LENGTH_SPREAD in log
+# words (about 10 %), else the slope is read off noise. A fit with 1-2 residual degrees of freedom gave OE -113
+# [-2062, 1835]: never again.
+MIN_STYLE_DOF = 20
+MIN_LENGTH_SPREAD = 0.1
+
+
 def length_effect(scores: Scores, lengths: dict[str, dict[str, float]], categories: dict[str, str], lists: dict[str, dict[str, float]] | None = None) -> list[LengthEffect]:
     """Per category: score ~ entry + log(length) [+ list share], the entry as a fixed effect. Fitted within entries
     (Frisch-Waugh-Lovell: demean every variable per entry, then OLS on the style covariates, with the residual degrees
     of freedom of the full dummy regression), which gives the dummy regression's coefficients and intervals exactly
-    in memory linear in the rows, so a board of 10,000 entries fits. Needs at least two entries, more rows than
-    parameters, and lengths that vary within an entry; the list covariate joins only where it varies within an entry."""
+    in memory linear in the rows, so a board of 10,000 entries fits. Only where identified (see MIN_STYLE_DOF); the
+    list covariate joins only where it varies within an entry. An entry's controlled score is given only where the
+    category's mean log length lies within its own prompts' range (an interpolation, never an extrapolation)."""
     out = []
     for category in sorted(set(categories.values())):
         rows = [(e, t, v) for e, by_task in scores.items() for t, v in by_task.items() if categories[t] == category and t in lengths.get(e, {})]
         entries = sorted({r[0] for r in rows})
-        if len(entries) < 2:
+        if len(entries) < 2 or len({r[1] for r in rows}) < MIN_TASKS_FOR_INTERVAL:
             continue
         index = _positions(rows, entries)
         y = np.array([r[2] for r in rows], dtype=float)
-        columns = [np.array([math.log(max(lengths[e][t], 1.0)) for e, t, _ in rows])]
+        log_length = np.array([math.log(max(lengths[e][t], 1.0)) for e, t, _ in rows])
+        if _within_spread(log_length, index, len(entries)) < MIN_LENGTH_SPREAD:
+            continue  # lengths barely vary within entries: their effect cannot be told from the entries' own
+        columns = [log_length]
         if lists is not None:
             columns.append(np.array([lists.get(e, {}).get(t, 0.0) for e, t, _ in rows], dtype=float))
         fit = _within_fit(y, np.column_stack(columns), index, len(entries))
         if fit is None and len(columns) == 2:
             fit = _within_fit(y, columns[0][:, None], index, len(entries))
         if fit is None:
-            continue  # each entry's length is constant here: its effect cannot be told from the entry's own
+            continue
         beta, intervals, effects, x_mean = fit
-        controlled = {e: float(effects[i] + beta @ x_mean) for i, e in enumerate(entries)}
+        spans = {e: (log_length[index == i].min(), log_length[index == i].max()) for i, e in enumerate(entries)}
+        controlled = {e: float(effects[i] + beta @ x_mean) for i, e in enumerate(entries) if spans[e][0] <= x_mean[0] <= spans[e][1]}
         listed = (float(beta[1]), *map(float, intervals[1])) if len(beta) == 2 else (None, None, None)
         out.append(LengthEffect(category, float(beta[0]), float(intervals[0][0]), float(intervals[0][1]), len(rows), controlled, *listed))
     return out
+
+
+def _within_spread(x: np.ndarray, index: np.ndarray, groups: int) -> float:
+    """The standard deviation of x around each group's own mean."""
+    counts = np.bincount(index, minlength=groups).astype(float)
+    means = np.bincount(index, weights=x, minlength=groups) / counts
+    return float(np.sqrt(np.mean((x - means[index]) ** 2)))
 
 
 def _positions(rows: list, entries: list[str]) -> np.ndarray:
@@ -215,14 +249,15 @@ def _positions(rows: list, entries: list[str]) -> np.ndarray:
 
 def _within_fit(y: np.ndarray, x: np.ndarray, index: np.ndarray, groups: int):
     """(coefficients, 95 % intervals, each group's fixed effect, the covariates' overall means) of y ~ group + x, or
-    None where x does not vary within groups (rank-deficient) or no residual degrees of freedom are left."""
+    None where x does not vary within groups (rank-deficient) or fewer than MIN_STYLE_DOF residual degrees of freedom
+    are left."""
     counts = np.bincount(index, minlength=groups).astype(float)
     y_mean = np.bincount(index, weights=y, minlength=groups) / counts
     x_means = np.column_stack([np.bincount(index, weights=x[:, k], minlength=groups) / counts for k in range(x.shape[1])])
     y_within, x_within = y - y_mean[index], x - x_means[index]
     dof = len(y) - groups - x.shape[1]
     gram = x_within.T @ x_within
-    if dof <= 0 or np.linalg.matrix_rank(gram) < x.shape[1] or min(np.diag(gram)) < 1e-12:
+    if dof < MIN_STYLE_DOF or np.linalg.matrix_rank(gram) < x.shape[1] or min(np.diag(gram)) < 1e-12:
         return None
     beta = np.linalg.solve(gram, x_within.T @ y_within)
     residual = y_within - x_within @ beta

@@ -49,6 +49,8 @@ def figure_cell(figure):
         shown += format_html('<br><span class="ci">partial: {}</span>', figure.rests_on)
     if figure.ci_low is not None:
         shown += format_html('<br><span class="ci">[{}, {}]</span>', on_scale(figure.ci_low, figure.scale), on_scale(figure.ci_high, figure.scale))
+    elif figure.scope in ("category", "backend") and figure.value is not None:
+        shown += format_html('<br><span class="ci no-interval">{} tasks: too few for an interval</span>', figure.n)
     if figure.failures:
         shown += format_html('<br><span class="ci" title="failed units left out">{} failed</span>', figure.failures)
     return format_html('<td class="num">{}</td>', shown)
