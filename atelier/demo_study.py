@@ -2,12 +2,14 @@
 (so the leaderboard shows human rows), and a fresh link for the newcomer to take part in the browser.
 
 The scripted participants are rules, not people: a novice writes the brief's first sentence, a skilled
-participant the whole brief with every constraint and some craft words. Their rows say so (study name)."""
+participant the whole brief with every constraint and some craft words. They are marked Participant.scripted
+before they write anything, so their rows are labelled "Scripted (demo)" and never pooled with a real person's
+(the newcomer's link makes a real participant, whose rows are the people's)."""
 
 from __future__ import annotations
 
 from evaluation import runtime
-from studies.models import Invitation, Study
+from studies.models import Invitation, Participant, Study
 from studies.services import (
     assignment_submit, consent_give, current_assignment, intro_seen, invitation_open, invitations_create, questionnaire_submit,
     study_create, task_shown,
@@ -41,6 +43,8 @@ def demo_study(pack: TaskPack, write) -> tuple[Study, str]:
         write(f"Human study: {len(SCRIPTED)} scripted participants do {study.tasks_per_participant} tasks each; their prompts are evaluated…")
         for variant, (tier, answers) in enumerate(SCRIPTED):
             participant = invitation_open(token=invitations_create(study=study, count=1, note="scripted")[0].token)
+            Participant.objects.filter(pk=participant.pk).update(scripted=True)
+            participant.refresh_from_db()
             consent_give(participant=participant)
             questionnaire_submit(participant=participant, answers=answers)
             while (current := current_assignment(participant)) is not None:

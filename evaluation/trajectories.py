@@ -3,7 +3,6 @@ steerability, and the call log. Used by the submission page, the API and the dow
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from dataclasses import asdict
 
@@ -72,19 +71,17 @@ def round_scores(submission: Submission) -> list[dict]:
 
 
 def submission_steerability(submission: Submission, seed: int = 0) -> list[dict]:
-    """ArtWhisperer's steerability per category, from this run's trajectories of feedback scores on its feedback backend."""
-    by_category: dict[str, list[list[float]]] = defaultdict(list)
+    """ArtWhisperer's steerability per category from this run's trajectories of feedback scores on its feedback backend:
+    one chain per task, whose samples are its trajectories, averaged over the category's tasks. Each row is the
+    category, the backend and evaluator.metrics.steerability.Steerability as a dict: `status` says whether the figure
+    is shown or why not (never reached, too few trajectories, mostly the smoothing prior)."""
+    by_category: dict[str, dict[str, list[list[float]]]] = defaultdict(lambda: defaultdict(list))
     for row in trajectories(submission):
         scores = [c.feedback_score for c in row["rounds"] if c.feedback_score is not None]
         if scores:
-            by_category[row["task"].category].append(scores)
-    out = []
-    for category, runs in sorted(by_category.items()):
-        result = steerability(runs, seed=seed)
-        values = asdict(result)
-        out.append({"category": category, "backend": submission.feedback_backend, **values,
-                     "reachable": not math.isinf(result.expected_rounds)})  # fmt: skip
-    return out
+            by_category[row["task"].category][row["task"].task_id].append(scores)
+    return [{"category": category, "backend": submission.feedback_backend, **asdict(steerability(by_task, seed=seed))}
+            for category, by_task in sorted(by_category.items())]  # fmt: skip
 
 
 def call_log(submission: Submission):

@@ -1,12 +1,13 @@
 """Agreement from stored expert ratings of the evaluation pool (never the exemplar pool: those calibrated the judge):
-judge–expert pairs and labels, and agreement between the experts themselves, for evaluator.metrics.agreement."""
+judge–expert pairs and labels, the judge against each expert beside expert against expert (like with like), and
+agreement between the experts themselves, for evaluator.metrics.agreement."""
 
 from __future__ import annotations
 
 import hashlib
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.core.cache import cache
@@ -14,8 +15,8 @@ from django.db.models import Count, Max, QuerySet
 
 from evaluation.judges import JudgeKey, judges_of
 from evaluator.categories import CATEGORIES
-from evaluator.metrics.agreement import OVERALL, Agreement, ChecklistAgreement, ChecklistLabel, Pair, PeopleAgreement, Rating
-from evaluator.metrics.agreement import agreement, checklist_agreement, people_agreement
+from evaluator.metrics.agreement import OVERALL, Agreement, ChecklistAgreement, ChecklistLabel, LikeForLike, Pair, PeopleAgreement, Rating
+from evaluator.metrics.agreement import agreement, checklist_agreement, judge_against_experts, people_agreement
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import Kind, Side
 from evaluator.metrics import agreement as agreement_metrics
@@ -42,6 +43,7 @@ class Report:
     n_ratings: int
     n_raters: int
     unmatched: int  # ratings with no successful judgement by this judge to compare with
+    like: list[LikeForLike] = field(default_factory=list)  # per category, then overall: judge–each expert beside expert–expert
 
 
 def judges_with_ratings() -> list[JudgeKey]:
@@ -60,12 +62,33 @@ _RUBRIC = {side: skills_where(side=side, kind=Kind.RUBRIC, uses_memory=True)[0] 
 _CHECKLIST = {side: skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[0] for side in Side}
 
 
+def _side(rating: ExpertRating) -> Side:
+    return Side.IMAGE if rating.render_id else Side.PROMPT
+
+
+def judge_scores(judge: JudgeKey) -> dict[tuple[str, str], float]:
+    """This judge's rubric score of every evaluation-pool unit an expert rated: (item_id, dimension) -> score."""
+    judged = _judgements(judge)
+    scores: dict[tuple[str, str], float] = {}
+    for rating in _evaluation():
+        rubric = judged.get((rating.entry_id, rating.render_id, _RUBRIC[_side(rating)]))
+        if rubric is not None:
+            scores |= {(rating.item_id, dim): float(rubric.scores[dim]) for dim in rating.scores if dim in rubric.scores}
+    return scores
+
+
+def like_for_like(judge: JudgeKey, resamples: int = 1000) -> list[LikeForLike]:
+    """Per category, then overall: the judge against each expert beside expert against expert, on the same units."""
+    scores = judge_scores(judge)
+    return [judge_against_experts(ratings, scores, group=group, resamples=resamples) for group, ratings in people_inputs().items() if ratings]
+
+
 def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int]:
     judged = _judgements(judge)
     experts: dict[tuple, list] = defaultdict(list)
     task_of, unmatched = {}, 0
     for rating in _evaluation().select_related("entry__task"):
-        side = Side.IMAGE if rating.render_id else Side.PROMPT
+        side = _side(rating)
         rubric, checklist = judged.get((rating.entry_id, rating.render_id, _RUBRIC[side])), judged.get((rating.entry_id, rating.render_id, _CHECKLIST[side]))
         unmatched += int((bool(rating.scores) and rubric is None) or (bool(rating.checklist) and checklist is None))
         task_of[rating.item_id] = rating.entry.task.task_id
@@ -90,7 +113,8 @@ def agreement_report(judge: JudgeKey, resamples: int = 1000) -> Report:
         pairs, labels, unmatched = build_inputs(judge)
         raters = _evaluation().values("rater").distinct().count()
         checklist = checklist_agreement(labels, resamples=resamples) if labels else None
-        report = Report(judge, agreement(pairs, resamples=resamples) if pairs else [], checklist, stamp["n"], raters, unmatched)
+        rows = agreement(pairs, resamples=resamples) if pairs else []
+        report = Report(judge, rows, checklist, stamp["n"], raters, unmatched, like=like_for_like(judge, resamples))
         cache.set(key, report, timeout=CACHE_SECONDS)
     return report
 

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from evaluation.judges import pick_judge
+from evaluator.metrics.agreement import MIN_TASKS_FOR_INTERVAL
 
 from . import selectors
 from .agreement import agreement_report, judges_with_ratings, people_report
@@ -22,7 +23,8 @@ def judge_validity(request: HttpRequest) -> HttpResponse:
     judges = judges_with_ratings()
     judge = pick_judge(judges, request.GET.get("judge"))
     report = agreement_report(judge) if judge else None
-    return render(request, "ratings/judge.html", {"judges": judges, "judge": judge, "report": report, "people": people_report()})
+    context = {"judges": judges, "judge": judge, "report": report, "people": people_report(), "min_tasks": MIN_TASKS_FOR_INTERVAL}
+    return render(request, "ratings/judge.html", context)
 
 
 def _assignment(request: HttpRequest, pk: int) -> RatingAssignment:

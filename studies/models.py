@@ -86,6 +86,8 @@ class Participant(models.Model):
     completed = models.DateTimeField(null=True, blank=True)
     withdrawn = models.DateTimeField(null=True, blank=True)
     submission = models.OneToOneField(Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="participant")
+    scripted = models.BooleanField(default=False, help_text="a scripted demo participant (a rule, not a person): its rows are labelled "
+                                   "scripted (demo) and never pooled with real people's")  # fmt: skip
 
     class Meta:
         ordering = ["study", "started"]

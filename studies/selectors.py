@@ -52,7 +52,7 @@ def export_prompts(study: Study) -> QuerySet:
 
 EXPORT_FIELDS = {
     "prompts": ("participant", "tier", "round", "position", "category", "task_id", "prompt", "draft", "shown", "submitted", "seconds", "attempts"),
-    "participants": ("participant", "tier", "points", "state", "consented", "started", "completed", "withdrawn", "protocol", "answers"),
+    "participants": ("participant", "tier", "scripted", "points", "state", "consented", "started", "completed", "withdrawn", "protocol", "answers"),
 }
 
 
@@ -72,6 +72,6 @@ def export_rows(study: Study, kind: str):
     else:
         for p in study.participants.order_by("code"):
             yield {
-                "participant": p.code, "tier": p.tier, "points": p.points, "state": p.state, "consented": _iso(p.consented), "started": _iso(p.started),
+                "participant": p.code, "tier": p.tier, "scripted": p.scripted, "points": p.points, "state": p.state, "consented": _iso(p.consented), "started": _iso(p.started),
                 "completed": _iso(p.completed), "withdrawn": _iso(p.withdrawn), "protocol": study.protocol_version, "answers": p.answers,
             }  # fmt: skip

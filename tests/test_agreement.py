@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from evaluator.metrics.agreement import (
+    MIN_TASKS_FOR_INTERVAL,
+    TOO_FEW_FOR_INTERVAL,
     Agreement,
     ChecklistLabel,
     Interval,
@@ -38,14 +40,7 @@ def assert_undefined(interval: Interval):
     assert (interval.value, interval.low, interval.high) == (None, None, None)
 
 
-# --- known answers: tests/cases/agreement.json; here what is undefined ------------------------------
-
-
-def test_expert_ceiling_is_none_without_three_doubly_rated_items():
-    assert_undefined(row(make_pairs([1, 2, 3, 4], [1, 2, 3, 4])).expert_ceiling)
-    two = row(make_pairs([1, 2, 3, 4], [(1, 2), (2, 3), 3, 4])).expert_ceiling
-    assert_undefined(two)
-    assert two.n_items == 2
+# Known answers: tests/cases/agreement.json; the judge beside the experts, like with like: tests/test_judge_like_for_like.py.
 
 
 # --- intervals ----------------------------------------------------------------------------------
@@ -69,7 +64,7 @@ def test_interval_contains_the_estimate_and_is_reproducible_with_the_same_seed()
     assert first == again
     assert first != other
     for a in first:
-        for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1, a.expert_ceiling):
+        for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1):
             assert interval.low <= interval.value <= interval.high
             assert (interval.n_items, interval.n_tasks) == (48, 12)
 
@@ -78,15 +73,30 @@ def test_resampling_is_by_task_so_width_follows_the_number_of_tasks():
     # 60 items, half exactly right (error 0) and half 2 off: MAE 1 in every layout.
     # 2 tasks of 30 identical items: a resample draws {0s,0s}, {0s,2s} or {2s,2s} -> MAE 0, 1 or 2,
     # so the 95 % interval is [0, 2]. Item-level resampling (60 one-item tasks) would be far narrower.
+    # (Two and six tasks are below the page's minimum for an interval; the resampler is checked here, so it is lowered.)
     judge, experts = [3] * 60, [3] * 30 + [5] * 30
     widths = {}
     for n_tasks in (2, 6, 60):
         tasks = [f"t{i * n_tasks // 60}" for i in range(60)]  # consecutive blocks of 60/n_tasks items
-        mae = row(make_pairs(judge, experts, tasks=tasks)).mae
+        mae = row(make_pairs(judge, experts, tasks=tasks), min_tasks=2).mae
         assert mae.value == 1 and mae.n_tasks == n_tasks
         widths[n_tasks] = mae.high - mae.low
     assert widths[2] == pytest.approx(2.0)
     assert widths[2] > widths[6] > widths[60]
+
+
+def test_an_interval_needs_ten_tasks_and_says_so_below():
+    below = row(noisy_pairs(n_tasks=MIN_TASKS_FOR_INTERVAL - 1, per_task=4))
+    for interval in (below.spearman, below.kendall_tau_b, below.mae, below.within_1):
+        assert interval.value is not None and (interval.low, interval.high) == (None, None)
+        assert interval.note == TOO_FEW_FOR_INTERVAL == "too few items for an interval"
+        assert interval.n_tasks == 9 and interval.n_items == 36  # many items, but only nine tasks to resample
+    at = row(noisy_pairs(n_tasks=MIN_TASKS_FOR_INTERVAL, per_task=1))
+    assert at.mae.low is not None and at.mae.note == "" and (at.mae.n_items, at.mae.n_tasks) == (10, 10)
+    undefined = row(make_pairs([3, 3, 3], [1, 2, 3]))
+    assert undefined.spearman.note == ""  # no value at all: nothing to qualify
+    few_labels = checklist_agreement(labels([(1, (1,)), (0, (0,)), (1, (0,))]), **FAST)
+    assert few_labels.accuracy.value == pytest.approx(2 / 3) and few_labels.accuracy.note == TOO_FEW_FOR_INTERVAL
 
 
 def test_task_bootstrap_with_one_task_has_no_interval():
@@ -114,13 +124,13 @@ def test_options_are_checked():
 
 def test_fewer_than_three_items_are_undefined_everywhere():
     a = row(make_pairs([1, 5], [(1, 2), (5, 4)]))
-    for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1, a.expert_ceiling):
+    for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1):
         assert_undefined(interval)
     assert a.spearman.n_items == 2
 
 
 def test_constant_input_leaves_correlations_undefined_but_errors_defined():
-    a = row(make_pairs([3, 3, 3, 3], [1, 2, 4, 5], tasks=["a", "a", "b", "b"]))
+    a = row(make_pairs([3, 3, 3, 3], [1, 2, 4, 5], tasks=["a", "a", "b", "b"]), min_tasks=2)
     assert_undefined(a.spearman)
     assert_undefined(a.kendall_tau_b)
     assert a.mae.value == pytest.approx(1.5) and a.mae.low is not None
@@ -129,7 +139,7 @@ def test_constant_input_leaves_correlations_undefined_but_errors_defined():
 def test_no_nan_ever_comes_out():
     pairs = make_pairs([3, 3, 3], [3, 3, 3]) + make_pairs([1, 2], [2, 1], dimension="color_lighting")
     for a in agreement(pairs, **FAST):
-        for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1, a.expert_ceiling):
+        for interval in (a.spearman, a.kendall_tau_b, a.mae, a.within_1):
             for number in (interval.value, interval.low, interval.high):
                 assert number is None or math.isfinite(number)
 

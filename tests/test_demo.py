@@ -29,7 +29,8 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     page = client.get("/").content.decode()
     assert "Example prompter (hand-written)" in page and "brief-verbatim" in page and "baseline" in page
     assert "embedding judge" in page and "smoke (random weights)" in page and "guided v1+" in page
-    assert "Humans — novice" in page and "Humans — skilled" in page and "Humans — all" in page
+    assert "Scripted (demo) — novice" in page and "Scripted (demo) — skilled" in page and "Scripted (demo) — all" in page
+    assert "Humans — all" not in page  # the demo's participants are scripted rules: never labelled as people
     original = submissions.filter(pack__name="atelier-original")
     assert original.count() == 2 and {e.task.split for s in original for e in s.entries.select_related("task")} == {"dev", "test"}
     board = f"{original[0].pack_id}:{original[0].pack_revision}"

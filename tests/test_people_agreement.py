@@ -88,11 +88,11 @@ def test_alpha_of_ratings_equals_the_package_on_the_same_matrix_and_the_interval
     rows = ["ana", "ben", "cy", "dee"]  # KRIPPENDORFF_2011's observers A–D, units spread over 4 tasks
     table = {name: list(map(float, scores)) for name, scores in zip(rows, KRIPPENDORFF_2011)}
     ratings = ratings_of(table, tasks=[f"t{u % 4}" for u in range(12)])
-    first = people_agreement(ratings, resamples=300, seed=3)
+    first = people_agreement(ratings, resamples=300, seed=3, min_tasks=4)  # the resampler is checked: the page's minimum is 10 tasks
     assert first.alpha.value == pytest.approx(krippendorff.alpha(reliability_data=KRIPPENDORFF_2011, level_of_measurement="ordinal"))
     assert first.alpha.low <= first.alpha.value <= first.alpha.high and first.alpha.n_tasks == 4
-    assert people_agreement(ratings, resamples=300, seed=3) == first
-    one_task = people_agreement(ratings_of(table, tasks=["t"] * 12), resamples=300)
+    assert people_agreement(ratings, resamples=300, seed=3, min_tasks=4) == first
+    one_task = people_agreement(ratings_of(table, tasks=["t"] * 12), resamples=300, min_tasks=1)
     assert one_task.alpha.value == first.alpha.value and one_task.alpha.low is None  # one cluster shows no spread
 
 
@@ -132,5 +132,6 @@ def test_judge_page_shows_alpha_and_ceiling_per_category(client, team, sample_pa
         assert cell(page, category, 3) == f"{stats.spearmanr(matrix[0], matrix[1]).statistic:.3f}"
         assert cell(page, category, 4) == "8" and cell(page, category, 5) == "2"  # units, tasks
     assert cell(page, "overall", 0) == "6" and cell(page, "overall", 5) == "6"
-    assert "[" in page.split('id="people-agreement"')[1].split("overall")[1].split("</tr>")[0]  # six tasks: an interval
+    overall = page.split('id="people-agreement"')[1].split("overall")[1].split("</tr>")[0]
+    assert "[" not in overall and overall.count("too few items for an interval") == 2  # six tasks: fewer than the 10 an interval needs
     assert "No expert ratings of judged items yet." in page  # nothing judged here: the judge part says so, the people part still shows

@@ -115,7 +115,9 @@ def test_three_feedback_rounds_make_trajectories_and_the_last_round_is_ranked(en
     owner_client.force_login(stranger)
     assert owner_client.get(image_url).status_code == 404
     steer = {row["category"]: row for row in submission_steerability(submission)}
-    assert set(steer) == {"OE", "CO", "IM"} and all(row["n_trajectories"] >= 1 and row["expected_rounds"] >= 1 for row in steer.values())
+    assert set(steer) == {"OE", "CO", "IM"} and all(row["n_trajectories"] >= 1 for row in steer.values())
+    # One sample on two tasks per category: no figure (too few trajectories, or none reached 81-100), and the reason.
+    assert all(row["status"] in ("too_few", "never_reached") and row["expected_rounds"] is None for row in steer.values())
 
 
 def _by_title(bad: dict[str, Reply], only_temperature: float | None = None):

@@ -86,11 +86,17 @@ def test_judge_page_shows_agreement_with_intervals(judged, client, tmp_path, cap
     clarity = page.split("<td>instructional_clarity</td>")[1].split("</tr>")[0]
     cells = [c.split("</td>")[0].split("<br>")[0] for c in clarity.split('<td class="num">')[1:]]
     # By hand: expert means 1 1.5 3 3.5 5 4.5; ranks of the judge 1 2 3 4 5.5 5.5, of the means 1 2 3 4 6 5
-    # -> rho = 17 / sqrt(17 * 17.5) = 0.986; |judge - mean| = 0 .5 0 .5 0 .5 -> MAE 0.25, all within 1;
-    # ana vs ben ranks 1 2 3 4 5.5 5.5 and 1.5 1.5 3.5 3.5 6 5 -> rho = 16 / sqrt(17 * 16.5) = 0.955.
-    assert cells[0] == "0.986" and cells[2] == "0.250" and cells[3] == "1.000" and cells[4] == "0.955"
-    assert "[" in clarity  # intervals are shown
-    assert cells[5:] == ["6", "6"]
+    # -> rho = 17 / sqrt(17 * 17.5) = 0.986; |judge - mean| = 0 .5 0 .5 0 .5 -> MAE 0.25, all within 1.
+    assert cells[0] == "0.986" and cells[2] == "0.250" and cells[3] == "1.000"
+    assert "[" not in clarity and "too few items for an interval" in clarity  # six tasks: fewer than the 10 an interval needs
+    assert cells[4:] == ["6", "6"]
+    # Like with like: ana gives the judge's scores (rho 1); ben's ranks 1.5 1.5 3.5 3.5 6 5 against 1 2 3 4 5.5 5.5 give
+    # rho = 16 / sqrt(17 * 16.5) = 0.955 with the judge and with ana. Judge-expert (1 + 0.955) / 2 = 0.978; expert-expert 0.955
+    # (against the mean the judge showed 0.986 beside a ceiling of 0.955).
+    like = page.split('id="like-for-like"')[1].split("<td>overall</td>")[1].split("</tr>")[0]
+    like_cells = [c.split("</td>")[0].split("<br>")[0] for c in like.split('<td class="num">')[1:]]
+    assert like_cells == ["0.978", "0.955", "6", "6", "2"]
+    assert "Spearman's ρ between the judge and each expert, averaged over the experts" in page
     checklist = page.split("<h2>Checklists</h2>")[1]
     accuracy = (len(co.prompt_checklist) - 1) / len(co.prompt_checklist)
     assert f"{accuracy:.3f}" in checklist

@@ -74,7 +74,7 @@ def run_agreement(inp: dict) -> dict:
     experts = [tuple(map(number, e)) if isinstance(e, list) else (number(e),) for e in inp["experts"]]
     pairs = [Pair(f"t{i}", f"entry:{i}", "d", float(number(j)), e) for i, (j, e) in enumerate(zip(inp["judge"], experts))]
     row = next(a for a in agreement(pairs, resamples=10) if a.dimension == "d")
-    return {name: getattr(row, name).value for name in ("spearman", "kendall_tau_b", "mae", "within_1", "expert_ceiling")}
+    return {name: getattr(row, name).value for name in ("spearman", "kendall_tau_b", "mae", "within_1")}
 
 
 def run_checklist_agreement(inp: dict) -> dict:

@@ -2,10 +2,15 @@
 
 Rubric scores (integers 1–5 per dimension) are compared with the mean of the experts who rated
 the same item: Spearman ρ, Kendall τ-b, mean absolute error and the share of items within one
-point. The expert ceiling is Spearman between the first two experts of each item rated by two or
-more, i.e. how well humans agree with each other (AtelierEval: judge–expert ≈ 0.81, expert–expert
-≈ 0.83). Checklist labels (0/1) are compared with the expert majority (ties count as "not met",
+point. Checklist labels (0/1) are compared with the expert majority (ties count as "not met",
 the same rule as the judge ensemble): accuracy, precision, recall and F1 for the class "met".
+
+The judge against the experts' ceiling, like with like (judge_against_experts): a mean of experts
+is less noisy than any one expert, so the judge against the mean beside one expert against another
+favours the judge. Both figures are therefore one rater against one other rater, on the same units
+(an item on one dimension, rated by at least two experts and judged): Spearman between the judge
+and each expert, averaged over the experts, beside Spearman between two experts, averaged over the
+pairs of experts; both on the same bootstrap draws.
 
 Agreement between people, without the judge (people_agreement): Krippendorff's α from the
 `krippendorff` package (ordinal by default) on a raters × units matrix, a unit being one item on
@@ -17,8 +22,13 @@ Rules shared by every figure:
   predicted or nothing true for precision/recall) is None, never NaN, and so are its bounds;
 - intervals are percentile intervals (95 % by default) of a cluster bootstrap over tasks (items of
   one task are not independent, so a task's items are always drawn together);
+- an interval is given only from at least MIN_TASKS_FOR_INTERVAL (10) tasks, hence at least 10
+  items; below that the bounds are None and the note says "too few items for an interval". In a
+  simulation (two raters, 1–5 scores, population ρ ≈ 0.59, 400 runs) the task bootstrap's 95 %
+  interval covered the true ρ 90–95 % of the time from 8–10 tasks on, but 75–90 % with 5 tasks and
+  23 % with 3: below 10 tasks the interval would claim more certainty than it has;
 - resamples in which the statistic is undefined are dropped; if fewer than half are defined the
-  bounds are None; with fewer than two tasks the bounds are None (one cluster shows no spread);
+  bounds are None;
 - the same seed gives the same numbers.
 
 Cost: each resample calls scipy once per figure, and spearmanr/kendalltau take about 0.5 ms a
@@ -30,7 +40,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
@@ -41,6 +51,8 @@ from scipy import stats
 
 OVERALL = "overall"
 MIN_ITEMS = 3  # below this no statistic here is reported: a correlation of two points is always ±1
+MIN_TASKS_FOR_INTERVAL = 10  # below this the percentile interval under-covers (see the module docstring)
+TOO_FEW_FOR_INTERVAL = "too few items for an interval"
 WITHIN = 1.0
 TOLERANCE = 1e-9  # expert means (and ensemble judge scores) are floats: 7/3 − 4/3 must count as "within 1"
 
@@ -71,6 +83,7 @@ class Interval:
     high: float | None
     n_items: int  # observations the value is computed on (for "overall": item × dimension pairs)
     n_tasks: int  # tasks those observations come from, i.e. the clusters resampled
+    note: str = ""  # why a defined value has no interval: TOO_FEW_FOR_INTERVAL
 
 
 @dataclass(frozen=True)
@@ -80,7 +93,6 @@ class Agreement:
     kendall_tau_b: Interval
     mae: Interval  # |judge − mean of experts|
     within_1: Interval  # share of items with |judge − mean of experts| <= 1
-    expert_ceiling: Interval  # Spearman between the first two experts, on items with >= 2 experts
 
 
 @dataclass(frozen=True)
@@ -153,12 +165,18 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def _estimate(values_by_task: dict[str, list], statistic: Statistic, **options: Any) -> Interval:
-    """Point value on all items plus its task-bootstrap interval (only when the value is defined)."""
+def _estimate(values_by_task: dict[str, list], statistic: Statistic, *, min_tasks: int = MIN_TASKS_FOR_INTERVAL, **options: Any) -> Interval:
+    """Point value on all items plus its task-bootstrap interval: only when the value is defined, and
+    only from at least `min_tasks` tasks (otherwise the note says why there is none)."""
     clusters = _clusters(values_by_task)
+    n_items, n_tasks = sum(len(c) for c in clusters), len(clusters)
     value = _finite(statistic(np.concatenate(clusters))) if clusters else None
-    low, high = task_bootstrap(values_by_task, statistic, **options) if value is not None else (None, None)
-    return Interval(value, low, high, sum(len(c) for c in clusters), len(clusters))
+    if value is None:
+        return Interval(None, None, None, n_items, n_tasks)
+    if n_tasks < min_tasks:
+        return Interval(value, None, None, n_items, n_tasks, TOO_FEW_FOR_INTERVAL)
+    low, high = task_bootstrap(values_by_task, statistic, **options)
+    return Interval(value, low, high, n_items, n_tasks)
 
 
 def _by_task(records: Iterable[Any], row: Callable[[Any], Any]) -> dict[str, list]:
@@ -204,24 +222,24 @@ def _within_1(rows: np.ndarray) -> float | None:
 
 def _agreement(dimension: str, pairs: list[Pair], **options: Any) -> Agreement:
     scores = _by_task(pairs, lambda p: (p.judge, fmean(p.experts)))
-    experts = _by_task([p for p in pairs if len(p.experts) >= 2], lambda p: p.experts[:2])
     return Agreement(
         dimension,
         spearman=_estimate(scores, _spearman, **options),
         kendall_tau_b=_estimate(scores, _kendall_tau_b, **options),
         mae=_estimate(scores, _mae, **options),
         within_1=_estimate(scores, _within_1, **options),
-        expert_ceiling=_estimate(experts, _spearman, **options),
     )
 
 
-def agreement(pairs: Sequence[Pair], *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0) -> list[Agreement]:
+def agreement(
+    pairs: Sequence[Pair], *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0, min_tasks: int = MIN_TASKS_FOR_INTERVAL
+) -> list[Agreement]:
     """One Agreement per dimension present (sorted by name), then "overall" (all dimensions pooled)."""
     _check_options(resamples, confidence)
     dimensions = sorted({p.dimension for p in pairs})
     if OVERALL in dimensions:
         raise ValueError(f'"{OVERALL}" is reserved for the pooled row and cannot be a dimension name')
-    options = {"resamples": resamples, "confidence": confidence, "seed": seed}
+    options = {"resamples": resamples, "confidence": confidence, "seed": seed, "min_tasks": min_tasks}
     rows = [_agreement(d, [p for p in pairs if p.dimension == d], **options) for d in dimensions]
     return rows + [_agreement(OVERALL, list(pairs), **options)]
 
@@ -266,12 +284,12 @@ def _f1(rows: np.ndarray) -> float | None:
 
 
 def checklist_agreement(
-    labels: Sequence[ChecklistLabel], *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0
+    labels: Sequence[ChecklistLabel], *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0, min_tasks: int = MIN_TASKS_FOR_INTERVAL
 ) -> ChecklistAgreement:
     """Judge labels against the expert majority, each figure with its task-bootstrap interval."""
     _check_options(resamples, confidence)
     rows = _by_task(labels, lambda label: (label.judge, majority(label.experts)))
-    options = {"resamples": resamples, "confidence": confidence, "seed": seed}
+    options = {"resamples": resamples, "confidence": confidence, "seed": seed, "min_tasks": min_tasks}
     return ChecklistAgreement(*(_estimate(rows, s, **options) for s in (_accuracy, _precision, _recall, _f1)))
 
 
@@ -319,8 +337,8 @@ def krippendorff_alpha(matrix: Any, *, level: str = "ordinal", value_domain: Seq
         return _finite(krippendorff.alpha(reliability_data=data, level_of_measurement=level, value_domain=domain))
 
 
-def _units_by_task(ratings: Sequence[Rating]) -> dict[str, list[np.ndarray]]:
-    """Per task, one column per unit: the raters' scores in rater-name order, NaN where missing."""
+def _unit_columns(ratings: Sequence[Rating]) -> dict[tuple[str, str, str], np.ndarray]:
+    """One column per (task, item, dimension) unit: the raters' scores in rater-name order, NaN where missing."""
     raters = {name: i for i, name in enumerate(sorted({r.rater for r in ratings}))}
     columns: dict[tuple[str, str, str], np.ndarray] = {}
     for r in ratings:
@@ -330,8 +348,13 @@ def _units_by_task(ratings: Sequence[Rating]) -> dict[str, list[np.ndarray]]:
         if not math.isfinite(r.score):
             raise ValueError(f"{r.item_id}/{r.dimension}: scores must be finite numbers")
         column[raters[r.rater]] = r.score
+    return columns
+
+
+def _units_by_task(ratings: Sequence[Rating]) -> dict[str, list[np.ndarray]]:
+    """Per task, one column per unit (in unit order): the raters' scores in rater-name order, NaN where missing."""
     grouped: dict[str, list[np.ndarray]] = defaultdict(list)
-    for (task_id, _, _), column in sorted(columns.items(), key=lambda kv: kv[0]):
+    for (task_id, _, _), column in sorted(_unit_columns(ratings).items(), key=lambda kv: kv[0]):
         grouped[task_id].append(column)
     return dict(grouped)
 
@@ -351,13 +374,14 @@ def people_agreement(
     resamples: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    min_tasks: int = MIN_TASKS_FOR_INTERVAL,
 ) -> PeopleAgreement:
     """Krippendorff's α and the Spearman ceiling of one group of ratings, each with its task-bootstrap interval."""
     _check_options(resamples, confidence)
     # Units rated once are not pairable: they change neither figure, so they are left out of the counts too.
     units = {t: kept for t, cols in _units_by_task(ratings).items() if (kept := [c for c in cols if np.sum(~np.isnan(c)) >= 2])}
     pairs = {t: [first_two(c) for c in cols] for t, cols in units.items()}
-    options = {"resamples": resamples, "confidence": confidence, "seed": seed}
+    options = {"resamples": resamples, "confidence": confidence, "seed": seed, "min_tasks": min_tasks}
 
     def alpha(columns: np.ndarray) -> float | None:  # the drawn units, one per row: the package wants raters as rows
         return krippendorff_alpha(np.asarray(columns).T, level=level, value_domain=value_domain)
@@ -371,3 +395,63 @@ def people_agreement(
         ceiling=_estimate(pairs, _spearman, **options),
     )
 
+
+
+# --- the judge beside the experts, like with like -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class LikeForLike:
+    group: str  # a category, or "overall"
+    judge_expert: Interval  # Spearman of the judge with one expert, averaged over the experts
+    expert_expert: Interval  # Spearman of one expert with another, averaged over the pairs of experts
+    n_experts: int  # experts who rated at least one of the units (n_items of either figure counts the units)
+
+
+def _present_spearman(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Spearman of two raters on the units both rated (None when fewer than MIN_ITEMS or constant)."""
+    both = ~np.isnan(x) & ~np.isnan(y)
+    return _spearman(np.column_stack((x[both], y[both])))
+
+
+def _mean_of_pairs(rows: np.ndarray, pairs: Iterable[tuple[int, int]]) -> float | None:
+    """Mean Spearman over the rater pairs (columns of `rows`, one row per unit) whose correlation is defined."""
+    found = [rho for a, b in pairs if (rho := _present_spearman(rows[:, a], rows[:, b])) is not None]
+    return fmean(found) if found else None
+
+
+def _judge_with_each(rows: np.ndarray) -> float | None:  # column 0 is the judge
+    return _mean_of_pairs(rows, ((0, e) for e in range(1, rows.shape[1])))
+
+
+def _expert_with_expert(rows: np.ndarray) -> float | None:
+    return _mean_of_pairs(rows, ((a, b) for a in range(1, rows.shape[1]) for b in range(a + 1, rows.shape[1])))
+
+
+def judge_against_experts(
+    ratings: Sequence[Rating],
+    judge: Mapping[tuple[str, str], float],
+    *,
+    group: str = OVERALL,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    min_tasks: int = MIN_TASKS_FOR_INTERVAL,
+) -> LikeForLike:
+    """The judge against each expert (averaged over experts) beside expert against expert (averaged over pairs), on
+    the units rated by at least two experts that the judge scored (`judge` maps (item_id, dimension) to its score).
+    Both figures are computed on the same task-bootstrap draws: the same seed draws the same tasks for both."""
+    _check_options(resamples, confidence)
+    units: dict[str, list[np.ndarray]] = defaultdict(list)
+    for (task_id, item_id, dimension), column in sorted(_unit_columns(ratings).items(), key=lambda kv: kv[0]):
+        if np.sum(~np.isnan(column)) >= 2 and (item_id, dimension) in judge:
+            units[task_id].append(np.concatenate(([float(judge[(item_id, dimension)])], column)))
+    raters = sorted({r.rater for r in ratings})
+    used = np.concatenate([np.asarray(cols) for cols in units.values()]) if units else np.empty((0, 1 + len(raters)))
+    options = {"resamples": resamples, "confidence": confidence, "seed": seed, "min_tasks": min_tasks}
+    return LikeForLike(
+        group,
+        judge_expert=_estimate(dict(units), _judge_with_each, **options),
+        expert_expert=_estimate(dict(units), _expert_with_expert, **options),
+        n_experts=int(np.sum(np.any(~np.isnan(used[:, 1:]), axis=0))),
+    )

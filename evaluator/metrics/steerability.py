@@ -1,27 +1,45 @@
 """Steerability: how many rounds a prompter needs, on average, to reach an adequate score.
 
 Following ArtWhisperer (Vodrahalli & Zou), section 4.1 and appendix A.10, algorithm 1: each
-trajectory's per-round scores (0–100) are put into five bins, a Markov chain over the bins plus a
-START node is estimated from the observed transitions (START → first round, then round r → r+1)
-with additive smoothing, and the expected number of rounds from START until the target bin (the
-top one by default) is the steerability figure. The first round counts as one interaction.
-Our deviations from the paper: the bins are half-open, [0,21) … [61,81) and [81,101] (100 falls
-in the top bin); each trajectory is replaced by its running maximum (a prompter keeps its best
-prompt); smoothing is added only to non-decreasing transitions so the chain stays monotone; and
-an exact linear solve is reported beside the paper's Monte Carlo estimate.
+trajectory's per-round scores (0–100) are put into five bins; for each target (here: a task) a
+Markov chain over the bins plus a START node is estimated from that target's trajectories (START →
+first round, then round r → r+1) with additive smoothing ε = 1; the expected number of rounds from
+START until the top bin is that target's steerability, and a group's figure (here: a category's)
+is the mean over its targets. The first round counts as one interaction.
+
+Our deviations from the paper, and why:
+- the bins are half-open, [0,21) … [61,81) and [81,101] (100 falls in the top bin);
+- each trajectory is replaced by its running maximum (a prompter keeps its best prompt), and the
+  smoothing is added only to non-decreasing transitions so the chain stays monotone;
+- the expected rounds are solved exactly instead of by Monte Carlo (the paper's simulation
+  estimates the same number; `simulate_rounds` is kept as a cross-check);
+- the interval is a percentile bootstrap over trajectories, resampled within each target and the
+  chains refitted (the paper's error bars are the standard error over images);
+- the paper had about 40 trajectories per image, we have one per sample (at most 8): its ε = 1
+  then weighs far more, so a figure is withheld (`Steerability.status`) when too few trajectories
+  back it, when no trajectory reached the top bin at all, or when more than half of its expected
+  rounds are steps drawn from the smoothing prior rather than from observed transitions.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from itertools import pairwise
 
 import numpy as np
+from scipy import stats
 
 BINS: tuple[tuple[float, float], ...] = ((0, 21), (21, 41), (41, 61), (61, 81), (81, 101))  # half-open [lo, hi)
 START = "start"
+EPSILON = 1.0  # the paper's smoothing: one pseudo-count per possible transition
+# With one trajectory a target's bootstrap resamples are all the same trajectory: it would add no spread.
+MIN_PER_TARGET = 2
+# The figure speaks for a category (the paper's image group); with fewer tasks it speaks for those tasks only.
+MIN_TARGETS = 5
+MAX_PRIOR_SHARE = 0.5  # beyond this the smoothing, not the run, decides most of the expected rounds
 
 
 def score_bin(score: float, bins: Sequence[tuple[float, float]] = BINS) -> int:
@@ -51,11 +69,13 @@ def _label(lo: float, hi: float) -> str:
 
 @dataclass(frozen=True)
 class MarkovChain:
-    """Fitted chain: state 0 is START, state 1 + b is bin b; `counts` are the raw, unsmoothed counts."""
+    """Fitted chain: state 0 is START, state 1 + b is bin b; `counts` are the raw, unsmoothed counts and
+    `prior` each row's share of smoothing pseudo-counts (1 for a row no trajectory left)."""
 
     states: tuple[str, ...]
     matrix: np.ndarray
     counts: np.ndarray
+    prior: np.ndarray
     n_trajectories: int
 
     @property
@@ -63,63 +83,78 @@ class MarkovChain:
         return len(self.states) - 1
 
 
+def transition_counts(
+    trajectory: Sequence[float], bins: Sequence[tuple[float, float]] = BINS, use_running_max: bool = True
+) -> np.ndarray:
+    """One trajectory's transition counts over START and the bins (all zero for an empty trajectory)."""
+    raw = [float(s) for s in trajectory]
+    for s in raw:  # checks every raw score, NaN included, before the running maximum can hide one
+        score_bin(s, bins)
+    counts = np.zeros((1 + len(bins), 1 + len(bins)))
+    series = running_max(raw) if use_running_max else raw
+    states = [1 + score_bin(s, bins) for s in series]
+    if states:
+        counts[0, states[0]] += 1
+    for a, b in pairwise(states):
+        counts[a, b] += 1
+    return counts
+
+
+def _smooth(counts: np.ndarray, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
+    """(transition matrix, prior share of each row) of raw counts, shape (..., n, n) with n = 1 + bins.
+
+    Every count starts at `epsilon`, but only for pairs that a running maximum can produce (START →
+    any bin, bin i → bin j with j >= i), so the smoothed chain is monotone like the data. A row with
+    no mass at all (a bin never left, with epsilon=0) becomes a self-loop: without evidence of a way
+    out, the prompter is taken to stay there."""
+    n = counts.shape[-1]
+    allowed = np.zeros((n, n))
+    allowed[0, 1:] = 1
+    allowed[1:, 1:] = np.triu(np.ones((n - 1, n - 1)))
+    smoothed = counts + epsilon * allowed
+    totals = smoothed.sum(axis=-1)
+    empty = totals == 0
+    for index in zip(*np.nonzero(empty)):
+        smoothed[index + (index[-1],)] = 1.0  # never START: every trajectory leaves it once
+    totals = smoothed.sum(axis=-1)
+    prior = np.where(empty, 1.0, epsilon * allowed.sum(axis=-1) / totals)
+    return smoothed / totals[..., None], prior
+
+
 def fit_chain(
     trajectories: Sequence[Sequence[float]],
     bins: Sequence[tuple[float, float]] = BINS,
-    epsilon: float = 1.0,
+    epsilon: float = EPSILON,
     use_running_max: bool = True,
 ) -> MarkovChain:
     """Estimate the transition matrix over START and the bins from per-round score trajectories.
 
-    Smoothing: every count starts at `epsilon`, but only for pairs that a running maximum can
-    produce, i.e. START → any bin and bin i → bin j with j >= i; decreasing pairs, and any pair
-    into START, get nothing, so the smoothed chain is monotone like the data. (With
-    `use_running_max=False` an observed decrease still counts; it is just never invented.)
-    A row that ends up with no mass at all (a bin never left, with epsilon=0) becomes a self-loop:
-    without evidence of a way out, the prompter is taken to stay there.
-    Empty trajectories are ignored.
-    """
+    Smoothing as in `_smooth`. (With `use_running_max=False` an observed decrease still counts; it
+    is just never invented.) Empty trajectories are ignored."""
     if not bins:
         raise ValueError("at least one bin is needed")
     if not (math.isfinite(epsilon) and epsilon >= 0):
         raise ValueError(f"epsilon must be a finite number >= 0, got {epsilon!r}")
-    n = 1 + len(bins)
-    counts = np.zeros((n, n))
-    n_trajectories = 0
-    for trajectory in trajectories:
-        raw = [float(s) for s in trajectory]
-        if not raw:
-            continue
-        for s in raw:  # checks every raw score, NaN included, before the running maximum can hide one
-            score_bin(s, bins)
-        series = running_max(raw) if use_running_max else raw
-        states = [1 + score_bin(s, bins) for s in series]
-        counts[0, states[0]] += 1
-        for a, b in pairwise(states):
-            counts[a, b] += 1
-        n_trajectories += 1
+    per_trajectory = [transition_counts(t, bins, use_running_max) for t in trajectories]
+    n_trajectories = sum(1 for c in per_trajectory if c[0].sum())
     if n_trajectories == 0:
         raise ValueError("no trajectory has a scored round")
-
-    allowed = np.zeros((n, n), dtype=bool)
-    allowed[0, 1:] = True
-    allowed[1:, 1:] = np.triu(np.ones((n - 1, n - 1), dtype=bool))
-    smoothed = counts + epsilon * allowed
-    totals = smoothed.sum(axis=1)
-    for row in np.flatnonzero(totals == 0):
-        smoothed[row, row] = 1.0  # never START: every trajectory leaves it once
-        totals[row] = 1.0
-    matrix = smoothed / totals[:, None]
+    counts = np.sum(per_trajectory, axis=0)
+    matrix, prior = _smooth(counts, epsilon)
     states = (START, *(_label(lo, hi) for lo, hi in bins))
-    return MarkovChain(states=states, matrix=matrix, counts=counts, n_trajectories=n_trajectories)
+    return MarkovChain(states=states, matrix=matrix, counts=counts, prior=prior, n_trajectories=n_trajectories)
 
 
 def _target_state(chain: MarkovChain, target_bin: int | None) -> int:
     """State index of the target bin; states at or above it count as having reached it."""
+    return _first_target(chain.n_bins, target_bin)
+
+
+def _first_target(n_bins: int, target_bin: int | None) -> int:
     if target_bin is None:
-        target_bin = chain.n_bins - 1
-    if not 0 <= target_bin < chain.n_bins:
-        raise ValueError(f"target_bin must be in 0..{chain.n_bins - 1}, got {target_bin!r}")
+        target_bin = n_bins - 1
+    if not 0 <= target_bin < n_bins:
+        raise ValueError(f"target_bin must be in 0..{n_bins - 1}, got {target_bin!r}")
     return 1 + target_bin
 
 
@@ -161,6 +196,17 @@ def expected_rounds(chain: MarkovChain, target_bin: int | None = None) -> float:
     return float(times[transient.index(0)])
 
 
+def visits(matrix: np.ndarray, first: int) -> np.ndarray:
+    """Expected visits to each state below `first` on the walk from START, for a batch (..., n, n) of
+    chains in which every such state can reach the target (true whenever epsilon > 0). They sum to
+    the expected rounds: START's one visit is the first round."""
+    q = matrix[..., :first, :first]
+    start = np.zeros(q.shape[:-1])
+    start[..., 0] = 1.0
+    # v (I - Q) = e_START, solved as (I - Q)^T v = e_START
+    return np.linalg.solve(np.swapaxes(np.eye(first) - q, -1, -2), start[..., None])[..., 0]
+
+
 def simulate_rounds(
     chain: MarkovChain,
     target_bin: int | None = None,
@@ -168,7 +214,8 @@ def simulate_rounds(
     seed: int = 0,
     max_steps: int = 1000,
 ) -> tuple[float, float]:
-    """Monte Carlo (mean, standard error) of the rounds from START to the target bin or above.
+    """Monte Carlo (mean, standard error) of the rounds from START to the target bin or above: the
+    paper's estimator, kept to cross-check the exact solve.
 
     Walks `n_trials` chains with numpy's Generator seeded by `seed`; a walk still short of the
     target after `max_steps` rounds counts as `max_steps`. The standard error is NaN for one trial.
@@ -198,32 +245,106 @@ def simulate_rounds(
     return mean, se
 
 
+# --- a category's figure: per-target chains, averaged ------------------------------------------------
+
+
+class Status(StrEnum):
+    SHOWN = "shown"
+    NEVER_REACHED = "never_reached"  # no trajectory reached the target bin: the data say only that
+    TOO_FEW = "too_few"  # fewer than MIN_TARGETS targets with MIN_PER_TARGET trajectories each
+    PRIOR = "prior"  # more than MAX_PRIOR_SHARE of the expected rounds are steps the smoothing decided
+
+
+@dataclass(frozen=True)
+class TargetFit:
+    target: str
+    n_trajectories: int
+    n_reached: int  # trajectories whose best score reached the target bin
+    expected_rounds: float
+    prior_rounds: float  # expected rounds that are steps drawn from the smoothing; all of them if n_reached == 0
+
+
 @dataclass(frozen=True)
 class Steerability:
-    """Expected rounds to the target (exact and simulated), with the data behind them."""
+    """A group's steerability, or the reason it is withheld (`status`); the figure and its interval
+    are None unless the status is SHOWN. `prior_share` is known once enough targets count."""
 
-    expected_rounds: float
-    simulated_rounds: float
-    simulated_se: float
+    status: Status
+    expected_rounds: float | None
+    low: float | None
+    high: float | None
+    prior_share: float | None
     n_trajectories: int
-    first_round_bins: tuple[int, ...]  # how many trajectories started in each bin
+    n_reached: int
+    n_targets: int  # targets averaged: those with at least min_per_target trajectories
+    n_targets_short: int  # targets left out for having fewer
+    min_per_target: int
+    min_targets: int
+    targets: tuple[TargetFit, ...]
+
+
+def _fit_target(target: str, counts: np.ndarray, reached: np.ndarray, epsilon: float, first: int) -> TargetFit:
+    """Chain of one target from its trajectories' counts (n_t, n, n); a target never reached is all prior."""
+    matrix, prior = _smooth(counts.sum(axis=0), epsilon)
+    seen = visits(matrix, first)
+    rounds = float(seen.sum())
+    prior_rounds = float(seen @ prior[:first]) if reached.any() else rounds
+    return TargetFit(target, len(counts), int(reached.sum()), rounds, prior_rounds)
+
+
+def _interval(
+    counts: list[np.ndarray], epsilon: float, first: int, resamples: int, confidence: float, seed: int
+) -> tuple[float, float]:
+    """Percentile bootstrap of the mean over targets: each target's trajectories are resampled on their
+    own (scipy's independent multi-sample resampling, by trajectory index) and its chain refitted."""
+
+    def mean_rounds(*drawn: np.ndarray, axis: int = -1) -> np.ndarray:
+        per_target = [visits(_smooth(c[i].sum(axis=-3), epsilon)[0], first).sum(axis=-1) for c, i in zip(counts, drawn)]
+        return np.mean(per_target, axis=0)
+
+    data = tuple(np.arange(len(c)) for c in counts)
+    result = stats.bootstrap(data, mean_rounds, vectorized=True, paired=False, n_resamples=resamples,
+                             confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed))  # fmt: skip
+    return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
 def steerability(
-    trajectories: Sequence[Sequence[float]],
+    by_target: Mapping[str, Sequence[Sequence[float]]],
+    *,
     bins: Sequence[tuple[float, float]] = BINS,
-    epsilon: float = 1.0,
+    epsilon: float = EPSILON,
     target_bin: int | None = None,
-    n_trials: int = 10_000,
+    min_per_target: int = MIN_PER_TARGET,
+    min_targets: int = MIN_TARGETS,
+    max_prior_share: float = MAX_PRIOR_SHARE,
+    resamples: int = 2000,
+    confidence: float = 0.95,
     seed: int = 0,
 ) -> Steerability:
-    """Fit the chain to the trajectories and report the exact and simulated expected rounds."""
-    chain = fit_chain(trajectories, bins=bins, epsilon=epsilon)
-    mean, se = simulate_rounds(chain, target_bin=target_bin, n_trials=n_trials, seed=seed)
-    return Steerability(
-        expected_rounds=expected_rounds(chain, target_bin=target_bin),
-        simulated_rounds=mean,
-        simulated_se=se,
-        n_trajectories=chain.n_trajectories,
-        first_round_bins=tuple(int(c) for c in chain.counts[0, 1:]),
-    )
+    """A group's steerability from its targets' trajectories (empty ones ignored), as the paper computes
+    it, with a bootstrap interval over trajectories; or why it is withheld."""
+    if not (math.isfinite(epsilon) and epsilon > 0):
+        raise ValueError(f"epsilon must be a finite number > 0 (every state must be able to reach the target), got {epsilon!r}")
+    first = _first_target(len(bins), target_bin)
+    # 1. per target, each trajectory's transition counts and whether it reached the target bin
+    data = {t: [transition_counts(s, bins) for s in runs if len(s)] for t, runs in sorted(by_target.items())}
+    reached = {t: np.array([c[:, first:].sum() > 0 for c in cs], dtype=bool) for t, cs in data.items()}
+    counted = [t for t, cs in data.items() if len(cs) >= min_per_target]
+    tally = {"n_trajectories": sum(map(len, data.values())), "n_reached": int(sum(r.sum() for r in reached.values())),
+             "n_targets": len(counted), "n_targets_short": sum(1 for cs in data.values() if 0 < len(cs) < min_per_target),
+             "min_per_target": min_per_target, "min_targets": min_targets}  # fmt: skip
+    withheld = {"expected_rounds": None, "low": None, "high": None}
+    # 2. what the data say before any chain: nothing reached the target, or too little to average
+    if tally["n_trajectories"] and not tally["n_reached"]:
+        return Steerability(Status.NEVER_REACHED, **withheld, prior_share=None, targets=(), **tally)
+    if len(counted) < min_targets:
+        return Steerability(Status.TOO_FEW, **withheld, prior_share=None, targets=(), **tally)
+    # 3. one chain per target, averaged; withheld when the smoothing decides most of the rounds
+    fits = tuple(_fit_target(t, np.array(data[t]), reached[t], epsilon, first) for t in counted)
+    share = sum(f.prior_rounds for f in fits) / sum(f.expected_rounds for f in fits)
+    if share > max_prior_share:
+        return Steerability(Status.PRIOR, **withheld, prior_share=share, targets=fits, **tally)
+    # 4. the interval: trajectories resampled within each target, chains refitted
+    low, high = _interval([np.array(data[t]) for t in counted], epsilon, first, resamples, confidence, seed)
+    value = float(np.mean([f.expected_rounds for f in fits]))
+    return Steerability(Status.SHOWN, value, low, high, share, targets=fits, **tally)

@@ -70,8 +70,8 @@ class Command(BaseCommand):
         for s in Submission.objects.filter(pk__in=shown):
             self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
         self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")
-        done = study.participants.filter(submission__status=Status.DONE).count()
-        self.stdout.write(f"Human study: {done} scripted participant(s) evaluated, on the leaderboard as Humans — novice / skilled / all.")
+        done = study.participants.filter(scripted=True, submission__status=Status.DONE).count()
+        self.stdout.write(f"Human study: {done} scripted participant(s) evaluated, on the leaderboard as Scripted (demo) — novice / skilled / all (never pooled with people).")
         self.stdout.write(f"Take part yourself (anonymous, {study.tasks_per_participant} short tasks): http://127.0.0.1:8000/study/{token}/")
         self.stdout.write(f"Study progress and exports (staff): http://127.0.0.1:8000/studies/{study.slug}/")
         if published < len(shown) and settings.REDIS_URL:

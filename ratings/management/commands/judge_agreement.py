@@ -7,12 +7,12 @@ from ratings.agreement import agreement_report, judges_with_ratings, people_repo
 def fmt(interval) -> str:
     if interval.value is None:
         return "—"
-    bounds = f" [{interval.low:.3f}, {interval.high:.3f}]" if interval.low is not None else ""
+    bounds = f" [{interval.low:.3f}, {interval.high:.3f}]" if interval.low is not None else f" ({interval.note})" if interval.note else ""
     return f"{interval.value:.3f}{bounds}"
 
 
 class Command(BaseCommand):
-    help = "Agreement between experts (Krippendorff alpha, ceiling) and between the judge and stored expert ratings: Spearman, Kendall tau-b, MAE, within-1, expert ceiling, checklist accuracy/F1."
+    help = "Agreement between experts (Krippendorff alpha, ceiling) and between the judge and stored expert ratings: judge vs each expert beside expert vs expert, then Spearman, Kendall tau-b, MAE, within-1 against the experts' mean, checklist accuracy/F1."
 
     def add_arguments(self, parser):
         parser.add_argument("--judge", help="judge_id|version (default: the one with the most scored submissions)")
@@ -26,9 +26,11 @@ class Command(BaseCommand):
             raise CommandError("no expert ratings of judged items: import some with manage.py import_expert_ratings")
         report = agreement_report(chosen, resamples=resamples)
         self.stdout.write(f"{chosen}: {report.n_ratings} ratings by {report.n_raters} rater(s); {report.unmatched} without a judgement to compare")
-        self.stdout.write(f"{'dimension':26} {'spearman':>24} {'kendall tau-b':>24} {'MAE':>22} {'within 1':>22} {'expert ceiling':>24}  items tasks")
+        for like in report.like:
+            self.stdout.write(f"like with like, {like.group}: judge-expert rho (mean over experts) {fmt(like.judge_expert)}, expert-expert rho (mean over pairs) {fmt(like.expert_expert)}; {like.judge_expert.n_items} units, {like.n_experts} experts")
+        self.stdout.write(f"against the experts' mean:\n{'dimension':26} {'spearman':>24} {'kendall tau-b':>24} {'MAE':>22} {'within 1':>22}  items tasks")
         for row in report.rows:
-            cells = [fmt(row.spearman), fmt(row.kendall_tau_b), fmt(row.mae), fmt(row.within_1), fmt(row.expert_ceiling)]
+            cells = [fmt(row.spearman), fmt(row.kendall_tau_b), fmt(row.mae), fmt(row.within_1)]
             self.stdout.write(f"{row.dimension:26} " + " ".join(f"{c:>24}" for c in cells) + f"  {row.spearman.n_items:5} {row.spearman.n_tasks:5}")
         if report.checklist:
             c = report.checklist
