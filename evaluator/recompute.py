@@ -1,6 +1,17 @@
-"""Recompute a board download's figures and statistics from its own files (no database, no Django).
+"""Recompute everything a board download publishes from its own files (no database, no Django), and check it.
 
     python -m evaluator.recompute board.zip [--check]
+
+From units.jsonl, prompts.jsonl, tasks.csv, statistics_inputs.json, trajectories.jsonl, humans.jsonl and
+human_units.jsonl this rebuilds every number board.json carries: each entry's figures (value, interval, n, failures),
+what they rest on and their standing, its task count and steerability; the board statistics as board_stats_compute
+returns them (whatever keys it has, with the counts the board page stores beside them);
+the human baseline rows and every row's score on the humans' tasks. `--check` compares the whole of board.json with
+that, leaf by leaf (numbers within a tolerance, anything else equal) and reports what one side has and the other has
+not, one line per difference. What cannot be recomputed is checked against what every unit line carries: the judge
+spec must hash to the judge version every unit was scored by, each backend config to the config hash every image
+unit was rendered with; the statistics settings must be the ones this code uses (evaluator.metrics.board.SETTINGS:
+the recompute uses them, so the numbers of a board computed with other settings would not match anyway).
 """
 
 from __future__ import annotations
@@ -12,72 +23,325 @@ import json
 import math
 import sys
 import zipfile
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
+from statistics import fmean
+from typing import Any
 
-from .metrics.aggregate import Unit, detail_figures, figures, task_figures
-from .metrics.board import board_stats_compute, prompt_styles
+from .backends.config import BackendConfig, BackendError
+from .judge.official.composite import top1_units
+from .judge.spec import ClipSpec, JudgeSpec
+from .metrics.aggregate import Figure, Unit, detail_figures, figures, task_figures
+from .metrics.board import SETTINGS, board_stats_compute, prompt_styles
+from .metrics.coverage import coverage, standing
+from .metrics.steerability import steerability
+
+ABOUT = ("prompter", "team", "condition", "origin")  # who an entry is: named in board.json, not computed
+HUMAN_ABOUT = ("label", "judge_id", "judge_version", "judge_label")  # what a human row is called (its judge is checked apart)
+DESCRIBED = ("pack", "judge", "code_version", "backends", "coverage_settings")  # checked against the units, not recomputed
+STAMPS = ("entry", "participant", "judge_version", "config_hash")  # what a unit line carries besides the unit
+# The field, or fields, that name a list's elements where they do (else elements are compared by position).
+LABELS = (("entry",), ("scripted", "tier"), ("category",), ("upper",), ("target",), ("scope", "key"), ("name",))
+TIERS = ("novice", "skilled", "all")
+MISSING = object()
 
 
-def _lines(archive: zipfile.ZipFile, name: str):
+@dataclass
+class Download:
+    """What a board zip holds, read once."""
+
+    board: dict
+    tasks: list[dict]
+    units: dict[Any, list[Unit]] = field(default_factory=dict)  # entry id -> its units, in file order
+    human_units: dict[int, list[Unit]] = field(default_factory=dict)  # participant index -> units
+    stamps: list[tuple] = field(default_factory=list)  # (judge version, backend, config hash) of every unit line
+    prompts: list[dict] = field(default_factory=list)
+    trajectories: dict[Any, list[dict]] = field(default_factory=dict)  # entry id -> its trajectories (feedback runs)
+    participants: list[dict] = field(default_factory=list)
+    statistics_inputs: dict = field(default_factory=dict)  # board_stats_compute's other keywords (statistics_inputs.json)
+
+    @property
+    def categories(self) -> dict[str, str]:
+        return {t["task_id"]: t["category"] for t in self.tasks}
+
+    def prompted_tasks(self) -> dict[Any, set[str]]:
+        found: dict[Any, set[str]] = defaultdict(set)
+        for p in self.prompts:
+            found[p["entry"]].add(p["task_id"])
+        return found
+
+
+def _lines(archive: zipfile.ZipFile, name: str) -> Iterator[dict]:
+    if name not in archive.namelist():
+        return
     with archive.open(name) as handle:
         for line in io.TextIOWrapper(handle, encoding="utf-8"):
             if line.strip():
                 yield json.loads(line)
 
 
-def recompute(path) -> dict:
-    """{"figures": {entry: {"scope:key": value}}, "statistics": {...}} from units.jsonl, prompts.jsonl, tasks.csv and
-    the statistics settings in board.json."""
+def _unit(row: dict, stamps: list[tuple]) -> Unit:
+    stamps.append((row.get("judge_version"), row.get("backend", ""), row.get("config_hash")))
+    return Unit(**{k: v for k, v in row.items() if k not in STAMPS})
+
+
+def read(path) -> Download:
     with zipfile.ZipFile(path) as archive:
-        board = json.loads(archive.read("board.json"))
-        units: dict[str, list[Unit]] = defaultdict(list)
-        for row in _lines(archive, "units.jsonl"):
-            units[str(row.pop("entry"))].append(Unit(**row))
-        lengths, lists = prompt_styles((str(row["entry"]), row["task_id"], row["prompt"]) for row in _lines(archive, "prompts.jsonl"))
         tasks = list(csv.DictReader(io.TextIOWrapper(archive.open("tasks.csv"), encoding="utf-8")))
-    recomputed = {entry: {f"{f.scope}:{f.key}": f.value for f in (*figures(u), *detail_figures(u), *task_figures(u))} for entry, u in units.items()}
-    scores = {e: {k.split(":", 1)[1]: v for k, v in f.items() if k.startswith("task:") and v is not None} for e, f in recomputed.items()}
-    categories, splits = {t["task_id"]: t["category"] for t in tasks}, {t["task_id"]: t["split"] for t in tasks}
-    statistics = board_stats_compute(scores, lengths, categories, splits, board["statistics_settings"], lists)
-    return {"figures": recomputed, "statistics": statistics}
-
-
-def differences(path, tolerance: float = 1e-9) -> list[str]:
-    """Where the recomputed numbers differ from the published ones in board.json (empty when they agree)."""
-    with zipfile.ZipFile(path) as archive:
-        board = json.loads(archive.read("board.json"))
-    result, found = recompute(path), []
-    for entry in board["entries"]:
-        mine = result["figures"].get(str(entry["entry"]), {})
-        for key, value in entry["figures"].items():
-            if not _same(value, mine.get(key), tolerance):
-                found.append(f"entry {entry['entry']} {key}: published {value}, recomputed {mine.get(key)}")
-    statistics = board.get("statistics") or {}
-    if "ranked_on" in statistics and statistics["ranked_on"] != result["statistics"]["ranked_on"]:
-        found.append(f"ranked on: published {statistics['ranked_on']}, recomputed {result['statistics']['ranked_on']}")
-    mine = {row["category"]: row for row in result["statistics"]["length"]}
-    for row in statistics.get("length", []):
-        for key, value in row.items():
-            if not _same(value, mine.get(row["category"], {}).get(key), tolerance):
-                found.append(f"length effect {row['category']} {key}: published {value}, recomputed {mine.get(row['category'], {}).get(key)}")
-    published = statistics.get("entries", {})
-    for entry, stats in published.items():
-        for key, value in stats.items():
-            if not _same(value, result["statistics"]["entries"].get(entry, {}).get(key), tolerance):
-                found.append(f"entry {entry} statistics {key}: published {value}, recomputed {result['statistics']['entries'].get(entry, {}).get(key)}")
+        found = Download(board=json.loads(archive.read("board.json")), tasks=tasks)
+        for row in _lines(archive, "units.jsonl"):
+            found.units.setdefault(row["entry"], []).append(_unit(row, found.stamps))
+        for row in _lines(archive, "human_units.jsonl"):
+            found.human_units.setdefault(row["participant"], []).append(_unit(row, found.stamps))
+        found.prompts = list(_lines(archive, "prompts.jsonl"))
+        for row in _lines(archive, "trajectories.jsonl"):
+            found.trajectories.setdefault(row["entry"], []).append(row)
+        found.participants = list(_lines(archive, "humans.jsonl"))
+        found.statistics_inputs = json.loads(archive.read("statistics_inputs.json")) if "statistics_inputs.json" in archive.namelist() else {}
     return found
 
 
-def _same(a, b, tolerance: float) -> bool:
+# --- recompute ---------------------------------------------------------------------------------------------------
+
+
+def recompute(path) -> dict:
+    """Every number board.json publishes, rebuilt from the download's data files (the keys of board.json it checks)."""
+    return _plain(recompute_download(read(path)))
+
+
+def recompute_download(download: Download) -> dict:
+    """The recomputed part of board.json: statistics settings (this code's), entries, statistics and human rows."""
+    rate, tasks, categories = _max_missing(download.board), download.prompted_tasks(), download.categories
+    top1 = ((download.board.get("judge") or {}).get("spec") or {}).get("engine") == "official"  # the release's top-1 of N
+    entries = []
+    for entry, units in download.units.items():
+        steered = steerability_rows(download.trajectories.get(entry, []), categories)
+        entries.append(_entry(entry, top1_units(units) if top1 else units, rate, len(tasks[entry]), steered))
+    return {"statistics_settings": SETTINGS, "entries": entries, "statistics": _statistics(entries, download), "humans": _humans(entries, download)}
+
+
+def _max_missing(board: dict) -> float | None:
+    """The deployment's missing-unit limit the standings were decided with (a setting of the site, not of this code)."""
+    settings = board.get("coverage_settings")
+    rate = settings.get("max_missing_rate") if isinstance(settings, dict) else None
+    return rate if isinstance(rate, (int, float)) and not isinstance(rate, bool) else None
+
+
+def figure_fields(figure: Figure) -> dict:
+    """A figure as board.json carries it: every field of aggregate.Figure but its scope and key (those name it)."""
+    return {k: v for k, v in asdict(figure).items() if k not in ("scope", "key")}
+
+
+def _entry(entry, units: list[Unit], rate: float | None, tasks: int, steered: list[dict]) -> dict:
+    made = [*figures(units), *detail_figures(units), *task_figures(units)]
+    covered = coverage(units)
+    rests_on = {f"{f.scope}:{f.key}": covered[(f.scope, f.key)] for f in made if covered.get((f.scope, f.key))}
+    return {
+        "entry": entry, "tasks": tasks,
+        "figures": {f"{f.scope}:{f.key}": figure_fields(f) for f in made},
+        "coverage": {key: {"scored": c["scored"], "planned": c["planned"], "standing": standing(c, done=True, max_missing=rate) if rate is not None else None}
+                     for key, c in rests_on.items()},
+        "steerability": steered,
+    }  # fmt: skip
+
+
+def steerability_rows(trajectories: list[dict], categories: dict[str, str]) -> list[dict]:
+    """An entry's steerability per category as the submission page shows it (evaluation.trajectories.
+    submission_steerability): evaluator.metrics.steerability.steerability with each task a target and its samples'
+    feedback-score trajectories the data, every field it returns."""
+    by_category: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+    for line in trajectories:
+        by_category[categories[line["task_id"]]][line["task_id"]].append(line["scores"])
+    backend = trajectories[0]["backend"] if trajectories else ""
+    return [{"category": c, "backend": backend, **asdict(steerability(by_task))} for c, by_task in sorted(by_category.items())]
+
+
+def _statistics(entries: list[dict], download: Download) -> dict:
+    """board_stats_compute on the entries' recomputed task scores, with the counts the board page stores beside them."""
+    every = {str(e["entry"]): {k.split(":", 1)[1]: f["value"] for k, f in e["figures"].items() if k.startswith("task:") and f["value"] is not None} for e in entries}
+    lengths, lists = prompt_styles((str(p["entry"]), p["task_id"], p["prompt"]) for p in download.prompts)
+    splits = {t["task_id"]: t["split"] for t in download.tasks}
+    inputs = {**download.statistics_inputs, "every": every, "lengths": lengths, "lists": lists, "categories": download.categories, "splits": splits}
+    data = board_stats_compute(**inputs, settings=SETTINGS)
+    has_split = any(e.get("test") is not None and e.get("dev") is not None for e in data["entries"].values())
+    return {**data, "entry_count": len(entries), "has_split": has_split}
+
+
+def _humans(entries: list[dict], download: Download) -> dict:
+    """The human baseline rows as evaluation.humans pools them (per tier, people apart from scripted demo participants,
+    each participant one sample) and, when the people's "all" row (else the scripted one) covers only some of the
+    board's tasks, every entry's overall on its tasks (as leaderboard.selectors.human_section does)."""
+    rows = []
+    for scripted in (False, True):
+        pool = [p for p in download.participants if bool(p.get("scripted")) == scripted]
+        rows += [_human_row(scripted, tier, members, download.human_units) for tier in TIERS if (members := [p for p in pool if tier in ("all", p["tier"])])]
+    pooled = sorted((r for r in rows if r["tier"] == "all"), key=lambda r: r["scripted"])
+    tasks = pooled[0]["tasks"] if pooled else []
+    partial = bool(rows) and len(tasks) < len(download.tasks)
+    return {"rows": rows, "partial": partial, "tasks": len(tasks), "common": _common_scores(entries, tasks, download.categories) if partial else {}}
+
+
+def _human_row(scripted: bool, tier: str, group: list[dict], units: dict[int, list[Unit]]) -> dict:
+    pooled = [replace(u, sample=sample) for sample, p in enumerate(group) for u in units.get(p["participant"], [])]
+    done = sorted(p["completed"] for p in group if p["completed"])
+    return {
+        "tier": tier, "scripted": scripted, "participants": len(group), "tasks_per_participant": sum(p["entries"] for p in group) / len(group),
+        "tasks": sorted({u.task_id for u in pooled}), "protocols": sorted({p["protocol"] for p in group}), "studies": sorted({p["study"] for p in group}),
+        "first": done[0] if done else None, "last": done[-1] if done else None, "figures": [asdict(f) for f in (*figures(pooled), *task_figures(pooled))],
+    }  # fmt: skip
+
+
+def _common_scores(entries: list[dict], tasks: list[str], categories: dict[str, str]) -> dict[str, float]:
+    """Each entry's category means over `tasks` only, then their mean (entries with none of those tasks left out)."""
+    out = {}
+    for e in entries:
+        by_category: dict[str, list[float]] = defaultdict(list)
+        for task_id in tasks:
+            if (f := e["figures"].get(f"task:{task_id}")) and f["value"] is not None:
+                by_category[categories[task_id]].append(f["value"])
+        if by_category:
+            out[str(e["entry"])] = fmean(fmean(v) for v in by_category.values())
+    return out
+
+
+def _plain(data: Any) -> Any:
+    """As board.json would hold it (tuples as lists, keys as strings, enums as their values)."""
+    return json.loads(json.dumps(data))
+
+
+# --- check -------------------------------------------------------------------------------------------------------
+
+
+def differences(path, tolerance: float = 1e-9) -> list[str]:
+    """Every difference between board.json and what its data recompute to (empty when they agree)."""
+    download = read(path)
+    return check(download, _plain(recompute_download(download)), tolerance)
+
+
+def check(download: Download, recomputed: dict, tolerance: float = 1e-9) -> list[str]:
+    board = download.board
+    found = [f"{key}: deleted from board.json" for key in DESCRIBED if key not in board]
+    found += judge_differences(board.get("judge"), download.stamps)
+    found += backend_differences(board.get("backends"), download.stamps)
+    compare(_published(board), recomputed, "", tolerance, found)
+    return found
+
+
+def _published(board: dict) -> dict:
+    """board.json less what is described rather than computed (checked apart) and the names of entries and human rows."""
+    shown = {k: v for k, v in board.items() if k not in DESCRIBED}
+    shown["entries"] = _unnamed(shown.get("entries", MISSING), ABOUT)
+    if isinstance(shown.get("humans"), dict):
+        shown["humans"] = {**shown["humans"], "rows": _unnamed(shown["humans"].get("rows", MISSING), HUMAN_ABOUT)}
+    return {k: v for k, v in shown.items() if v is not MISSING}
+
+
+def _unnamed(items: Any, names: tuple[str, ...]) -> Any:
+    if not isinstance(items, list):
+        return items
+    return [{k: v for k, v in item.items() if k not in names} if isinstance(item, dict) else item for item in items]
+
+
+def compare(published: Any, recomputed: Any, path: str, tolerance: float, found: list[str]) -> None:
+    """Append one line per leaf that differs and per key or list element on one side only."""
+    if published is MISSING:
+        found.append(f"{path}: deleted from board.json (recomputed {_short(recomputed)})")
+    elif recomputed is MISSING:
+        found.append(f"{path}: added in board.json ({_short(published)}), not recomputed")
+    elif isinstance(published, dict) and isinstance(recomputed, dict):
+        for key in [*published, *(k for k in recomputed if k not in published)]:
+            compare(published.get(key, MISSING), recomputed.get(key, MISSING), f"{path}.{key}" if path else str(key), tolerance, found)
+    elif isinstance(published, list) and isinstance(recomputed, list):
+        for label, mine, theirs in _pairs(published, recomputed):
+            compare(mine, theirs, f"{path}[{label}]", tolerance, found)
+    elif not same(published, recomputed, tolerance):
+        found.append(f"{path}: published {_short(published)}, recomputed {_short(recomputed)}")
+
+
+def _pairs(published: list, recomputed: list) -> Iterator[tuple[str, Any, Any]]:
+    """Elements side by side: by the field that names them where one does on both sides (so a deleted row is one
+    deletion, not a shift of every row after it), else by position."""
+    key = next((k for k in LABELS if _names(published, k) is not None and _names(recomputed, k) is not None), None)
+    if key is None:
+        for i in range(max(len(published), len(recomputed))):
+            yield str(i), published[i] if i < len(published) else MISSING, recomputed[i] if i < len(recomputed) else MISSING
+        return
+    mine, theirs = dict(zip(_names(published, key), published)), dict(zip(_names(recomputed, key), recomputed))  # type: ignore[arg-type]
+    for name in [*mine, *(n for n in theirs if n not in mine)]:
+        yield name, mine.get(name, MISSING), theirs.get(name, MISSING)
+
+
+def _names(items: list, key: tuple[str, ...]) -> list[str] | None:
+    """Each element's name by these fields ("scope=task,key=co-s01"), or None unless every element has one of its own."""
+    names = [",".join(f"{k}={x[k]}" for k in key) for x in items if isinstance(x, dict) and all(k in x for k in key)]
+    return names if len(names) == len(items) and len(set(names)) == len(names) else None
+
+
+def same(a: Any, b: Any, tolerance: float) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
-    return a == b
+        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
+    return type(a) is type(b) and a == b
+
+
+def _short(value: Any, limit: int = 90) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- what is described, not computed: checked against the stamps of the unit lines ---------------------------------
+
+
+def judge_spec(document: dict) -> JudgeSpec:
+    """The JudgeSpec a spec document (JudgeSpec.document()) describes."""
+    members = tuple(judge_spec(m) for m in document["members"])
+    return JudgeSpec(engine=document["engine"], models=tuple(document["models"]), route=document["route"], base_version=document["base_version"],
+                     clip=ClipSpec(**document["clip"]), parameters=document["parameters"], templates=document["templates"], members=members)  # fmt: skip
+
+
+def judge_differences(judge: Any, stamps: list[tuple]) -> list[str]:
+    """The spec must be a whole spec document that hashes to the judge's version and id, and every unit must have been
+    scored by that version."""
+    if not isinstance(judge, dict) or not isinstance(judge.get("spec"), dict):
+        return ["judge.spec: missing from board.json, so the judge version cannot be checked"]
+    try:
+        spec = judge_spec(judge["spec"])
+        document, derived = _plain(spec.document()), {"version": spec.version, "id": spec.judge_id}
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError) as error:
+        return [f"judge.spec: not a judge spec document ({type(error).__name__}: {error})"]
+    found: list[str] = []
+    compare(judge["spec"], document, "judge.spec", 0.0, found)  # a field the spec does not have is reported too
+    found += [f"judge.{name}: published {_short(judge.get(name))}, the spec gives {_short(value)}" for name, value in derived.items() if judge.get(name) != value]
+    versions = Counter(version for version, _, _ in stamps)
+    return found + [f"units: {n} scored by judge version {v}, board.json names {_short(judge.get('version'))}" for v, n in versions.items() if v != judge.get("version")]
+
+
+def backend_differences(backends: Any, stamps: list[tuple]) -> list[str]:
+    """Each backend config must hash to its version_hash, and the configs must be the ones the image units were
+    rendered with (config hash per unit line): none missing, none extra."""
+    if not isinstance(backends, list):
+        return [f"backends: published {_short(backends)}, not a list of backend configs"]
+    found, listed = [], set()
+    for i, config in enumerate(backends):
+        try:
+            digest = BackendConfig.from_dict({k: v for k, v in config.items() if k != "version_hash"}).version_hash()
+        except (BackendError, AttributeError, TypeError, ValueError) as error:
+            found.append(f"backends[{i}]: not a backend config ({type(error).__name__}: {error})")
+            continue
+        if config.get("version_hash") != digest:
+            found.append(f"backends[{i}].version_hash: published {_short(config.get('version_hash'))}, its config hashes to {digest}")
+        listed.add((config["name"], digest))
+    used = Counter((backend, digest) for _, backend, digest in stamps if backend)
+    found += [f"units: {n} rendered by backend {b} with config {d}, which backends does not list" for (b, d), n in used.items() if (b, d) not in listed]
+    return found + [f"backends: {b} with config {d} added in board.json, no unit was rendered with it" for b, d in sorted(listed - set(used))]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("zip")
-    parser.add_argument("--check", action="store_true", help="compare with the published numbers in board.json")
+    parser.add_argument("--check", action="store_true", help="compare every published number with the recomputed one")
     args = parser.parse_args(argv)
     if args.check:
         found = differences(args.zip)

@@ -1,77 +1,153 @@
-"""The whole board as data: one zip (streamed) with what every figure was computed from and how to recompute it.
+"""The whole board as data: one zip (streamed) with every number the board shows, what each was computed from and
+how to recompute and check it.
 
 Checklist item texts and judge rationales of test-split tasks never leave the server (as in the breakdowns):
-units carry values only, and rationales are given for dev-split tasks.
+units carry values only, and rationales are given for dev-split tasks. Human participants appear as numbers only
+(participant 0, 1, … of the board, their tier, whether scripted, study, how many prompts and when they finished).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import fields
 
 from django.conf import settings
 
+from evaluation.boards import board_inputs
 from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.figures import submission_units
+from evaluation.humans import human_rows_export
 from evaluation.judges import JudgeKey
-from evaluator.metrics.board import SETTINGS
+from evaluation.trajectories import submission_steerability, trajectories
+from evaluator.metrics.aggregate import Figure as Computed
 from evaluator.metrics.coverage import standing
-from submissions.models import Judgement, PromptEntry
+from studies.models import Participant
+from submissions.models import Judgement, PromptEntry, Render, Status, Submission
 from tasks.models import Split
 
 from .downloads import COLUMNS, breakdown_rows
-from .models import BoardStats, Figure
-from .selectors import Board, board_submissions
+from .models import BoardRow, BoardStats, Figure
+from .selectors import Board, Row, board_submissions, human_section
 
 README = """# {board} scored by {judge}
 
-Files: board.json (pack, judge with its full spec, backends with config hashes, code version, statistics settings, the entries and
-their published figures, what each rests on (coverage: units scored of those planned, and whether the figure is
-full, partial or withheld) and statistics), tasks.csv (category and split of each task), units.jsonl (every unit
-the aggregation reads: one judgement or failed render per line), prompts.jsonl, breakdown.csv / breakdown.jsonl
-(per task, sample, backend and image: prompt, image URL, every judged value), rationales.jsonl (dev-split tasks).
+Files: board.json (pack, judge with its full spec, backends with config hashes, code version, statistics settings, the entries
+with every figure (value, interval, n, failures), what each rests on (coverage: units scored of those planned, and whether the
+figure is full, partial or withheld), task count and steerability, the board statistics as stored, the human baseline rows and
+every entry's score on the humans' tasks), tasks.csv (category and split of each task), units.jsonl (every unit the aggregation
+reads: one judgement or failed render per line, with the judge version that scored it and the config hash of the backend that
+rendered it), prompts.jsonl, statistics_inputs.json (what the statistics take besides task scores, prompts and tasks),
+trajectories.jsonl (feedback runs: each task sample's feedback scores by round), humans.jsonl and
+human_units.jsonl (the human baseline's participants, by number, and their units), breakdown.csv / breakdown.jsonl (per task,
+sample, backend and image: prompt, image URL, every judged value), rationales.jsonl (dev-split tasks).
 
-Recompute every figure and the board statistics from this file, with this repository at the code version named
-in board.json:
+Recompute every number from these files, with this repository at the code version named in board.json:
 
-    python -m evaluator.recompute board.zip              # prints the recomputed figures and statistics as JSON
-    python -m evaluator.recompute board.zip --check      # compares them with board.json; exit 1 on a difference
+    python -m evaluator.recompute board.zip              # prints the recomputed numbers as JSON
+    python -m evaluator.recompute board.zip --check      # compares all of board.json with them; one line per difference, exit 1
 """
+
+FIGURE_FIELDS = tuple(f.name for f in fields(Computed) if f.name not in ("scope", "key"))  # what aggregate computes of a figure
+# BoardStats columns board.json does not carry under "statistics": the row's identity and time, and what it describes
+# rather than computes (carried as statistics_settings, backends, judge and the entries' conditions).
+STATS_LEFT_OUT = ("id", "pack", "revision", "judge_id", "judge_version", "computed", "settings", "backends", "judge_label", "conditions")
+DERIVED_INPUTS = ("every", "lengths", "lists", "categories", "splits")  # board_inputs the recompute derives from units, prompts and tasks
 
 
 def board_files(board: Board, judge: JudgeKey, absolute: Callable[[str], str]) -> Iterator[tuple[str, Iterator[str]]]:
     entries = list(board_submissions(board).filter(figures__judge_id=judge.judge_id, figures__judge_version=judge.version, figures__scope="overall").distinct().order_by("pk"))
+    participants = board_participants(board, judge)
     yield "README.md", iter([README.format(board=board, judge=judge)])
-    yield "board.json", iter([json.dumps(_board_json(board, judge, entries), indent=1, ensure_ascii=False)])
+    yield "board.json", iter([json.dumps(_board_json(board, judge, entries, participants), indent=1, ensure_ascii=False)])
     yield "tasks.csv", csv_lines(({"task_id": t, "category": c, "split": s} for t, c, s in board.pack.tasks.values_list("task_id", "category", "split")), ("task_id", "category", "split"))
-    yield "units.jsonl", jsonl_lines({"entry": s.pk, **u.__dict__} for s in entries for u in submission_units(s, judge.judge_id, judge.version))
+    yield "units.jsonl", jsonl_lines(unit_lines((({"entry": s.pk}, s) for s in entries), judge))
     prompts = PromptEntry.objects.filter(submission__in=entries).values_list("submission_id", "task__task_id", "sample_index", "text")
     yield "prompts.jsonl", jsonl_lines({"entry": e, "task_id": t, "sample": k, "prompt": p} for e, t, k, p in prompts.iterator())
+    yield "statistics_inputs.json", iter([json.dumps(statistics_inputs(board, judge), indent=1)])
+    yield "trajectories.jsonl", jsonl_lines(line for s in entries for line in trajectory_lines(s))
+    yield "humans.jsonl", jsonl_lines(participant_lines(participants))
+    yield "human_units.jsonl", jsonl_lines(unit_lines((({"participant": i}, p.submission) for i, p in enumerate(participants)), judge))
     yield "breakdown.csv", csv_lines((row for s in entries for row in breakdown_rows(s, judge, absolute)), COLUMNS)
     yield "breakdown.jsonl", jsonl_lines(row for s in entries for row in breakdown_rows(s, judge, absolute))
     yield "rationales.jsonl", jsonl_lines(_rationales(entries, judge))
 
 
-def _board_json(board: Board, judge: JudgeKey, entries: list) -> dict:
+def statistics_inputs(board: Board, judge: JudgeKey) -> dict:
+    """What board_stats_compute takes besides what the other files give (e.g. which entries are feedback runs)."""
+    return {k: v for k, v in board_inputs(board.pack, board.revision, judge.judge_id, judge.version).items() if k not in DERIVED_INPUTS}
+
+
+def board_participants(board: Board, judge: JudgeKey) -> list[Participant]:
+    """The human baseline's participants scored by this judge, as evaluation.humans pools them (in id order)."""
+    found = Participant.objects.filter(submission__origin="human", submission__pack=board.pack, submission__pack_revision=board.revision, submission__status=Status.DONE,
+                                       withdrawn__isnull=True, submission__judge_id=judge.judge_id, submission__judge_version=judge.version)  # fmt: skip
+    return list(found.select_related("submission", "study").order_by("pk"))
+
+
+def unit_lines(named: Iterable[tuple[dict, Submission]], judge: JudgeKey) -> Iterator[dict]:
+    """Every unit of each (name, submission), stamped with the judge version that scored it and the config hash of the
+    backend that rendered it (the Render rows' own, so board.json's backends can be checked against them)."""
+    for name, submission in named:
+        rendered = Render.objects.filter(entry__submission=submission).values_list("entry__task__task_id", "entry__sample_index", "backend", "config_hash")
+        hashes = {(t, k, b): h for t, k, b, h in rendered}
+        for u in submission_units(submission, judge.judge_id, judge.version):
+            yield {**name, **u.__dict__, "judge_version": judge.version, "config_hash": hashes.get((u.task_id, u.sample, u.backend)) if u.backend else None}
+
+
+def trajectory_lines(submission: Submission) -> Iterator[dict]:
+    """A feedback run's trajectories: each task sample's feedback scores by round (the data of its steerability)."""
+    if submission.rounds <= 1:
+        return
+    for row in trajectories(submission):
+        scores = [c.feedback_score for c in row["rounds"] if c.feedback_score is not None]
+        if scores:
+            yield {"entry": submission.pk, "task_id": row["task"].task_id, "sample": row["sample"], "backend": submission.feedback_backend, "scores": scores}
+
+
+def participant_lines(participants: list[Participant]) -> Iterator[dict]:
+    """Each participant by number: tier, scripted or a person, study, protocol, prompts written and when they finished."""
+    for index, p in enumerate(participants):
+        yield {"participant": index, "tier": p.tier, "scripted": p.scripted, "entries": p.submission.entries.count(), "study": p.study.name,
+               "protocol": p.study.protocol_version, "completed": p.completed.isoformat() if p.completed else None}  # fmt: skip
+
+
+def _board_json(board: Board, judge: JudgeKey, entries: list, participants: list) -> dict:
     stats = BoardStats.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).first()
-    figures: dict[str, dict] = {str(s.pk): {} for s in entries}
-    covered: dict[str, dict] = {str(s.pk): {} for s in entries}
-    stored = Figure.objects.filter(submission__in=entries, judge_id=judge.judge_id, judge_version=judge.version)
-    for submission_id, scope, key, value, coverage in stored.values_list("submission_id", "scope", "key", "value", "coverage"):
-        figures[str(submission_id)][f"{scope}:{key}"] = value
-        if coverage:  # entries on a board are done: what a figure rests on decides its standing
-            standing_of = standing(coverage, done=True, max_missing=settings.ATELIER_MAX_MISSING_RATE)
-            covered[str(submission_id)][f"{scope}:{key}"] = {"scored": coverage["scored"], "planned": coverage["planned"], "standing": standing_of}
-    backends = {b["name"]: b for s in entries for b in s.backends if isinstance(b, dict)}
+    shown = dict(BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).values_list("submission_id", "tasks_covered"))
+    figures, covered = _figures(entries, judge)
+    backends = {(b["name"], b.get("version_hash")): b for s in (*entries, *(p.submission for p in participants)) for b in s.backends if isinstance(b, dict)}
     return {
         "pack": {"name": board.pack.name, "version": board.pack.version, "revision": board.revision},
         "judge": {"id": judge.judge_id, "version": judge.version, "label": judge.label, "spec": next((s.judge_spec for s in entries if s.judge_version == judge.version and s.judge_spec), None)},
         "code_version": settings.ATELIER_CODE_VERSION, "backends": list(backends.values()),
-        "statistics_settings": stats.settings if stats else SETTINGS,
-        "entries": [{"entry": s.pk, "prompter": s.prompter, "team": s.team.name, "condition": s.condition, "origin": s.origin, "figures": figures[str(s.pk)],
-                     "coverage": covered[str(s.pk)]} for s in entries],
-        "statistics": {"ranked_on": stats.ranked_on, "entries": stats.entries, "comparisons": stats.comparisons, "wins": stats.wins, "length": stats.length} if stats else None,
+        "statistics_settings": stats.settings if stats else None, "coverage_settings": {"max_missing_rate": settings.ATELIER_MAX_MISSING_RATE},
+        "entries": [{"entry": s.pk, "prompter": s.prompter, "team": s.team.name, "condition": s.condition, "origin": s.origin, "tasks": shown.get(s.pk),
+                     "figures": figures[s.pk], "coverage": covered[s.pk], "steerability": submission_steerability(s) if s.rounds > 1 else []} for s in entries],
+        "statistics": {f.name: getattr(stats, f.name) for f in BoardStats._meta.concrete_fields if f.name not in STATS_LEFT_OUT} if stats else None,
+        "humans": _humans(board, judge, entries),
     }  # fmt: skip
+
+
+def _figures(entries: list, judge: JudgeKey) -> tuple[dict, dict]:
+    """Each entry's stored figures ("scope:key" -> every computed field) and, where recorded, what each rests on."""
+    figures: dict[int, dict] = {s.pk: {} for s in entries}
+    covered: dict[int, dict] = {s.pk: {} for s in entries}
+    stored = Figure.objects.filter(submission__in=entries, judge_id=judge.judge_id, judge_version=judge.version)
+    for submission_id, scope, key, coverage, *values in stored.values_list("submission_id", "scope", "key", "coverage", *FIGURE_FIELDS):
+        figures[submission_id][f"{scope}:{key}"] = dict(zip(FIGURE_FIELDS, values))
+        if coverage:  # entries on a board are done: what a figure rests on decides its standing
+            standing_of = standing(coverage, done=True, max_missing=settings.ATELIER_MAX_MISSING_RATE)
+            covered[submission_id][f"{scope}:{key}"] = {"scored": coverage["scored"], "planned": coverage["planned"], "standing": standing_of}
+    return figures, covered
+
+
+def _humans(board: Board, judge: JudgeKey, entries: list) -> dict:
+    """The human baseline rows (evaluation.humans.human_rows_export) and, when they cover only some tasks, every entry's
+    overall on those tasks, as the board shows them (leaderboard.selectors.human_section)."""
+    section = human_section(board, judge, [Row(submission=s) for s in entries])
+    rows = human_rows_export(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    return {"rows": rows, "partial": section["partial"], "tasks": section["human_tasks"], "common": {str(k): v for k, v in section["common"].items()}}
 
 
 def _rationales(entries: list, judge: JudgeKey) -> Iterator[dict]:
