@@ -70,3 +70,11 @@ def test_the_board_marks_and_filters_runs_with_feedback_rounds(client, team, sam
     only = client.get("/?condition=@feedback").content.decode()
     assert "feedback × 2 rounds" in only and ">one turn</a>" not in only
     assert "feedback × 2 rounds" not in client.get("/?condition=@single").content.decode()
+
+
+def test_a_board_where_no_entry_covers_the_ranked_tasks_ranks_nobody_and_claims_nothing():
+    categories = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
+    every = {"a": {t: 60.0 for t in list(categories)[:12]}, "b": {t: 50.0 for t in list(categories)[:9]}}
+    data = board_stats_compute(every, {}, categories, {t: "test" for t in categories})
+    assert data["ranked_on"] == {"split": "test", "tasks": 0, "entries": 0} and not data["intervals"]["shown"]
+    assert data["entries"]["a"]["rank"] is None and data["comparisons"] == [] and data["wins"] == {}

@@ -63,7 +63,7 @@ def board_stats_compute(every: dict, lengths: dict, categories: dict, splits: di
     ranges = rank_ranges(scores, categories)
     order = [r.entry for r in ranges]
     comparisons = adjacent_tests(scores, categories, order, alpha=settings["alpha"], resamples=settings["resamples"], seed=settings["seed"])
-    intervals = all(r.low is not None for r in ranges)
+    intervals = bool(ranges) and all(r.low is not None for r in ranges)
     field, pairs = win_rates(scores, tie_margin=settings["tie_margin"], pairs_for=order[:PAIRWISE_ENTRIES]) if intervals else ({}, {})
     effects = length_effect(scores, lengths, categories, lists)
     styled = {e.category for e in effects}

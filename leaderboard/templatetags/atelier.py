@@ -50,7 +50,7 @@ def figure_cell(figure):
     if figure.ci_low is not None:
         shown += format_html('<br><span class="ci">[{}, {}]</span>', on_scale(figure.ci_low, figure.scale), on_scale(figure.ci_high, figure.scale))
     elif figure.scope in ("category", "backend") and figure.value is not None:
-        shown += format_html('<br><span class="ci no-interval">{} tasks: too few for an interval</span>', figure.n)
+        shown += format_html('<br><span class="ci no-interval" title="too few tasks for an interval">n={} · no interval</span>', figure.n)
     if figure.failures:
         shown += format_html('<br><span class="ci" title="failed units left out">{} failed</span>', figure.failures)
     return format_html('<td class="num">{}</td>', shown)
