@@ -363,7 +363,7 @@ def test_leaderboard_shows_condition_origin_and_middleware_and_filters_by_condit
     assert page.count('class="badge middleware"') == 1
     assert page.index("Endpoint Guided") < page.index('class="badge middleware"') < page.index("Upload Novice")
     select = page.split('id="condition-filter"')[1].split("</select>")[0]
-    assert [o.split(">")[1].split("<")[0] for o in select.split("<option")[1:]] == ["all", "guided", "novice", "plain"]
+    assert [o.split(">")[1].split("<")[0] for o in select.split("<option")[1:]] == ["all runs", "single-turn runs", "runs with feedback rounds", "condition guided", "condition novice", "condition plain"]
     filtered = body(client.get("/?condition=plain"))
     assert "Endpoint Plain" in filtered and "Endpoint Guided" not in filtered and "Upload Novice" not in filtered
     assert 'value="plain" selected' in filtered and "&condition=plain&sort=OE" in filtered
