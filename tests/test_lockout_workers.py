@@ -12,7 +12,6 @@ import logging
 import os
 import re
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.test_worker_shutdown import _redis_server as own_redis_server
 
 WORKERS = 3
 API = "/api/v1/submissions/1"
@@ -158,27 +158,12 @@ def test_the_lockout_holds_across_gunicorn_workers_and_a_restart(redis_url, tmp_
         print("after a restart: 429")
 
 
-def listening(port: int) -> bool:
-    with socket.socket() as probe:
-        return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
 @contextmanager
 def redis_server() -> Iterator[tuple[subprocess.Popen, int]]:
-    executable = shutil.which("redis-server")
-    if executable is None:
-        pytest.fail("redis-server is not installed: this test starts its own to stop it")
+    """A redis-server of this test's own on a free port (test_worker_shutdown's), which the test may kill."""
     port = free_port()
-    process = subprocess.Popen([executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 10
-        while not listening(port):
-            assert time.monotonic() < deadline and process.poll() is None, "redis-server did not start"
-            time.sleep(0.05)
+    with own_redis_server(port) as process:
         yield process, port
-    finally:
-        process.kill()
-        process.wait()
 
 
 def test_the_limiter_fails_open_with_a_warning_when_the_cache_is_down(client, team, settings, caplog):
