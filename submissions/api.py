@@ -94,6 +94,7 @@ def submit(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": str(exc)}, status=429)
     except QueueUnavailable:
         return _queue_down()
+    submission.refresh_from_db()  # in-process jobs may have run already: answer with the state as it is
     return JsonResponse(_status(request, submission), status=201)
 
 

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, views
+from . import api, openapi, views
 
 urlpatterns = [
     path("accounts/signup/", views.signup, name="signup"),
@@ -26,4 +26,5 @@ urlpatterns = [
     path("api/v1/endpoints", api.endpoints, name="api-endpoints"),
     path("api/v1/endpoints/<int:endpoint_id>/test", api.endpoint_test, name="api-endpoint-test"),
     path("api/v1/endpoints/<int:endpoint_id>/runs", api.endpoint_runs, name="api-endpoint-runs"),
+    path("api/v1/openapi.json", openapi.description, name="api-openapi"),
 ]

@@ -39,6 +39,7 @@ def test_submit_returns_id_and_status_url_then_progress(client, team, sample_pac
     assert response.status_code == 201, response.content
     body = response.json()
     submission = Submission.objects.get(pk=body["id"])
+    assert body["status"] == "done"  # the answer says the state as it is, not the state before the jobs ran
     assert body["status_url"].endswith(f"/api/v1/submissions/{submission.pk}")
     status = client.get(body["status_url"], **auth(token)).json()
     # In-process queue: the whole evaluation ran before the upload returned.

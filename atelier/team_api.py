@@ -1,0 +1,56 @@
+"""API routes that join two apps (so they live above them, by the layering rules): a team's breakdown download with
+its bearer token, and a board's ranked rows as JSON, for the command-line client (client/) and other programs."""
+
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, JsonResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET
+
+from evaluation.judges import judges_of, pick_judge, submission_judge
+from leaderboard import selectors
+from leaderboard.downloads import breakdown_rows, csv_lines, jsonl_lines
+from submissions.api import token_required
+from submissions.models import Submission
+
+BOARD_ROWS_MAX = 500
+
+
+@require_GET
+@token_required
+def breakdown(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHttpResponse:
+    """The breakdown download of /submissions/<id>/breakdown.<fmt>, for the token's team (any status, published or not)."""
+    if fmt not in ("csv", "jsonl"):
+        raise Http404("Breakdowns come as .csv or .jsonl")
+    submission = get_object_or_404(Submission.objects.select_related("team", "pack"), pk=submission_id, team=request.team)
+    judge = pick_judge(judges_of([submission.pk]), request.GET.get("judge"), submission_judge(submission)) or submission_judge(submission)
+    rows = breakdown_rows(submission, judge, request.build_absolute_uri)
+    lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
+    response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-breakdown.{fmt}"'
+    return response
+
+
+def _cell(cell: selectors.Cell | None) -> dict | None:
+    if cell is None:
+        return None
+    return {"value": cell.value, "scale": cell.scale, "ci_low": cell.ci_low, "ci_high": cell.ci_high, "standing": cell.standing}
+
+
+def _row(row: selectors.Row) -> dict:
+    s = row.submission
+    return {"rank": row.stats.get("rank"), "submission": s.pk, "prompter": s.prompter, "team": s.team.name, "condition": row.condition,
+            "overall": _cell(row.overall), "categories": {k: _cell(c) for k, c in row.categories.items()}, "tasks_covered": row.tasks_covered}  # fmt: skip
+
+
+@require_GET
+def boards(request: HttpRequest) -> JsonResponse:
+    """GET ?pack=NAME[&judge=KEY]: the pack's board (the one with most entries) in the page's default order. Public."""
+    name = request.GET.get("pack", "")
+    board = next((b for b in selectors.leaderboard_boards() if b.pack.name == name), None)
+    judge = pick_judge(selectors.board_judges(board, humans=False), request.GET.get("judge")) if board else None
+    if board is None or judge is None:
+        return JsonResponse({"error": f"no board for pack {name!r} (a board appears once an entry is published)"}, status=404)
+    stats = selectors.board_stats(board, judge)
+    page, _ = selectors.leaderboard_page(board, judge, stats, selectors.default_sort(stats), per_page=BOARD_ROWS_MAX)
+    return JsonResponse({"board": board.key, "pack": str(board), "judge": judge.key, "rows": [_row(r) for r in page.object_list]})

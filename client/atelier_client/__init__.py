@@ -1,0 +1,1 @@
+"""atelier: a command-line client for the AtelierEval REST API, on the standard library only."""

@@ -1,0 +1,193 @@
+"""The `atelier` command: log in, submit a prompt file and follow it, read a status, download a breakdown, print a
+board, and register, test and run endpoints. Exit 0 on success, 1 with the server's message on any error, 2 on usage."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from . import config
+from .api import ApiError, Client
+
+ACTIVE = ("queued", "prompting", "rendering", "judging")
+BAR = 30
+
+
+def client() -> Client:
+    data = config.load()
+    return Client(data["url"], data["token"], tries=int(os.environ.get("ATELIER_TRIES", "5")), max_wait=float(os.environ.get("ATELIER_MAX_WAIT", "60")))
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get("ATELIER_TOKEN") or getpass.getpass("API token: ")
+    Client(args.url.rstrip("/"), token, tries=1).json("GET", "/api/v1/endpoints")  # a wrong token fails here, nothing saved
+    print(f"logged in to {args.url}; saved to {config.save(args.url, token)}")
+    return 0
+
+
+def progress_line(status: dict) -> str:
+    counts = [c for c in (status.get("progress") or {}).values() if c.get("total")]
+    done, total = sum(c["done"] for c in counts), sum(c["total"] for c in counts)
+    filled = BAR * done // total if total else 0
+    return f"\r[{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} units  {status['status']}"
+
+
+def figure_text(figure: dict) -> str:
+    if figure.get("withheld"):
+        return "withheld"
+    text = f"{figure['value']:.1f}" if isinstance(figure.get("value"), (int, float)) else "—"
+    coverage = figure.get("coverage")
+    return text + (f"  (partial: {coverage['scored']}/{coverage['planned']} scored)" if figure.get("partial") and coverage else " (partial)" if figure.get("partial") else "")
+
+
+def print_status(status: dict) -> None:
+    print(f"submission {status['id']}: {status['status']}  pack {status.get('pack', '')}  judge {status.get('judge', '')}")
+    if status.get("error"):
+        print(f"error: {status['error']}")
+    for key, figure in sorted((status.get("figures") or {}).items(), key=lambda kv: (not kv[0].startswith("overall"), kv[0])):
+        print(f"  {key:<24} {figure_text(figure)}")
+    for warning in status.get("warnings") or []:
+        print(f"warning: {warning}")
+
+
+def follow(api: Client, status: dict, interval: float) -> dict:
+    """Poll until the submission leaves the active states, drawing the bar on stderr."""
+    while True:
+        print(progress_line(status), end="", file=sys.stderr, flush=True)
+        if status["status"] not in ACTIVE:
+            print(file=sys.stderr)
+            return status
+        time.sleep(interval)
+        status = api.status(status["id"])
+
+
+def finished(status: dict) -> int:
+    print_status(status)
+    return 0 if status["status"] in ("done", *ACTIVE) else 1
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    api, path = client(), Path(args.file)
+    if not path.is_file():
+        raise ApiError(f"no such file: {path}")
+    key = args.idempotency_key or str(uuid.uuid4())  # one key for this invocation, reused by each of its retries
+    fields = {"prompter": args.prompter, "pack": args.pack, "condition": args.condition or ""}
+    status = api.submit(path, fields, key)
+    print(f"submitted: id {status['id']}  {status.get('page_url', '')}", file=sys.stderr)
+    return finished(follow(api, status, args.interval) if args.wait else status)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    return finished(client().status(args.id))
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    data = client().breakdown(args.id, args.format)
+    Path(args.output).write_bytes(data)
+    print(f"wrote {len(data)} bytes to {args.output}", file=sys.stderr)
+    return 0
+
+
+def cell(c: dict | None) -> str:
+    if not c or c.get("standing") == "withheld":
+        return "withheld" if c else "—"
+    return f"{c['value']:.1f}" + ("*" if c.get("standing") == "partial" else "") if c.get("value") is not None else "—"
+
+
+def cmd_board(args: argparse.Namespace) -> int:
+    board = client().board(args.pack)
+    if args.json:
+        print(json.dumps(board, indent=2))
+        return 0
+    categories = sorted({k for r in board["rows"] for k in r["categories"]})
+    print(f"{board['pack']}  judge {board['judge']}  (* partial)")
+    print(f"{'rank':>4}  {'prompter':<24} {'team':<20} {'overall':>8} " + " ".join(f"{c:>8}" for c in categories))
+    for r in board["rows"]:
+        print(f"{r['rank'] or '-':>4}  {r['prompter'][:24]:<24} {r['team'][:20]:<20} {cell(r['overall']):>8} " + " ".join(f"{cell(r['categories'].get(c)):>8}" for c in categories))
+    return 0
+
+
+def cmd_endpoint(args: argparse.Namespace) -> int:
+    api = client()
+    if args.action == "add":
+        fields = {k: v for k, v in vars(args).items() if k in ("name", "base_url", "model", "api_key", "temperature", "max_tokens", "max_in_flight") and v is not None}
+        print(json.dumps(api.json("POST", "/api/v1/endpoints", fields), indent=2))
+        return 0
+    if args.action == "test":
+        print(json.dumps(api.json("POST", f"/api/v1/endpoints/{args.id}/test", {"pack": args.pack, "condition": args.condition}), indent=2))
+        return 0
+    fields = {"pack": args.pack, "condition": args.condition, "samples": args.samples, "rounds": args.rounds}
+    status = api.json("POST", f"/api/v1/endpoints/{args.id}/runs", fields, headers={"Idempotency-Key": str(uuid.uuid4())})
+    return finished(follow(api, status, args.interval) if args.wait else status)
+
+
+def endpoint_parser(sub) -> None:
+    endpoint = sub.add_parser("endpoint", help="register, test and run an OpenAI-compatible prompter").add_subparsers(dest="action", required=True)
+    add = endpoint.add_parser("add", help="register an endpoint")
+    add.add_argument("--name", required=True)
+    add.add_argument("--base-url", required=True)
+    add.add_argument("--model", required=True)
+    add.add_argument("--api-key", default=os.environ.get("ATELIER_ENDPOINT_KEY"))
+    add.add_argument("--temperature", type=float)
+    add.add_argument("--max-tokens", type=int)
+    add.add_argument("--max-in-flight", type=int)
+    for action in ("test", "run"):
+        p = endpoint.add_parser(action, help="one test call (nothing stored)" if action == "test" else "start a run")
+        p.add_argument("id", type=int)
+        p.add_argument("--pack", default="")
+        p.add_argument("--condition", default="plain")
+    run = endpoint.choices["run"]
+    run.add_argument("--samples", type=int, default=1)
+    run.add_argument("--rounds", type=int, default=1)
+    run.add_argument("--wait", action="store_true")
+    run.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="atelier", description="AtelierEval from the command line (the REST API, with a team token).")
+    sub = p.add_subparsers(dest="command", required=True)
+    login = sub.add_parser("login", help="store the server URL and a team token (mode 0600)")
+    login.add_argument("url")
+    login.add_argument("--token", help="default: $ATELIER_TOKEN, else asked for")
+    submit = sub.add_parser("submit", help="upload a prompt file")
+    submit.add_argument("file")
+    submit.add_argument("--pack", required=True, help="name or name@version")
+    submit.add_argument("--prompter", required=True)
+    submit.add_argument("--condition", default="")
+    submit.add_argument("--wait", action="store_true", help="follow with a progress bar until done, then print the figures")
+    submit.add_argument("--idempotency-key", help="default: a new one per invocation (its retries reuse it)")
+    submit.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
+    sub.add_parser("status", help="a submission's status and figures").add_argument("id", type=int)
+    download = sub.add_parser("download", help="a submission's per-task breakdown")
+    download.add_argument("id", type=int)
+    download.add_argument("--format", choices=("csv", "jsonl"), default="csv")
+    download.add_argument("-o", "--output", required=True)
+    board = sub.add_parser("board", help="a pack's board")
+    board.add_argument("pack")
+    board.add_argument("--json", action="store_true")
+    endpoint_parser(sub)
+    return p
+
+
+COMMANDS = {"login": cmd_login, "submit": cmd_submit, "status": cmd_status, "download": cmd_download, "board": cmd_board, "endpoint": cmd_endpoint}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)  # usage errors exit 2
+    try:
+        return COMMANDS[args.command](args)
+    except (ApiError, config.NotLoggedIn, OSError) as exc:
+        print(f"atelier: error: {exc}", file=sys.stderr)
+        for line in getattr(exc, "body", {}).get("errors", []):
+            print(f"  {line}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

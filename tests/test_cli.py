@@ -1,0 +1,175 @@
+"""The installed `atelier` command (client/) as a team runs it: a subprocess against a live test server, with its
+config in a temporary directory. Jobs run in-process (REDIS_URL cleared), so an upload is evaluated within its request."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import django_rq
+import pytest
+from django.urls import URLPattern, URLResolver, get_resolver
+from openapi_spec_validator import validate
+
+from submissions.models import Submission
+from submissions.services import submissions_publish, token_create
+from tests.conftest import ROOT
+
+ATELIER = Path(sys.executable).parent / "atelier"
+DEMO = ROOT / "examples" / "demo_prompts.jsonl"
+
+
+def atelier(config_dir: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    environment = {**os.environ, "ATELIER_CONFIG_DIR": str(config_dir), **env}
+    return subprocess.run([str(ATELIER), *args], capture_output=True, text=True, env=environment, timeout=300)
+
+
+@pytest.fixture
+def logged_in(transactional_db, sample_pack, team, live_server, tmp_path) -> Path:
+    _, token = token_create(team=team, name="cli")
+    config_dir = tmp_path / "config"
+    result = atelier(config_dir, "login", live_server.url, "--token", token)
+    assert result.returncode == 0, result.stderr
+    return config_dir
+
+
+def submit(config_dir: Path, *extra: str, **env: str) -> subprocess.CompletedProcess:
+    return atelier(config_dir, "submit", str(DEMO), "--pack", "sample", "--prompter", "cli-model", *extra, **env)
+
+
+def test_login_stores_url_and_token_readable_by_the_user_only(logged_in, live_server):
+    path = logged_in / "config.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert json.loads(path.read_text())["url"] == live_server.url
+
+
+def test_login_with_a_wrong_token_exits_1_with_the_servers_message_and_saves_nothing(transactional_db, live_server, tmp_path):
+    result = atelier(tmp_path, "login", live_server.url, "--token", "atl_wrong")
+    assert result.returncode == 1
+    assert "HTTP 401: missing or invalid token" in result.stderr
+    assert not (tmp_path / "config.json").exists()
+
+
+def test_submit_wait_draws_progress_and_prints_the_figures_then_status_agrees(logged_in):
+    result = submit(logged_in, "--wait")
+    assert result.returncode == 0, result.stderr
+    print(result.stderr + result.stdout)  # the transcript, shown with -s
+    submission = Submission.objects.get()
+    assert submission.status == "done" and submission.prompter == "cli-model"
+    assert "units  done" in result.stderr and "[" + "#" * 30 + "]" in result.stderr
+    overall = f"{submission_overall(logged_in, submission.pk):.1f}"
+    assert f"submission {submission.pk}: done" in result.stdout and overall in result.stdout.split("overall:overall")[1].splitlines()[0]
+    shown = atelier(logged_in, "status", str(submission.pk))
+    assert shown.returncode == 0 and shown.stdout == result.stdout
+
+
+def submission_overall(config_dir: Path, submission_id: int) -> float:
+    from django.test import Client
+
+    token = json.loads((config_dir / "config.json").read_text())["token"]
+    body = Client().get(f"/api/v1/submissions/{submission_id}", HTTP_AUTHORIZATION=f"Bearer {token}").json()
+    return body["figures"]["overall:overall"]["value"]
+
+
+def test_download_writes_the_breakdown_as_csv_and_jsonl(logged_in, tmp_path):
+    assert submit(logged_in).returncode == 0
+    submission = Submission.objects.get()
+    for fmt in ("csv", "jsonl"):
+        out = tmp_path / f"b.{fmt}"
+        result = atelier(logged_in, "download", str(submission.pk), "--format", fmt, "-o", str(out))
+        assert result.returncode == 0, result.stderr
+        text = out.read_text()
+        rows = list(csv.DictReader(io.StringIO(text))) if fmt == "csv" else [json.loads(line) for line in text.splitlines()]
+        assert rows and {r["task_id"] for r in rows} >= {"oe-s01"}, rows[:1]
+
+
+def test_download_of_another_teams_submission_is_refused(logged_in, stranger):
+    from submissions.services import team_create
+
+    other = team_create(user=stranger, name="Others")
+    _, token = token_create(team=other, name="x")
+    assert submit(logged_in).returncode == 0
+    config = logged_in.parent / "other"
+    assert atelier(config, "login", json.loads((logged_in / "config.json").read_text())["url"], "--token", token).returncode == 0
+    result = atelier(config, "download", str(Submission.objects.get().pk), "-o", str(config / "x.csv"))
+    assert result.returncode == 1 and "HTTP 404" in result.stderr and not (config / "x.csv").exists()
+
+
+def test_a_bad_file_exits_1_with_line_numbered_errors(logged_in, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "oe-s01", "prompt": "ok"}\n{"task_id": "nope", "prompt": "x"}\n')
+    result = atelier(logged_in, "submit", str(bad), "--pack", "sample", "--prompter", "m")
+    assert result.returncode == 1
+    assert "the prompt file was rejected" in result.stderr and "line 2: unknown task_id 'nope'" in result.stderr
+    assert not Submission.objects.exists()
+
+
+def test_usage_errors_exit_2(tmp_path):
+    assert atelier(tmp_path, "submit", "x.jsonl").returncode == 2
+
+
+def test_the_same_idempotency_key_twice_gives_one_submission(logged_in):
+    first = submit(logged_in, "--idempotency-key", "k-1")
+    again = submit(logged_in, "--idempotency-key", "k-1")
+    assert first.returncode == again.returncode == 0
+    submission = Submission.objects.get()  # one row, and both answers name it
+    assert f"submitted: id {submission.pk} " in first.stderr and f"submitted: id {submission.pk} " in again.stderr
+
+
+@pytest.fixture
+def redis_down(settings, monkeypatch) -> None:
+    """The queues name a port nothing listens on (as tests/test_queue_down.py): uploads answer 503 + Retry-After."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        url = f"redis://127.0.0.1:{probe.getsockname()[1]}/0"
+    settings.REDIS_URL = url
+    for queue in django_rq.settings.QUEUES.values():
+        monkeypatch.setitem(queue, "URL", f"{url}?socket_connect_timeout=2&socket_timeout=2")
+
+
+def test_redis_down_is_retried_after_retry_after_then_exits_1(logged_in, redis_down):
+    result = submit(logged_in, ATELIER_TRIES="3", ATELIER_MAX_WAIT="0.2")
+    assert result.returncode == 1
+    assert result.stderr.count("HTTP 503") == 3 and "retrying in 0.2 s (try 3 of 3)" in result.stderr
+    assert "the work queue is unavailable" in result.stderr.splitlines()[-1]
+    assert not Submission.objects.exists()
+
+
+def test_board_lists_the_published_entry(logged_in):
+    assert submit(logged_in).returncode == 0
+    assert submissions_publish(submissions=Submission.objects.all()) == 1
+    result = atelier(logged_in, "board", "sample", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(result.stdout)["rows"]
+    assert [(r["prompter"], r["team"]) for r in rows] == [("cli-model", "Pixel Poets")] and rows[0]["overall"]["value"] is not None
+    table = atelier(logged_in, "board", "sample")
+    assert "cli-model" in table.stdout and "Pixel Poets" in table.stdout
+    missing = atelier(logged_in, "board", "no-such-pack")
+    assert missing.returncode == 1 and "no board for pack 'no-such-pack'" in missing.stderr
+
+
+def api_routes(patterns, prefix: str = "") -> set[str]:
+    found = set()
+    for p in patterns:
+        route = prefix + str(p.pattern)
+        if isinstance(p, URLResolver):
+            found |= api_routes(p.url_patterns, route)
+        elif isinstance(p, URLPattern) and route.startswith("api/v1/"):
+            found.add("/" + route.replace("<int:", "{").replace("<str:", "{").replace(">", "}"))
+    return found
+
+
+def test_openapi_description_is_valid_and_describes_every_api_route(client):
+    response = client.get("/api/v1/openapi.json")
+    assert response.status_code == 200
+    description = response.json()
+    validate(description)
+    routes = api_routes(get_resolver().url_patterns)
+    assert len(routes) >= 10 and routes == set(description["paths"])
