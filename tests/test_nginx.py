@@ -450,7 +450,7 @@ def visit_chart_pages(browser, site: Site) -> list[str]:
     """The public pages, each until plotly.js has drawn its chart; the CSP violations Chromium logged."""
     from selenium.webdriver.common.by import By
 
-    charts = {"/": "#win-heatmap .main-svg", "/tasks/": "#coverage .main-svg", f"/submissions/{site.seeded['shown']}/": "#tag-chart .main-svg"}
+    charts = {"/": "#length-scatter .main-svg", "/tasks/": "#coverage .main-svg", f"/submissions/{site.seeded['shown']}/": "#tag-chart .main-svg"}
     violations = []
     for path, chart in [*charts.items(), ("/judge/", None)]:
         browser.driver.get(site.origin + path)
