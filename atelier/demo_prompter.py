@@ -47,6 +47,25 @@ def compose(messages: list[dict[str, Any]]) -> str:
     return ", ".join(p for p in parts if p)
 
 
+def completion(body: dict[str, Any], number: int) -> dict[str, Any]:
+    """The chat.completion reply to one request body."""
+    prompt = compose(body.get("messages", []))
+    return {
+        "id": f"demo-{number}", "object": "chat.completion", "created": int(time.time()), "model": body.get("model", "demo"),
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": prompt}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": len(prompt) // 4, "total_tokens": 0},
+    }  # fmt: skip
+
+
+def site_base_url() -> str:
+    """Where the demo site itself serves the rule (views below): what the demo registers, so that its endpoint still
+    answers once the demo command has ended and `make demo` has started runserver. settings.ATELIER_DEMO_PROMPTER is
+    the site's host:port, the one address the allow-list lets through in DEBUG."""
+    from django.conf import settings
+
+    return f"http://{settings.ATELIER_DEMO_PROMPTER}/demo/prompter/v1"
+
+
 class DemoPrompterServer:
     """POST /v1/chat/completions on 127.0.0.1:<free port>; start() and stop() (or use as a context manager)."""
 
@@ -66,13 +85,7 @@ class DemoPrompterServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
                 server.calls += 1
-                prompt = compose(body.get("messages", []))
-                reply = {
-                    "id": f"demo-{server.calls}", "object": "chat.completion", "created": int(time.time()), "model": body.get("model", "demo"),
-                    "choices": [{"index": 0, "message": {"role": "assistant", "content": prompt}, "finish_reason": "stop"}],
-                    "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": len(prompt) // 4, "total_tokens": 0},
-                }  # fmt: skip
-                data = json.dumps(reply).encode()
+                data = json.dumps(completion(body, server.calls)).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
@@ -98,3 +111,19 @@ class DemoPrompterServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def chat_completions_view(request):
+    """POST /demo/prompter/v1/chat/completions on the demo site (DEBUG only): the same rule as the local server."""
+    from django.conf import settings
+    from django.http import Http404, HttpResponseNotAllowed, JsonResponse
+
+    if not settings.DEBUG:
+        raise Http404("the demo prompter is served with DEBUG=true only")
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    try:
+        body = json.loads(request.body or b"{}")
+    except ValueError:
+        return JsonResponse({"error": {"message": "the body is not JSON"}}, status=400)
+    return JsonResponse(completion(body, 1))

@@ -250,6 +250,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024
 # Endpoint prompters (evaluation/prompting.py, queue `prompter`). Only public addresses are called unless a host is
 # allow-listed here (comma-separated names, IPs or CIDR networks; evaluator/prompters/ssrf.py has the rules).
 ATELIER_PROMPTER_ALLOWED_HOSTS = tuple(h.strip() for h in os.environ.get("ATELIER_PROMPTER_ALLOWED_HOSTS", "").split(",") if h.strip())
+# The demo site serves a scripted prompter itself (atelier/demo_prompter.py, DEBUG only) at this host:port, the address
+# `make demo` runs the site on; with DEBUG that one host:port (not all of loopback) is allowed, so its endpoint answers.
+ATELIER_DEMO_PROMPTER = os.environ.get("ATELIER_DEMO_PROMPTER", "127.0.0.1:8000")
+if DEBUG:
+    ATELIER_PROMPTER_ALLOWED_HOSTS = (*ATELIER_PROMPTER_ALLOWED_HOSTS, ATELIER_DEMO_PROMPTER)
 ATELIER_PROMPTER_TIMEOUT = envfloat("ATELIER_PROMPTER_TIMEOUT", "60")
 ATELIER_PROMPTER_MAX_RETRIES = envint("ATELIER_PROMPTER_MAX_RETRIES", "3")  # 429 and 5xx, with backoff; Retry-After honoured
 ATELIER_PROMPTER_MAX_IN_FLIGHT = envint("ATELIER_PROMPTER_MAX_IN_FLIGHT", "16", minimum=1)  # the most an endpoint may ask for

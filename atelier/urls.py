@@ -1,10 +1,23 @@
 from django.conf import settings
 from django.contrib import admin
+from django.templatetags.static import static
 from django.urls import include, path, re_path
+from django.views.decorators.csrf import csrf_exempt
+from django.views.generic.base import RedirectView
 
 from leaderboard.media import media_file
 
-from . import team_api
+from . import demo_prompter, team_api
+
+
+class FaviconView(RedirectView):
+    """/favicon.ico, which browsers ask for on every page, to the static icon (its hashed name is looked up per request)."""
+
+    permanent = True
+
+    def get_redirect_url(self, *args, **kwargs) -> str:
+        return static("favicon.svg")
+
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -12,6 +25,9 @@ urlpatterns = [
     path("api/v1/submissions/<int:submission_id>/breakdown.<str:fmt>", team_api.breakdown, name="api-breakdown"),
     path("api/v1/boards", team_api.boards, name="api-boards"),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("favicon.ico", FaviconView.as_view()),
+    # The demo's scripted prompter (DEBUG only), called by the demo site itself: no browser, so no CSRF token.
+    path("demo/prompter/v1/chat/completions", csrf_exempt(demo_prompter.chat_completions_view), name="demo-prompter"),
     path("", include("tasks.urls")),
     path("", include("ratings.urls")),
     path("", include("studies.urls")),

@@ -202,6 +202,19 @@ def test_allow_list_network_must_cover_every_internal_address():
     assert check_url("http://two.test/v1", allowed=["10.0.0.0/8", "192.168.0.0/16"], resolver=resolve)
 
 
+def test_allow_list_entry_with_a_port_lets_that_host_through_on_that_port_only():
+    assert check_url("http://127.0.0.1:8765/v1", allowed=["127.0.0.1:8765"]) == ["127.0.0.1"]
+    for other in ("http://127.0.0.1:8766/v1", "http://127.0.0.1/v1", "http://127.0.0.2:8765/v1"):
+        with pytest.raises(UnsafeURL, match="loopback"):
+            check_url(other, allowed=["127.0.0.1:8765"])
+    assert check_url("http://[::1]:9000/v1", allowed=["[::1]:9000"]) == ["::1"]
+    with pytest.raises(UnsafeURL, match="loopback"):
+        check_url("http://[::1]:9001/v1", allowed=["[::1]:9000"])
+    resolve = resolver_for({"prompter.internal": ["10.0.0.7"]})
+    assert check_url("https://Prompter.Internal/v1", allowed=["prompter.internal:443"], resolver=resolve) == ["10.0.0.7"]
+    with pytest.raises(UnsafeURL, match="private"):
+        check_url("http://prompter.internal/v1", allowed=["prompter.internal:443"], resolver=resolve)
+
 # ---- a real local server ---------------------------------------------------------------------
 
 
@@ -317,6 +330,13 @@ def test_allowed_host_name_is_pinned_too(server):
         assert client.get(f"http://prompter.internal:{server.port}/x").status_code == 200
     assert server.requests[0]["host"] == f"prompter.internal:{server.port}"
 
+
+def test_port_scoped_entry_holds_at_connection_time(server):
+    with guarded_client(allowed=[f"127.0.0.1:{server.port}"]) as client:
+        assert client.get(f"http://127.0.0.1:{server.port}/x").status_code == 200
+        with pytest.raises(UnsafeURL, match="loopback"):
+            client.get(f"http://127.0.0.1:{server.port + 1}/x")
+    assert len(server.requests) == 1
 
 def test_unreachable_address_falls_back_to_the_next_checked_one(server):
     """::1 refuses the connection (the server listens on 127.0.0.1 only): the next checked address is tried."""

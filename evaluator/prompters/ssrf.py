@@ -14,7 +14,9 @@ or the cloud metadata service. The rules:
   6to4, NAT64) are judged by that IPv4 address too;
 * an allow-list from the deployer (``ATELIER_PROMPTER_ALLOWED_HOSTS``) lets a host through:
   either its name equals an entry (case-insensitive), or each resolved address lies inside
-  an allow-listed IP literal or CIDR network.
+  an allow-listed IP literal or CIDR network. An entry ``host:port`` (``[v6]:port`` for
+  IPv6) lets that host through on that port only: the demo allows its own scripted prompter
+  (127.0.0.1 on one port) without opening every loopback service.
 
 Checking the URL once, when it is registered, is not enough: DNS rebinding. A name the
 team controls can resolve to a public address at registration and to 127.0.0.1 when we
@@ -33,6 +35,7 @@ no Django.
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 import threading
 from collections.abc import Callable, Collection, Iterable
@@ -144,7 +147,11 @@ def parse_allowed(allowed: Collection[str]) -> tuple[frozenset[str], tuple[IPNet
         try:
             networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
         except ValueError:
-            names.add(entry.lower().rstrip("."))
+            scoped = re.fullmatch(r"\[?([^\[\]]+?)\]?:(\d{1,5})", entry)
+            if scoped:  # host:port, kept as one name that only a URL with that very host and port matches
+                names.add(f"{scoped[1].lower().rstrip('.')}:{int(scoped[2])}")
+            else:
+                names.add(entry.lower().rstrip("."))
     return frozenset(names), tuple(networks)
 
 
@@ -201,7 +208,8 @@ def _checked_addresses(
     """The URL's host and its resolved addresses, each one checked (unless the name itself is allowed)."""
     host, port = _host_and_port(url, shown)
     addresses = _resolve(host, port, resolver, shown)
-    if host.lower().rstrip(".") in names:
+    name = host.lower().rstrip(".")
+    if name in names or f"{name}:{port}" in names:
         return host, [str(_parse_address(a)) for a in addresses]
     for address in addresses:
         try:

@@ -7,13 +7,13 @@
   if (heat && heat.labels.length > 1) {
     Plotly.newPlot("win-heatmap", [{ type: "heatmap", z: heat.z, x: heat.labels, y: heat.labels, zmin: 0, zmax: 100, colorscale: "RdBu",
       hovertemplate: "%{y} beats %{x} on %{z}% of common tasks<extra></extra>" }],
-      { margin: { t: 10, l: 260, r: 10, b: 120 }, height: 360, yaxis: { autorange: "reversed" } }, config);
+      { margin: { t: 10, l: 60, r: 10, b: 60 }, height: 360, xaxis: { automargin: true }, yaxis: { autorange: "reversed", automargin: true } }, config);
   }
   const points = read("length-scatter-data");
   if (points && points.length) {
     Plotly.newPlot("length-scatter", [{ type: "scatter", mode: "markers+text", x: points.map((p) => p.x), y: points.map((p) => p.y),
-      text: points.map((p) => p.name), textposition: "top center", hovertemplate: "%{text}: %{y:.1f} at %{x:.0f} words<extra></extra>" }],
-      { margin: { t: 10, l: 50, r: 10, b: 40 }, height: 320, xaxis: { title: { text: "mean prompt length (words)" }, type: "log" },
-        yaxis: { title: { text: "ranked score (the board statistics' tasks)" } } }, config);
+      text: points.map((p) => p.name), textposition: "top center", cliponaxis: false, hovertemplate: "%{text}: %{y:.1f} at %{x:.0f} words<extra></extra>" }],
+      { margin: { t: 30, l: 50, r: 40, b: 40 }, height: 320, xaxis: { title: { text: "mean prompt length (words)" }, type: "log", automargin: true },
+        yaxis: { title: { text: "ranked score (the board statistics' tasks)" }, automargin: true } }, config);
   }
 })();

@@ -28,10 +28,41 @@
     }
   }
 
+  // Before Ctrl+Enter submits: say in the page what is missing and put the focus there (the browser's own bubble is
+  // easy to miss, and the next score keys would otherwise land in the rationale without a word).
+  const problem = document.createElement("p");
+  problem.id = "rate-problem";
+  problem.className = "error";
+  problem.setAttribute("role", "alert");
+  problem.hidden = true;
+  rationale.closest("label").after(problem);
+
+  function ready() {
+    const missing = steps.findIndex((s) => !s.querySelector("input:checked"));
+    if (missing >= 0) {
+      steps[missing].classList.add("invalid");
+      problem.textContent = "Not saved: question " + (missing + 1) + " has no answer yet; it is selected now.";
+      problem.hidden = false;
+      show(missing);
+      steps[missing].querySelector("input").focus({ preventScroll: true });
+      return false;
+    }
+    if (!rationale.value.trim()) {
+      problem.textContent = "Not saved: the rationale is required. Type it in the box (the focus is there now), then Ctrl+Enter again.";
+      problem.hidden = false;
+      show(-1);
+      rationale.classList.add("invalid");
+      rationale.focus();
+      return false;
+    }
+    problem.hidden = true;
+    return true;
+  }
+
   document.addEventListener("keydown", function (event) {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       event.preventDefault();
-      form.requestSubmit();
+      if (ready()) form.requestSubmit();
       return;
     }
     const typing = event.target.matches("textarea, input[type=text], select");

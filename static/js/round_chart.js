@@ -10,6 +10,6 @@
   }));
   Plotly.newPlot("round-chart", traces, {
     margin: { t: 10, l: 50, r: 10, b: 40 }, height: 280,
-    xaxis: { title: { text: "round" }, dtick: 1 }, yaxis: { title: { text: "mean feedback score" }, range: [0, 100] },
+    xaxis: { title: { text: "round" }, dtick: 1, automargin: true }, yaxis: { title: { text: "mean feedback score" }, range: [0, 100], automargin: true },
   }, { displayModeBar: false, responsive: true });
 })();

@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from atelier.demo_original import demo_original
-from atelier.demo_prompter import DemoPrompterServer
+from atelier.demo_prompter import DemoPrompterServer, site_base_url
 from atelier.demo_study import demo_study
 from evaluation import runtime
 from ratings.services import expert_ratings_import, rating_queue_fill
@@ -85,8 +85,6 @@ class Command(BaseCommand):
             self.stdout.write("Endpoint runs skipped: the demo's scripted prompter lives in this process, and RQ workers run elsewhere.")
             return []
         allowed = settings.ATELIER_PROMPTER_ALLOWED_HOSTS
-        # The local server is allowed for this command only: put the deployer's list back however it ends.
-        settings.ATELIER_PROMPTER_ALLOWED_HOSTS = (*allowed, "127.0.0.1")
         try:
             return self._run_scripted_endpoint(team, pack)
         finally:
@@ -95,19 +93,29 @@ class Command(BaseCommand):
     def _run_scripted_endpoint(self, team, pack) -> list[Submission]:
         runs = []
         with DemoPrompterServer() as server:
+            # This command's own server (its host and port alone) is allowed while it runs; the deployer's list comes back after.
+            settings.ATELIER_PROMPTER_ALLOWED_HOSTS = (*settings.ATELIER_PROMPTER_ALLOWED_HOSTS, server.base_url.split("/")[2])
             endpoint = Endpoint.objects.filter(team=team, name="scripted-demo").first()
             if endpoint is None:
                 endpoint = endpoint_create(team=team, name="scripted-demo", base_url=server.base_url, model="scripted rule (no model)", max_in_flight=4)
             Endpoint.objects.filter(pk=endpoint.pk).update(base_url=server.base_url)  # this run's port
-            feedback = next(iter(runtime.backend_configs()))
-            for rounds, condition in ((1, "plain"), (3, "guided")):
-                earlier = Submission.objects.filter(endpoint=endpoint, pack=pack, rounds=rounds, condition=condition, status__in=RESUMABLE).first()
-                if earlier is not None:
-                    runs.append(earlier)
-                    continue
-                self.stdout.write(f"Endpoint run: scripted demo prompter (no model), {rounds} round(s), condition {condition}, on {pack} (in-process)…")
-                runs.append(endpoint_run_create(team=team, endpoint=endpoint, pack=pack, condition=condition, rounds=rounds, feedback_backend=feedback))
+            runs = self._scripted_runs(team, pack, endpoint)
             self.stdout.write(f"  the scripted prompter answered {server.calls} call(s); each run's page links its call log.")
+        # Once this command ends its server is gone: the endpoint points at the same rule served by the demo site itself.
+        Endpoint.objects.filter(pk=endpoint.pk).update(base_url=site_base_url())
+        self.stdout.write(f"  endpoint scripted-demo now calls {site_base_url()} (the demo site; its Test call works while the site runs)")
+        return runs
+
+    def _scripted_runs(self, team, pack, endpoint) -> list[Submission]:
+        runs = []
+        feedback = next(iter(runtime.backend_configs()))
+        for rounds, condition in ((1, "plain"), (3, "guided")):
+            earlier = Submission.objects.filter(endpoint=endpoint, pack=pack, rounds=rounds, condition=condition, status__in=RESUMABLE).first()
+            if earlier is not None:
+                runs.append(earlier)
+                continue
+            self.stdout.write(f"Endpoint run: scripted demo prompter (no model), {rounds} round(s), condition {condition}, on {pack} (in-process)…")
+            runs.append(endpoint_run_create(team=team, endpoint=endpoint, pack=pack, condition=condition, rounds=rounds, feedback_backend=feedback))
         return runs
 
     def _hidden_items_allowed(self, user) -> None:
