@@ -35,6 +35,12 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/index.html", context)
 
 
+@require_GET
+def about_smoke(request: HttpRequest) -> HttpResponse:
+    """What a "smoke (random weights)" badge means and what a deployer changes to get real scores."""
+    return render(request, "leaderboard/about_smoke.html")
+
+
 def _visible_submission(request: HttpRequest, submission_id: int) -> Submission:
     submission = get_object_or_404(Submission.objects.select_related("team", "pack"), pk=submission_id)
     if not selectors.visible_to(request.user, submission):

@@ -15,7 +15,7 @@ from django.db.models import Count, Max, QuerySet
 
 from evaluation.judges import JudgeKey, judges_of
 from evaluator.categories import CATEGORIES
-from evaluator.metrics.agreement import OVERALL, Agreement, ChecklistAgreement, ChecklistLabel, LikeForLike, Pair, PeopleAgreement, Rating
+from evaluator.metrics.agreement import MIN_ITEMS, OVERALL, Agreement, ChecklistAgreement, ChecklistLabel, LikeForLike, Pair, PeopleAgreement, Rating
 from evaluator.metrics.agreement import agreement, checklist_agreement, judge_against_experts, people_agreement
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import Kind, Side
@@ -44,6 +44,34 @@ class Report:
     n_raters: int
     unmatched: int  # ratings with no successful judgement by this judge to compare with
     like: list[LikeForLike] = field(default_factory=list)  # per category, then overall: judge–each expert beside expert–expert
+
+    @property
+    def rubric_gap(self) -> str:
+        """Why the judge's rubric scores cannot be correlated with the experts' mean, in words ("" when they can)."""
+        if not self.rows:
+            return "no expert's rubric score has a successful judgement of the same prompt or image by this judge to compare with"
+        return _gap(self.rows[-1].spearman.value, self.rows[-1].spearman.n_items, "rated and judged")
+
+    @property
+    def like_gap(self) -> str:
+        """Why the judge cannot be set beside expert against expert (the overall row), in words ("" when it can)."""
+        overall = next((row for row in self.like if row.group == OVERALL), None)
+        if overall is None or overall.judge_expert.n_items == 0:
+            return "no unit (a prompt or image on one dimension) is rated by at least two experts and judged by this judge"
+        return _gap(overall.judge_expert.value, overall.judge_expert.n_items, "rated by at least two experts and judged")
+
+
+def _gap(value: float | None, units: int, counted: str) -> str:
+    if value is not None:
+        return ""
+    if units < MIN_ITEMS:
+        return f"only {units} unit{'s' if units != 1 else ''} {counted}, and a correlation needs at least {MIN_ITEMS}"
+    return "the scores do not vary: on these units the judge or the experts gave every unit the same score"
+
+
+def evaluation_raters() -> int:
+    """How many experts rated the evaluation pool: with one, no expert–expert agreement can be measured."""
+    return _evaluation().values("rater").distinct().count()
 
 
 def judges_with_ratings() -> list[JudgeKey]:
@@ -111,7 +139,7 @@ def agreement_report(judge: JudgeKey, resamples: int = 1000) -> Report:
     report = cache.get(key)
     if report is None:
         pairs, labels, unmatched = build_inputs(judge)
-        raters = _evaluation().values("rater").distinct().count()
+        raters = evaluation_raters()
         checklist = checklist_agreement(labels, resamples=resamples) if labels else None
         rows = agreement(pairs, resamples=resamples) if pairs else []
         report = Report(judge, rows, checklist, stamp["n"], raters, unmatched, like=like_for_like(judge, resamples))

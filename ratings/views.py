@@ -10,7 +10,7 @@ from evaluation.judges import pick_judge
 from evaluator.metrics.agreement import MIN_TASKS_FOR_INTERVAL
 
 from . import selectors
-from .agreement import agreement_report, judges_with_ratings, people_report
+from .agreement import agreement_report, evaluation_raters, judges_with_ratings, people_report
 from .forms import RATIONALE_MAX, RatingForm
 from .models import RatingAssignment
 from .services import ALREADY_RATED, RATE_PERMISSION, RatingError, expert_rating_save
@@ -24,6 +24,7 @@ def judge_validity(request: HttpRequest) -> HttpResponse:
     judge = pick_judge(judges, request.GET.get("judge"))
     report = agreement_report(judge) if judge else None
     context = {"judges": judges, "judge": judge, "report": report, "people": people_report(), "min_tasks": MIN_TASKS_FOR_INTERVAL}
+    context["one_rater"] = evaluation_raters() == 1
     return render(request, "ratings/judge.html", context)
 
 

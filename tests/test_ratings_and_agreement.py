@@ -83,6 +83,7 @@ def test_judge_page_shows_agreement_with_intervals(judged, client, tmp_path, cap
 
     page = html.unescape(client.get("/judge/").content.decode())
     assert "12 ratings by 2 raters" in page
+    assert not any(f'id="{gap}"' in page for gap in ("one-rater", "no-rubric-correlation", "no-like-for-like"))  # nothing to explain
     clarity = page.split("<td>instructional_clarity</td>")[1].split("</tr>")[0]
     cells = [c.split("</td>")[0].split("<br>")[0] for c in clarity.split('<td class="num">')[1:]]
     # By hand: expert means 1 1.5 3 3.5 5 4.5; ranks of the judge 1 2 3 4 5.5 5.5, of the means 1 2 3 4 6 5
