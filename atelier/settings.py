@@ -128,7 +128,7 @@ except ValueError as exc:
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Write-ahead log with synchronous=NORMAL: a commit no longer waits for the disk (0.6 ms -> 0.01 ms per write on
     # this machine), and readers never block the writer (the web process beside in-process jobs or workers). The
-    # database cannot be corrupted; a power cut may lose the last commits. Production runs on PostgreSQL (README).
+    # database cannot be corrupted; a power cut may lose the last commits. Production runs on PostgreSQL (docs/deploying.md).
     DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -264,7 +264,7 @@ ATELIER_PROMPTER_MAX_ROUNDS = envint("ATELIER_PROMPTER_MAX_ROUNDS", "10", minimu
 # Conditions a deployer adds to (or overrides in) evaluator/prompters/conditions.json.
 ATELIER_CONDITIONS_FILE = os.environ.get("ATELIER_CONDITIONS_FILE", "") or None
 # Secrets at rest (endpoint API keys): comma-separated Fernet keys, the first encrypts, all decrypt. Unset: one key
-# derived from SECRET_KEY. The entry `secret-key` stands for that derived key during a rotation (README: Rotating keys).
+# derived from SECRET_KEY. The entry `secret-key` stands for that derived key during a rotation (docs/endpoints.md: Rotating keys).
 ATELIER_SECRET_KEYS = tuple(k.strip() for k in os.environ.get("ATELIER_SECRET_KEYS", "").split(",") if k.strip())
 
 # Login attempts are limited by django-axes: ATELIER_LOGIN_FAILURE_LIMIT failures for one username from one

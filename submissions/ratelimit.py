@@ -1,6 +1,6 @@
 """The API token limiter: a client address that sends too many bad tokens is refused for a while.
 
-Policy (documented in the README): ATELIER_TOKEN_FAILURE_LIMIT failed token checks from one address within
+Policy (documented in docs/deploying.md): ATELIER_TOKEN_FAILURE_LIMIT failed token checks from one address within
 ATELIER_TOKEN_FAILURE_WINDOW_SECONDS (counted from the first) lock that address out of the API until the window has
 passed; valid tokens from other addresses are unaffected. Counts live in Django's cache, which is Redis whenever
 REDIS_URL or ATELIER_CACHE_URL names one (atelier/settings.py): every gunicorn worker and host counts together, and

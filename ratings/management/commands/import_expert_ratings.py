@@ -7,7 +7,7 @@ from submissions.models import Submission
 
 
 class Command(BaseCommand):
-    help = "Import expert ratings (JSON Lines) of one submission's prompts and images; see README 'Judge agreement'."
+    help = "Import expert ratings (JSON Lines) of one submission's prompts and images; see docs/judging.md 'Judge agreement'."
 
     def add_arguments(self, parser):
         parser.add_argument("path", type=Path)

@@ -6,7 +6,7 @@ from evaluation.crypto import rotate
 
 
 class Command(BaseCommand):
-    help = "Re-encrypt every stored endpoint API key with the first key of ATELIER_SECRET_KEYS (see README: Rotating keys)."
+    help = "Re-encrypt every stored endpoint API key with the first key of ATELIER_SECRET_KEYS (see docs/endpoints.md: Rotating keys)."
 
     def handle(self, *args, **options):
         done = 0
