@@ -12,7 +12,8 @@ from django.utils.text import slugify
 from evaluation import runtime
 from evaluator.categories import CATEGORIES
 from evaluator.prompters.baselines import brief_verbatim
-from submissions.models import Status, Submission, Team
+from evaluation.models import Status, Submission
+from teams.models import Team
 from submissions.services import submission_create
 from tasks.models import Task, TaskPack
 from tasks.services import PackRevision

@@ -80,12 +80,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django_rq",
     "axes",
-    "tasks",
-    "submissions",
+    "tasks",  # bottom apps: the task packs, and the teams with their tokens and endpoints
+    "teams",
+    "evaluation",  # the evaluation layer: owns the pipeline's tables and is their only writer (docs/architecture-notes.md)
+    "submissions",  # apps on top: uploads and the API, pages and downloads, expert ratings, human studies
     "leaderboard",
     "ratings",
     "studies",
-    "evaluation",  # the evaluation layer: no models, management commands (reconcile, rescore, embed_exemplars)
     "atelier",  # the project itself: the demo command, which uses every app
 ]
 

@@ -11,7 +11,7 @@ from evaluation.judges import judges_of, pick_judge, submission_judge
 from leaderboard import selectors
 from leaderboard.downloads import breakdown_rows, csv_lines, jsonl_lines
 from submissions.api import token_required
-from submissions.models import Submission
+from evaluation.models import Submission
 
 BOARD_ROWS_MAX = 500
 

@@ -53,8 +53,9 @@ def generate(count: int, pack, rng, samples: int = 1, label: str = "") -> list[i
     from evaluation.figures import all_figures
     from evaluator.judge.skills import get_skill
     from evaluator.metrics.aggregate import Unit
-    from leaderboard.models import Figure
-    from submissions.models import Judgement, PromptEntry, Render, Submission, Team
+    from evaluation.models import Figure
+    from evaluation.models import Judgement, PromptEntry, Render, Submission
+    from teams.models import Team
 
     tasks = list(pack.tasks.all())
     stamp = time.time_ns()
@@ -100,7 +101,7 @@ def live_aggregate(pack) -> int:
     from evaluation.figures import _UNIT_FIELDS
     from evaluator.judge.skills import get_skill
     from evaluator.metrics.aggregate import Unit, figures
-    from submissions.models import Judgement
+    from evaluation.models import Judgement
 
     units = defaultdict(list)
     rows = Judgement.objects.filter(submission__pack=pack, submission__published=True, submission__status="done", **JUDGE).values_list("submission_id", *_UNIT_FIELDS)

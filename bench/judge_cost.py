@@ -42,7 +42,7 @@ def run(server) -> None:
 
     from evaluation.selectors import submission_cost
     from evaluation.units import submission_rescore
-    from submissions.models import Judgement, Submission
+    from evaluation.models import Judgement, Submission
     from submissions.services import submission_create, team_create
     from tasks.loaders import read_own_pack
     from tasks.services import pack_save

@@ -59,7 +59,8 @@ def measure(server, limit: int, samples: int) -> dict:
     from django.db import transaction
 
     from evaluation.prompting import call_window
-    from submissions.models import CallStatus, Endpoint, PromptCall, Submission
+    from evaluation.models import CallStatus, PromptCall, Submission
+    from teams.models import Endpoint
     from submissions.services import team_create
     from tasks.loaders import read_own_pack
     from tasks.services import pack_save

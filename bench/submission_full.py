@@ -106,7 +106,7 @@ def run(count: int | None, split: str) -> None:
     from evaluator.judge import encoders
     from evaluator.backends.renderer import PipelineRenderer
     from evaluator.prompters.baselines import brief_verbatim
-    from submissions.models import Judgement, PromptEntry, Render, Submission
+    from evaluation.models import Judgement, PromptEntry, Render, Submission
     from submissions.services import submission_create, team_create
     from tasks.loaders import read_own_pack
     from tasks.services import pack_save

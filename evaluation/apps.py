@@ -2,6 +2,6 @@ from django.apps import AppConfig
 
 
 class EvaluationConfig(AppConfig):
-    """The evaluation layer: unit work, runtime, figures. It has no models of its own; it works on the apps' models."""
+    """The evaluation layer: it owns the pipeline's tables (evaluation.models) and the unit work on them."""
 
     name = "evaluation"

@@ -15,8 +15,8 @@ from django.db.models import Count
 
 from evaluator.metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from evaluator.metrics.coverage import FULL, coverage_words, standing
-from leaderboard.models import BoardRow, BoardStats, Figure
-from submissions.models import PromptEntry, Status, Submission
+from evaluation.models import BoardRow, BoardStats, Figure
+from evaluation.models import PromptEntry, Status, Submission
 from tasks.models import Task, TaskPack
 
 

@@ -8,8 +8,8 @@ from evaluator.judge.official.composite import top1_units
 from evaluator.judge.skills import get_skill
 from evaluator.metrics.aggregate import Unit, detail_figures, figures, task_figures
 from evaluator.metrics.coverage import coverage
-from leaderboard.models import Figure
-from submissions.models import Judgement, Render, Submission, UnitStatus
+from evaluation.models import Figure
+from evaluation.models import Judgement, Render, Submission, UnitStatus
 
 _UNIT_FIELDS = ("entry__task__task_id", "entry__task__category", "entry__sample_index", "skill", "status", "value", "render__backend", "render_id", "scale")
 _RENDER_FIELDS = ("entry__task__task_id", "entry__task__category", "entry__sample_index", "backend")

@@ -1,69 +1,10 @@
-"""Human baseline rows: the finished submissions of a board's study participants, pooled per tier.
-
-Each participant is one sample of the pooled units, so evaluator.metrics.aggregate's task score
-(mean over samples) is the mean over the participants who did the task, and every figure and
-interval is computed exactly as for a prompter. Scripted demo participants (rules, not people:
-Participant.scripted) are pooled only with each other, in rows of their own labelled
-"Scripted (demo)"; real people's rows never include them. Rebuilt whenever a participant's
-submission finishes or a participant withdraws; rows of a tier with nobody left are deleted.
-"""
+"""A board's human baseline rows as plain data (board.json). The rows themselves are built by studies.humans,
+which reads the participants; this layer owns the table and never imports the studies app."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from dataclasses import asdict, replace
-
-from django.db import transaction
-
-from evaluator.metrics.aggregate import figures, task_figures
-from leaderboard.models import HumanRow
-from studies.models import Participant
-from submissions.models import Status, Submission
+from evaluation.models import HumanRow
 from tasks.models import TaskPack
-
-from .figures import submission_units
-
-TIERS = ("novice", "skilled")
-Pool = tuple[str, str, bool]  # judge id, judge version, scripted
-
-
-@transaction.atomic
-def human_rows_rebuild(*, pack: TaskPack, revision: int) -> list[HumanRow]:
-    finished = Submission.objects.filter(origin="human", pack=pack, pack_revision=revision, status=Status.DONE, participant__withdrawn__isnull=True)
-    participants = Participant.objects.filter(submission__in=finished).select_related("submission", "study")
-    HumanRow.objects.filter(pack=pack, revision=revision).delete()
-    rows = []
-    for pool, group in sorted(_pools(participants).items()):
-        for tier in (*TIERS, "all"):
-            members = [p for p in group if tier == "all" or p.tier == tier]
-            if members:
-                rows.append(_row(pack, revision, tier, pool, members))
-    return HumanRow.objects.bulk_create(rows)
-
-
-def _pools(participants) -> dict[Pool, list[Participant]]:
-    """Participants by the judge of their submission and by whether they are scripted: never pooled across either."""
-    pools: dict[Pool, list[Participant]] = defaultdict(list)
-    for p in participants:
-        pools[(p.submission.judge_id, p.submission.judge_version, p.scripted)].append(p)
-    return pools
-
-
-def _row(pack: TaskPack, revision: int, tier: str, pool: Pool, group: list[Participant]) -> HumanRow:
-    judge_id, judge_version, scripted = pool
-    units = []
-    for sample, participant in enumerate(sorted(group, key=lambda p: p.pk)):
-        units += [replace(u, sample=sample) for u in submission_units(participant.submission, judge_id, judge_version)]
-    tasks = sorted({u.task_id for u in units})
-    per_participant = [p.submission.entries.count() for p in group]
-    done = sorted(p.completed for p in group if p.completed)
-    label = min(p.submission.judge_label for p in group)
-    return HumanRow(
-        pack=pack, revision=revision, tier=tier, judge_id=judge_id, judge_version=judge_version, judge_label=label, scripted=scripted,
-        figures=[asdict(f) for f in (*figures(units), *task_figures(units))], tasks=tasks, participants=len(group),
-        tasks_per_participant=sum(per_participant) / len(group), protocols=sorted({p.study.protocol_version for p in group}),
-        studies=sorted({p.study.name for p in group}), first=done[0] if done else None, last=done[-1] if done else None,
-    )  # fmt: skip
 
 
 HUMAN_ROW_FIELDS = (

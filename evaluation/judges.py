@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from leaderboard.models import Figure
-from submissions.models import Submission
+from evaluation.models import Figure
+from evaluation.models import Submission
 
 
 @dataclass(frozen=True)

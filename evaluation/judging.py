@@ -34,7 +34,7 @@ from evaluator.judge.routes import route_skills
 from evaluator.judge.skills import get_skill, skills_where
 from evaluator.categories import IMITATION
 from evaluator.judge.types import Kind, Side, TargetInput, skipped
-from submissions.models import Judgement, Render, UnitStatus
+from evaluation.models import Judgement, Render, UnitStatus
 from tasks.models import Task
 
 from . import runtime

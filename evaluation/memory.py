@@ -22,7 +22,7 @@ from evaluator.judge.encoders import clip_identity, image_embeddings, text_embed
 from evaluator.judge.memory import Exemplar as ExemplarData
 from evaluator.judge.memory import embed_exemplars, retrieve
 from evaluator.judge.types import Side
-from ratings.models import Exemplar, ExemplarEmbedding
+from evaluation.models import Exemplar, ExemplarEmbedding
 
 log = logging.getLogger(__name__)
 

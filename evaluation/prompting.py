@@ -27,7 +27,8 @@ from evaluator.categories import IMITATION
 from evaluator.judge.skills import get_skill
 from evaluator.prompters.client import OK, CallOutcome, EndpointSpec, PrompterClient
 from evaluator.prompters.messages import Feedback, Request, elided, round_messages
-from submissions.models import CallStatus, Endpoint, PromptCall, PromptEntry, Status, Submission, UnitStatus
+from evaluation.models import CallStatus, PromptCall, PromptEntry, Status, Submission, UnitStatus
+from teams.models import Endpoint
 from evaluation.crypto import decrypt
 
 from . import runtime

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db.models import Min
 from django.utils import timezone
 
-from submissions.models import ACTIVE, CallStatus, Judgement, PromptCall, Render, Status, Submission, UnitStatus
+from evaluation.models import ACTIVE, CallStatus, Judgement, PromptCall, Render, Status, Submission, UnitStatus
 
 from .units import prompting_open, submission_advance
 from .workqueue import (

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from evaluator.backends import BackendConfig, get_renderer
 from evaluator.backends.middleware import rewriter_for
-from submissions.models import PromptEntry, Render, UnitStatus
+from evaluation.models import PromptEntry, Render, UnitStatus
 
 from . import runtime
 from .units import plan_judgements, submission_advance

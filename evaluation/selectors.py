@@ -17,8 +17,8 @@ from django.utils import timezone
 
 from evaluator.categories import CATEGORIES
 from evaluator.metrics.coverage import coverage_words, standing
-from leaderboard.models import Figure
-from submissions.models import ACTIVE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
+from evaluation.models import Figure
+from evaluation.models import ACTIVE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 
 from .judges import JudgeKey, submission_judge
 from .workqueue import listening, render_queue

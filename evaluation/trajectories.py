@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from evaluation.units import prompts_missing
 from evaluator.metrics.steerability import steerability
-from submissions.models import CallStatus, PromptCall, Submission, UnitStatus
+from evaluation.models import CallStatus, PromptCall, Submission, UnitStatus
 
 SETTLED = (CallStatus.OK, CallStatus.FAILED, CallStatus.REFUSED)
 

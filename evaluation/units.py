@@ -20,14 +20,14 @@ from evaluator.backends import BackendConfig
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side, TargetInput, TaskInput
-from submissions.models import ACTIVE, OPEN_CALLS, RESUMABLE, CallStatus, Judgement, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
+from evaluation.models import ACTIVE, OPEN_CALLS, RESUMABLE, CallStatus, Judgement, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
 from tasks.models import Task
 
 from . import runtime
 from .figures import figures_rebuild
-from .humans import human_rows_rebuild
 from .judges import JudgeKey
 from .selectors import skill_missing
+from .signals import submission_finished
 from .workqueue import BOARD_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue, render_queue
 
 
@@ -210,8 +210,7 @@ def submission_finish(submission_id: int) -> None:
         figures_rebuild(submission=submission)
         if submission.published:  # a rescored entry: its board's statistics follow
             enqueue("default", BOARD_JOB, submission.pack_id, submission.pack_revision)
-        if submission.origin == "human":
-            human_rows_rebuild(pack=submission.pack, revision=submission.pack_revision)
+        submission_finished.send(sender=Submission, submission=submission)  # e.g. studies rebuilds its human rows
 
 
 def missing_over_limit(submission: Submission) -> str:

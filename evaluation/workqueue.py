@@ -37,10 +37,14 @@ FINISH_JOB = "evaluation.jobs.finish_submission_job"
 PROMPT_JOB = "evaluation.jobs.prompt_job"
 FEEDBACK_RENDER_JOB = "evaluation.jobs.feedback_render_job"
 FEEDBACK_JUDGE_JOB = "evaluation.jobs.feedback_judge_job"
-ATTEMPT_RENDER_JOB = "evaluation.jobs.attempt_render_job"
-ATTEMPT_JUDGE_JOB = "evaluation.jobs.attempt_judge_job"
 BOARD_JOB = "evaluation.jobs.board_job"
-JOBS = (BOARD_JOB, START_JOB, RENDER_JOB, JUDGE_JOB, FINISH_JOB, PROMPT_JOB, FEEDBACK_RENDER_JOB, FEEDBACK_JUDGE_JOB, ATTEMPT_RENDER_JOB, ATTEMPT_JUDGE_JOB)
+# The jobs enqueue() accepts: this layer's own, and those an app above registers from its AppConfig.ready().
+JOBS = {BOARD_JOB, START_JOB, RENDER_JOB, JUDGE_JOB, FINISH_JOB, PROMPT_JOB, FEEDBACK_RENDER_JOB, FEEDBACK_JUDGE_JOB}
+
+
+def register_jobs(*jobs: str) -> None:
+    """Let an app above this layer enqueue its own jobs (dotted paths) without this layer importing it."""
+    JOBS.update(jobs)
 
 log = logging.getLogger(__name__)
 _inline: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()

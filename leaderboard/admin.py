@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Figure
+from evaluation.models import Figure
 
 
 @admin.register(Figure)

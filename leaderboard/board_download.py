@@ -23,11 +23,11 @@ from evaluation.trajectories import submission_steerability, trajectories
 from evaluator.metrics.aggregate import Figure as Computed
 from evaluator.metrics.coverage import standing
 from studies.models import Participant
-from submissions.models import Judgement, PromptEntry, Render, Status, Submission
+from evaluation.models import Judgement, PromptEntry, Render, Status, Submission
 from tasks.models import Split
 
 from .downloads import COLUMNS, breakdown_rows
-from .models import BoardRow, BoardStats, Figure
+from evaluation.models import BoardRow, BoardStats, Figure
 from .selectors import Board, Row, board_submissions, human_section
 
 README = """# {board} scored by {judge}

@@ -17,7 +17,7 @@ from evaluation.judges import JudgeKey
 from evaluation.selectors import entry_breakdown
 from evaluator.judge.skills import ALL_SKILLS, get_skill, skills_where
 from evaluator.judge.types import DIMENSIONS, Kind, Side
-from submissions.models import Judgement, PromptEntry, Submission, UnitStatus
+from evaluation.models import Judgement, PromptEntry, Submission, UnitStatus
 from tasks.models import Split
 
 CHUNK = 200

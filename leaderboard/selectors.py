@@ -17,10 +17,10 @@ from evaluation.selectors import entry_breakdown
 from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
 from evaluator.categories import CATEGORIES
 from evaluator.judge.scales import scale_named
-from submissions.models import PromptEntry, Status, Submission
+from evaluation.models import PromptEntry, Status, Submission
 from tasks.models import TaskPack
 
-from .models import BoardRow, BoardStats, Figure, HumanRow
+from evaluation.models import BoardRow, BoardStats, Figure, HumanRow
 
 
 @dataclass

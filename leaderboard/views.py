@@ -10,7 +10,7 @@ from evaluation import selectors as units
 from evaluation.exports import zip_stream
 from evaluation.judges import judges_of, pick_judge, submission_judge
 from evaluator.categories import CATEGORIES
-from submissions.models import ACTIVE, Submission
+from evaluation.models import ACTIVE, Submission
 
 from . import selectors
 from .board_download import board_files

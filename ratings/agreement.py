@@ -20,7 +20,7 @@ from evaluator.metrics.agreement import agreement, checklist_agreement, judge_ag
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import Kind, Side
 from evaluator.metrics import agreement as agreement_metrics
-from submissions.models import Judgement, UnitStatus
+from evaluation.models import Judgement, UnitStatus
 
 from .models import ExpertRating, Pool
 

@@ -1,4 +1,5 @@
-"""Human judgements: exemplars that calibrate the judge (its memory), and expert ratings that test it."""
+"""Expert ratings that test the judge, and the queue that hands them out. (The exemplars that calibrate the judge,
+its memory, are the evaluation layer's: evaluation.models.Exemplar; a rating in the exemplar pool becomes one.)"""
 
 from __future__ import annotations
 
@@ -6,9 +7,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from evaluator.judge.types import Side
-from submissions.models import PromptEntry, Render
-from tasks.models import Category, Task
+from evaluation.models import PromptEntry, Render
+from tasks.models import Task
 
 
 class Pool(models.TextChoices):
@@ -16,40 +16,6 @@ class Pool(models.TextChoices):
 
     EXEMPLAR = "exemplar", "exemplar (calibrates the judge)"
     EVALUATION = "evaluation", "evaluation (tests the judge)"
-
-
-class Exemplar(models.Model):
-    """A human-scored prompt or image, retrieved (K most similar, same category, never the same task) as calibration."""
-
-    side = models.CharField(max_length=6, choices=[(s.value, s.value) for s in Side])
-    category = models.CharField(max_length=2, choices=Category.choices)
-    task_id = models.CharField(max_length=40, help_text="the task it was scored on; never used as calibration for that task")
-    text = models.TextField(blank=True)
-    image = models.ImageField(upload_to="exemplars/", blank=True)
-    scores = models.JSONField(default=dict, help_text="dimension -> score 1..5")
-    notes = models.JSONField(default=dict, blank=True, help_text="dimension -> short rationale")
-    source = models.CharField(max_length=200, help_text="e.g. an imported file, or a rating made on this site")
-    content_sha = models.CharField(max_length=64, help_text="sha256 of text and image: the same content is stored once")
-    created = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["side", "category", "task_id", "content_sha"], name="unique_exemplar")]
-        ordering = ["category", "task_id", "side"]
-
-    def __str__(self) -> str:
-        return f"{self.side} exemplar for {self.task_id} ({self.category})"
-
-
-class ExemplarEmbedding(models.Model):
-    """An exemplar's unit embedding by one model (evaluator.judge.encoders identity): retrieval reads the current model's."""
-
-    exemplar = models.ForeignKey(Exemplar, on_delete=models.CASCADE, related_name="embeddings")
-    model = models.CharField(max_length=200)
-    vector = models.JSONField()
-    created = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["exemplar", "model"], name="unique_exemplar_embedding")]
 
 
 class ExpertRating(models.Model):

@@ -26,10 +26,11 @@ from evaluation.memory import embeddings_ensure
 from evaluator.categories import CATEGORIES
 from evaluator.judge.memory import Exemplar as ExemplarData
 from evaluator.judge.types import DIMENSIONS, Side
-from submissions.models import PromptEntry, Render, Submission, UnitStatus
+from evaluation.models import PromptEntry, Render, Submission, UnitStatus
 from tasks.models import Task, TaskPack
 
-from .models import Exemplar, ExemplarEmbedding, ExpertRating, Pool, RatingAssignment, TaskPool
+from evaluation.models import Exemplar, ExemplarEmbedding
+from .models import ExpertRating, Pool, RatingAssignment, TaskPool
 
 RATE_PERMISSION = "ratings.rate_items"
 HIDDEN_PERMISSION = "ratings.rate_hidden_items"  # off by default: a hidden task's checklists are the test split's secret

@@ -12,8 +12,9 @@ import secrets
 from django.db import models
 from django.utils import timezone
 
-from submissions.models import Submission, Team, UnitStatus
+from evaluation.models import Submission, UnitStatus
 from tasks.models import Task, TaskPack
+from teams.models import Team
 
 
 def _token() -> str:

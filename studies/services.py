@@ -15,14 +15,16 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.text import slugify
 
-from evaluation.humans import human_rows_rebuild
-from evaluation.workqueue import ATTEMPT_RENDER_JOB, START_JOB, enqueue, enqueued_or_unchanged, render_queue
+from evaluation.workqueue import START_JOB, enqueue, enqueued_or_unchanged, render_queue
 from evaluation import runtime
 from evaluator.categories import IMITATION
-from submissions.models import PromptCall, PromptEntry, Render, Submission, Team, UnitStatus
+from evaluation.models import PromptCall, PromptEntry, Render, Submission, UnitStatus
+from teams.models import Team
 from tasks.models import Task, TaskPack
 
 from . import protocol
+from .attempts import ATTEMPT_RENDER_JOB
+from .humans import human_rows_rebuild
 from .models import Assignment, Attempt, Invitation, Participant, Study
 
 

@@ -3,7 +3,8 @@ from django.contrib import admin, messages
 from evaluation.workqueue import QueueUnavailable
 
 from . import services
-from .models import ApiToken, Judgement, Membership, PromptEntry, Render, Submission, Team
+from evaluation.models import Judgement, PromptEntry, Render, Submission
+from teams.models import ApiToken, Membership, Team
 
 
 @admin.register(Team)

@@ -27,7 +27,8 @@ from tasks.models import TaskPack
 
 from . import ratelimit, services
 from .forms import EchoSafeForm, EndpointForm, RunForm, refusal_field
-from .models import Endpoint, Submission
+from evaluation.models import Submission
+from teams.models import Endpoint
 from .parsing import PromptFileError
 from .views import shown_test_call
 

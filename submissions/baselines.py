@@ -7,7 +7,8 @@ import json
 from evaluator.prompters.baselines import BASELINES, brief_verbatim
 from tasks.models import TaskPack
 
-from .models import Status, Submission, Team
+from evaluation.models import Status, Submission
+from teams.models import Team
 from .services import submission_create, submissions_publish
 
 BASELINE_TEAM = "Baselines"

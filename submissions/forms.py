@@ -2,7 +2,7 @@ from django import forms
 
 from tasks.models import TaskPack
 
-from .models import Team
+from teams.models import Team
 from .parsing import text_problem
 
 

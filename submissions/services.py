@@ -18,7 +18,8 @@ from evaluation.workqueue import BOARD_JOB, START_JOB, enqueue, enqueued_or_unch
 from evaluator.prompters.client import CallOutcome, PrompterClient
 from tasks.models import Split, TaskPack
 
-from .models import ApiToken, Endpoint, Membership, PromptEntry, Status, Submission, Team
+from evaluation.models import PromptEntry, Status, Submission
+from teams.models import ApiToken, Endpoint, Membership, Team
 from evaluation.crypto import SecretUnreadable, encrypt
 from .parsing import Limits, parse_prompt_file
 

@@ -21,7 +21,8 @@ from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
 
 from . import services
 from .forms import EndpointForm, EndpointTestForm, RunForm, SubmitForm, TeamForm, TokenForm, add_refusal
-from .models import ApiToken, Endpoint, Submission, Team
+from evaluation.models import Submission
+from teams.models import ApiToken, Endpoint, Team
 from .parsing import PromptFileError
 
 

@@ -182,7 +182,7 @@ class Deployment:
     def submit(self, tasks: tuple[str, ...] = TASKS) -> int:
         lines = "\\n".join(json.dumps({"task_id": t, "prompt": f"A careful picture for {t}, soft light, no text"}) for t in tasks)
         script = (
-            "from submissions.models import Team; from submissions.services import submission_create; from tasks.models import TaskPack\n"
+            "from teams.models import Team; from submissions.services import submission_create; from tasks.models import TaskPack\n"
             "team, _ = Team.objects.get_or_create(name='faults', slug='faults')\n"
             f"s = submission_create(team=team, pack=TaskPack.objects.get(name='sample'), prompter='faults', filename='p.jsonl', data=b'{lines}')\n"
             "print('SUBMISSION', s.pk)"

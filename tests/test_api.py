@@ -6,7 +6,8 @@ import json
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from submissions.models import ApiToken, Submission
+from evaluation.models import Submission
+from teams.models import ApiToken
 from submissions.services import team_create, token_create
 
 

@@ -59,7 +59,7 @@ def test_runs_with_feedback_rounds_are_never_ranked_beside_single_turn_runs():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_board_marks_and_filters_runs_with_feedback_rounds(client, team, sample_pack, endpoint, prompter, example_prompts):
-    from submissions.models import Submission
+    from evaluation.models import Submission
     from submissions.services import endpoint_run_create, submission_create, submissions_publish
 
     looped = endpoint_run_create(team=team, endpoint=endpoint, pack=sample_pack, rounds=2, feedback_backend="smoke-sd")

@@ -9,8 +9,8 @@ import pytest
 from evaluation.boards import board_inputs
 from evaluator.metrics.board import board_stats_compute
 from evaluator.metrics.ranking import board_score
-from leaderboard.models import BoardStats, Figure
-from submissions.models import PromptEntry, Submission
+from evaluation.models import BoardStats, Figure
+from evaluation.models import PromptEntry, Submission
 from submissions.services import submissions_publish
 
 JUDGE = {"judge_id": "test-judge", "judge_version": "v1"}
@@ -106,7 +106,7 @@ def test_a_board_with_enough_tasks_shows_intervals_rank_ranges_and_style_control
 
 def test_unpublishing_rebuilds_the_board_without_the_entry(admin_client, board):
     pack, strong, twin_a, twin_b = board
-    admin_client.post("/admin/submissions/submission/", {"action": "unpublish", "_selected_action": [strong.pk]})
+    admin_client.post("/admin/evaluation/submission/", {"action": "unpublish", "_selected_action": [strong.pk]})
     stats = BoardStats.objects.get(pack=pack, **JUDGE)
     assert str(strong.pk) not in stats.entries and len(stats.entries) == 2
 

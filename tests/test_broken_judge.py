@@ -10,7 +10,7 @@ import pytest
 
 from evaluator.judge.redact import Redactor
 from evaluation.selectors import submission_cost
-from submissions.models import Judgement, Status, Submission, UnitStatus
+from evaluation.models import Judgement, Status, Submission, UnitStatus
 from submissions.services import submission_create, submissions_publish, token_create
 from tests.openai_server import ITEMS_HEADER, Reply, judge_responder, keys_after, request_text
 from tests.test_task_browser_and_targets import hidden_strings

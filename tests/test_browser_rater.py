@@ -8,7 +8,7 @@ from evaluator.judge.types import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
 from ratings.models import ExpertRating, RatingAssignment
 from ratings.selectors import next_assignment
 from ratings.services import rating_queue_fill
-from submissions.models import Submission
+from evaluation.models import Submission
 from tests.test_expert_queue import expert, rendered_submission
 
 

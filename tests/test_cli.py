@@ -18,7 +18,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from openapi_spec_validator import validate
 
-from submissions.models import Submission
+from evaluation.models import Submission
 from submissions.services import submissions_publish, token_create
 from tests.conftest import ROOT
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from submissions.models import Submission
+from evaluation.models import Submission
 
 
 @pytest.mark.django_db(transaction=True)

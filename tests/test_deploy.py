@@ -26,7 +26,8 @@ import io
 from PIL import Image
 from django.core.files.base import ContentFile
 from django.contrib.auth import get_user_model
-from submissions.models import PromptEntry, Render, Submission, Team
+from evaluation.models import PromptEntry, Render, Submission
+from teams.models import Team
 from tasks.loaders import read_own_pack
 from tasks.services import pack_save
 

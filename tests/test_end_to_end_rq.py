@@ -11,7 +11,7 @@ import pytest
 from django_rq import get_connection
 from rq import Queue, SimpleWorker
 
-from submissions.models import Judgement, Render, Submission
+from evaluation.models import Judgement, Render, Submission
 from submissions.services import submission_create, submissions_publish
 from tests.openai_server import EXPECTED_SUBJECTIVE_SCORE, expected_checklist_value
 

@@ -9,7 +9,8 @@ import pytest
 
 from evaluation.workqueue import QueueUnavailable
 from submissions import services
-from submissions.models import CallStatus, Endpoint, PromptCall, Status, Submission
+from evaluation.models import CallStatus, PromptCall, Status, Submission
+from teams.models import Endpoint
 from submissions.services import team_create, token_create
 from tests.openai_server import scripted_prompt
 

@@ -16,10 +16,11 @@ from django.test.utils import CaptureQueriesContext
 
 from evaluation.trajectories import CALL_LOG_FIELDS
 from evaluation.workqueue import QueueUnavailable
-from leaderboard.models import Figure
+from evaluation.models import Figure
 from submissions import services
 from evaluation.crypto import decrypt
-from submissions.models import CallStatus, Endpoint, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
+from evaluation.models import CallStatus, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
+from teams.models import Endpoint
 from tests.openai_server import Reply, scripted_prompt
 
 KEY = "sk-live-TOPSECRET-7f3a9c1e5b"

@@ -13,9 +13,10 @@ from django.core.management import CommandError, call_command
 from PIL import Image
 
 from evaluator.judge.types import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
-from ratings.models import Exemplar, ExpertRating, Pool, RatingAssignment, TaskPool
+from evaluation.models import Exemplar
+from ratings.models import ExpertRating, Pool, RatingAssignment, TaskPool
 from ratings.services import QueueError, rating_queue_fill
-from submissions.models import Judgement, PromptEntry, Render, Submission, UnitStatus
+from evaluation.models import Judgement, PromptEntry, Render, Submission, UnitStatus
 from submissions.services import submission_create
 
 GROUP = "Expert raters"

@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from evaluation import judging, runtime
 from evaluator.judge import messages
-from submissions.models import Judgement, Submission, UnitStatus
+from evaluation.models import Judgement, Submission, UnitStatus
 from submissions.services import submission_create, submissions_publish
 from tests.openai_server import SCRIPTED_BLOCK_MARKER
 

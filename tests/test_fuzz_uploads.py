@@ -32,7 +32,7 @@ from hypothesis import HealthCheck, assume, example, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from submissions.models import PromptEntry, Submission
+from evaluation.models import PromptEntry, Submission
 from submissions.services import token_create
 
 EXAMPLES = int(os.environ.get("ATELIER_FUZZ_EXAMPLES", "150"))

@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 
 from ratings.models import ExpertRating, Pool, RatingAssignment
 from ratings.services import rating_queue_fill
-from submissions.models import Submission
+from evaluation.models import Submission
 from tests.test_expert_queue import HIDDEN_GROUP, expert, full_answers, rendered_submission
 
 HIDDEN_TASKS = ["co-s02", "im-s02", "oe-s02"]  # the sample pack's test split

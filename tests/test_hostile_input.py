@@ -10,7 +10,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from leaderboard.downloads import csv_cell
-from submissions.models import PromptEntry, Submission
+from evaluation.models import PromptEntry, Submission
 from submissions.services import token_create
 
 GOOD = b'{"task_id": "oe-s01", "prompt": "Gouache bread in morning light"}\n'

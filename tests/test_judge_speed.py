@@ -20,7 +20,7 @@ from evaluator.judge.embedding_judge import EmbeddingJudge
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side, TargetInput, TaskInput
-from submissions.models import Judgement
+from evaluation.models import Judgement
 from submissions.services import submission_create
 
 # Both ways on one thread: the thread count is a setting of its own (its default, torch's, is what judged before),
@@ -152,7 +152,7 @@ def test_a_stored_image_is_decoded_once_per_storage_root(settings, tmp_path):
     from django.core.files.base import ContentFile
     from django.core.files.storage import default_storage
 
-    from submissions.models import Render
+    from evaluation.models import Render
 
     def png(color) -> ContentFile:
         buffer = io.BytesIO()

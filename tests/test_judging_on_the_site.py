@@ -10,10 +10,10 @@ from PIL import Image
 from django.core.management import CommandError, call_command
 
 from evaluator.judge import PROMPT_DIMENSIONS
-from leaderboard.models import Figure
-from ratings.models import Exemplar, ExemplarEmbedding
+from evaluation.models import Figure
+from evaluation.models import Exemplar, ExemplarEmbedding
 from evaluation import runtime
-from submissions.models import Judgement, Submission
+from evaluation.models import Judgement, Submission
 from submissions.services import submission_create, submissions_publish
 
 ROOT = Path(__file__).resolve().parent.parent

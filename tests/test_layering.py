@@ -1,9 +1,9 @@
-"""The layers of docs/architecture-notes.md, checked on every import of every module (inside functions too).
+"""The layers of docs/architecture-notes.md, checked over folders on every import of every module (inside functions too).
 
-    evaluator/  <  app models  <  evaluation/  <  app services, selectors, views, commands  <  atelier/
+    evaluator/  <  tasks/, teams/  <  evaluation/  <  submissions/, leaderboard/, ratings/, studies/  <  atelier/
 
-A module may import its own layer and the layers below. Apps may import each other's models
-only, never each other's services; evaluator/ imports neither Django nor any app.
+A folder imports its own layer and the layers below, never one above. The apps on top are peers: one may read
+another's models, never its services. evaluator/ imports neither Django nor any app.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("tasks", "submissions", "ratings", "leaderboard", "studies")
-PROJECT = ("evaluator", "evaluation", "atelier", *APPS)
+LAYER = {"evaluator": 0, "tasks": 1, "teams": 1, "evaluation": 2, "submissions": 3, "leaderboard": 3, "ratings": 3, "studies": 3, "atelier": 4}
+TOP = 3
 
 
 def imports(path: Path) -> list[tuple[int, str]]:
@@ -30,57 +30,52 @@ def imports(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-def layer(module: str) -> str | None:
-    """'evaluator', 'models', 'evaluation', 'app', 'atelier', or None for a module outside the project."""
-    parts = module.split(".")
-    if parts[0] not in PROJECT:
-        return None
-    if parts[0] in APPS:
-        return "models" if len(parts) > 1 and parts[1] in ("models", "migrations") else "app"
-    return parts[0]
-
-
-ORDER = {"evaluator": 0, "models": 1, "evaluation": 2, "app": 3, "atelier": 4}
-
-
 def violation(importer: str, imported: str) -> str | None:
     """Why `importer` may not import `imported` (None when it may)."""
-    source, target = layer(importer), layer(imported)
-    if source is None or target is None:
-        return "evaluator/ never imports Django" if source == "evaluator" and imported.split(".")[0] == "django" else None
-    if ORDER[target] > ORDER[source]:
-        return f"{source} layer imports the {target} layer above it"
-    if source == target == "app" and importer.split(".")[0] != imported.split(".")[0]:
-        return "an app imports another app's services (only its models may be shared)"
+    source, target = importer.split(".")[0], imported.split(".")[0]
+    if source == "evaluator" and target == "django":
+        return "evaluator/ never imports Django"
+    if source not in LAYER or target not in LAYER or source == target:
+        return None
+    if LAYER[target] > LAYER[source]:
+        return f"{source}/ imports {target}/, a layer above it"
+    if LAYER[source] == LAYER[target] == TOP and imported.split(".")[1:2] != ["models"]:
+        return f"{source}/ imports {target}/'s services (apps on top share only their models)"
     return None
 
 
 def project_files() -> list[Path]:
-    return [p for top in PROJECT for p in (ROOT / top).rglob("*.py") if "migrations" not in p.parts]
+    return [p for top in LAYER for p in (ROOT / top).rglob("*.py") if "migrations" not in p.parts]
 
 
-def test_no_module_imports_a_layer_above_it_or_another_apps_services() -> None:
-    problems = []
+def problems() -> list[str]:
+    found = []
     for path in project_files():
         importer = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-        for line, imported in imports(path):
-            why = violation(importer, imported)
-            if why:
-                problems.append(f"{path.relative_to(ROOT)}:{line}: {imported}: {why}")
-    assert problems == []
+        found += [f"{path.relative_to(ROOT)}:{line}: {imported}: {why}" for line, imported in imports(path) if (why := violation(importer, imported))]
+    return found
+
+
+def test_no_folder_imports_a_layer_above_it() -> None:
+    assert problems() == []
     assert len(project_files()) > 60  # the walk found the project
 
 
 def test_the_rule_catches_what_it_is_for() -> None:
-    assert violation("submissions.services", "leaderboard.selectors") is not None  # sideways into another app's services
-    assert violation("tasks.management.commands.render_targets", "submissions.runtime") is not None
-    assert violation("evaluation.units", "leaderboard.services") is not None  # up from the evaluation layer
-    assert violation("ratings.models", "evaluation.memory") is not None  # models below the evaluation layer
-    assert violation("evaluator.judge.skills", "django.db") is not None and violation("evaluator.metrics", "submissions.models") is not None
-    assert violation("leaderboard.views", "submissions.models") is None and violation("ratings.services", "evaluation.memory") is None
-    assert violation("atelier.management.commands.demo", "tasks.services") is None
+    assert violation("evaluation.units", "studies.humans") is not None  # up from the evaluation layer
+    assert violation("evaluation.models", "submissions.forms") is not None
+    assert violation("teams.models", "evaluation.models") is not None and violation("tasks.loaders", "evaluation.runtime") is not None
+    assert violation("submissions.services", "leaderboard.selectors") is not None  # sideways into a peer's services
+    assert violation("evaluator.judge.skills", "django.db") is not None and violation("evaluator.metrics", "evaluation.models") is not None
+    assert violation("leaderboard.board_download", "studies.models") is None and violation("ratings.services", "evaluation.memory") is None
+    assert violation("atelier.urls", "studies.views") is None and violation("evaluation.units", "teams.models") is None
 
 
-def test_relative_imports_are_resolved() -> None:
-    assert "evaluation.memory" in {m for _, m in imports(ROOT / "evaluation" / "judging.py")}  # from .memory import ...
-    assert "evaluator.judge.types" in {m for _, m in imports(ROOT / "evaluator" / "judge" / "rubrics" / "__init__.py")}  # from ..types
+def test_an_upward_import_added_to_a_file_fails(tmp_path, monkeypatch) -> None:
+    """The walk itself catches a new upward edge: a module written into evaluation/ that imports studies/."""
+    probe = ROOT / "evaluation" / "_layering_probe.py"
+    probe.write_text("def f():\n    from studies.models import Participant\n    return Participant\n")
+    try:
+        assert problems() == ["evaluation/_layering_probe.py:2: studies.models: evaluation/ imports studies/, a layer above it"]
+    finally:
+        probe.unlink()

@@ -7,8 +7,8 @@ import re
 import pytest
 from django.core.management import call_command
 
-from ratings.models import Exemplar
-from submissions.models import Render, Submission
+from evaluation.models import Exemplar
+from evaluation.models import Render, Submission
 from submissions.services import submission_create, submissions_publish
 from tasks.models import TargetReference, Task
 

@@ -13,7 +13,7 @@ import pytest
 
 from evaluation import runtime
 from evaluator.backends.config import SMOKE_REVISION, BackendConfig, BackendError, load_backend_configs
-from submissions.models import Render, Submission, UnitStatus
+from evaluation.models import Render, Submission, UnitStatus
 from submissions.services import submission_create
 from tests.conftest import TEST_BACKENDS
 from tests.openai_server import Reply, ScriptedOpenAIServer, request_text

@@ -50,7 +50,7 @@ from PIL import Image
 from evaluation import runtime
 from ratings.services import expert_ratings_import
 from submissions.baselines import baseline_create
-from submissions.models import PromptEntry, Render, Submission
+from evaluation.models import PromptEntry, Render, Submission
 from submissions.services import submission_create, submissions_publish, team_create
 from tasks.loaders import read_own_pack
 from tasks.services import pack_save

@@ -284,7 +284,7 @@ def test_a_submission_is_judged_on_the_official_route_without_our_memory(team, s
 
     from evaluation.units import task_input
     from evaluator.judge.cache import cache_key
-    from submissions.models import Judgement
+    from evaluation.models import Judgement
     from submissions.services import submission_create
 
     row = {"side": "prompt", "category": "OE", "task_id": "oe-s02", "text": "OUR MEMORY EXEMPLAR", "scores": dict.fromkeys(PROMPT_KEYS, 5)}

@@ -11,7 +11,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import RequestFactory
 
 from submissions.admin import SubmissionAdmin, publish
-from submissions.models import Submission
+from evaluation.models import Submission
 
 
 def upload(client, team, pack, data: bytes, name="prompts.jsonl"):

@@ -12,7 +12,7 @@ import pytest
 from evaluator.judge.scales import scale_named
 from evaluator.metrics.aggregate import Unit
 from evaluator.metrics.coverage import FULL, PARTIAL, WITHHELD, coverage, coverage_words, standing
-from submissions.models import Status, Submission
+from evaluation.models import Status, Submission
 from submissions.services import submission_create, submissions_publish, token_create
 from tests.openai_server import Reply, judge_responder
 

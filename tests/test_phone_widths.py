@@ -8,7 +8,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from studies.services import invitations_create, study_create
-from submissions.models import Submission
+from evaluation.models import Submission
 from submissions.services import submissions_publish
 
 PHONE, DESKTOP = 390, 1400

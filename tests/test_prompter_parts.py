@@ -419,7 +419,7 @@ def test_a_malformed_key_is_a_configuration_error_naming_the_setting(settings, k
 
 
 def test_rotate_secrets_re_encrypts_stored_endpoint_keys(db, team, settings):
-    from submissions.models import Endpoint
+    from teams.models import Endpoint
     from submissions.services import endpoint_create
 
     settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)

@@ -10,7 +10,8 @@ import time
 import pytest
 
 from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
-from submissions.models import CallStatus, Endpoint, PromptCall, Status, Submission
+from evaluation.models import CallStatus, PromptCall, Status, Submission
+from teams.models import Endpoint
 from submissions.services import endpoint_create, endpoint_run_create
 from tests.openai_server import Reply, image_parts, prompter_responder, request_text, scripted_prompt
 

@@ -12,7 +12,7 @@ from rq import Queue, SimpleWorker
 
 from evaluation.reconcile import reconcile
 from evaluation.units import submission_cancel
-from submissions.models import CallStatus, PromptCall, Status
+from evaluation.models import CallStatus, PromptCall, Status
 from submissions.services import endpoint_create, endpoint_run_create
 from tests.openai_server import scripted_prompt
 

@@ -11,7 +11,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from evaluation import runtime
-from submissions.models import Status, Submission
+from evaluation.models import Status, Submission
 from submissions.services import submission_create, submissions_publish, token_create
 
 PROMPTS = b'{"task_id": "oe-s01", "prompt": "Gouache bread loaves in warm morning light, no text"}\n{"task_id": "im-s01", "prompt": "A red sun over three blue hills"}\n'
@@ -50,7 +50,7 @@ def test_no_public_page_api_or_download_names_the_judge_host_or_its_credentials(
 
     staff = body(admin_client.get(f"/submissions/{submission.pk}/"))
     assert f'id="judge-endpoint">{host}<' in staff and "secret" not in staff
-    admin = body(admin_client.get(f"/admin/submissions/submission/{submission.pk}/change/"))
+    admin = body(admin_client.get(f"/admin/evaluation/submission/{submission.pk}/change/"))
     assert host in admin and "secret" not in admin
 
 

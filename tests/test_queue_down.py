@@ -15,7 +15,7 @@ from evaluation import runtime
 from evaluation.workqueue import BOARD_JOB, JUDGE_JOB, START_JOB, job_id
 from studies.models import Assignment, Attempt, Participant
 from studies.services import study_create
-from submissions.models import Judgement, PromptEntry, Status, Submission
+from evaluation.models import Judgement, PromptEntry, Status, Submission
 from tests.test_expert_queue import rendered_submission
 from tests.test_studies import NOVICE, link, start
 
@@ -81,7 +81,7 @@ def test_withdraw_from_the_board(redis_up, owner_client, done):
 def test_admin_publish_and_unpublish(redis_up, admin_client, done, action, published):
     Submission.objects.filter(pk=done.pk).update(published=published)
     before = row(done)
-    page = admin_client.post("/admin/submissions/submission/", {"action": action, "_selected_action": [done.pk]}, follow=True)
+    page = admin_client.post("/admin/evaluation/submission/", {"action": action, "_selected_action": [done.pk]}, follow=True)
     shown = page.content.decode()
     if not redis_up:
         assert "The work queue is unavailable right now, so nothing was changed." in shown and "ublished 1 submission" not in shown
@@ -147,7 +147,7 @@ def test_a_participants_im_attempt(redis_up, sample_pack):
         return
     attempt = Attempt.objects.get()
     assert response.status_code == 200 and response.json()["status"] == "pending"
-    assert queued(f"render-{backend}") == [job_id("evaluation.jobs.attempt_render_job", (attempt.pk,))]
+    assert queued(f"render-{backend}") == [job_id("studies.jobs.attempt_render_job", (attempt.pk,))]
 
 
 def test_the_rescore_command(redis_up, done):

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from ratings.models import ExpertRating
 from ratings.services import RatingFileError, expert_ratings_import
-from submissions.models import Judgement, Submission
+from evaluation.models import Judgement, Submission
 from submissions.services import submission_create, submissions_publish
 from tests.test_expert_queue import expert
 

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from evaluator.recompute import differences, judge_spec, main
-from submissions.models import Status, Submission
+from evaluation.models import Status, Submission
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the build's jobs run on commit

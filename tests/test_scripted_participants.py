@@ -7,7 +7,7 @@ import pytest
 
 from atelier.demo_study import SCRIPTED, demo_study
 from evaluation.humans import HUMAN_ROW_FIELDS, human_rows_export
-from leaderboard.models import HumanRow
+from evaluation.models import HumanRow
 from studies.models import Participant
 from studies.selectors import export_rows
 from tests.test_studies import SKILLED, do_all_tasks, start

@@ -25,7 +25,7 @@ import zipfile
 
 import pytest
 
-from submissions.models import Judgement, PromptCall, Submission, UnitStatus
+from evaluation.models import Judgement, PromptCall, Submission, UnitStatus
 from submissions.services import endpoint_create, endpoint_run_create, submission_create, submissions_publish, token_create
 from tasks.loaders import read_own_pack
 from tasks.services import pack_save

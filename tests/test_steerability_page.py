@@ -8,7 +8,7 @@ import html
 import pytest
 
 from evaluation.trajectories import submission_steerability
-from submissions.models import CallStatus, PromptCall, Status, Submission
+from evaluation.models import CallStatus, PromptCall, Status, Submission
 from tasks.models import Task
 
 CLIMB = [[10, 30, 60, 90, 90], [15, 45, 85, 85, 85]]  # best score reaches 81-100 in round 4 and round 3

@@ -119,7 +119,7 @@ def test_participant_walks_consent_questionnaire_tasks_and_becomes_a_human_row(c
 
 
 def test_human_row_task_score_is_the_mean_over_the_participants_who_did_it(client, study):
-    from leaderboard.models import Figure, HumanRow
+    from evaluation.models import Figure, HumanRow
 
     people = []
     for answers in (SKILLED, NOVICE):
@@ -137,8 +137,8 @@ def test_human_row_task_score_is_the_mean_over_the_participants_who_did_it(clien
 
 
 def test_withdrawal_deletes_prompts_answers_and_the_human_rows(client, study):
-    from leaderboard.models import HumanRow
-    from submissions.models import Submission
+    from evaluation.models import HumanRow
+    from evaluation.models import Submission
 
     url = link(study)
     participant = start(client, url, NOVICE)

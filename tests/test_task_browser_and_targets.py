@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluator.metrics.targets import median_distances, most_representative
-from submissions.models import Submission
+from evaluation.models import Submission
 from submissions.services import submission_create, submissions_publish, token_create
 from tasks.models import TaskPack
 

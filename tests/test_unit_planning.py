@@ -10,7 +10,7 @@ from evaluation.units import plan_judgements, task_input
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side
-from submissions.models import Judgement, Render, UnitStatus
+from evaluation.models import Judgement, Render, UnitStatus
 from submissions.services import submission_create
 
 

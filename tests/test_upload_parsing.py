@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from submissions.models import PromptEntry, Submission
+from evaluation.models import PromptEntry, Submission
 from submissions.parsing import Limits, PromptFileError, parse_prompt_file
 
 KNOWN = {"oe-s01", "co-s01"}

@@ -11,7 +11,7 @@ from django.test import Client
 
 from studies.models import Participant
 from studies.services import file_fields, study_create
-from submissions.models import Render, Submission
+from evaluation.models import Render, Submission
 from tests.test_studies import NOVICE, do_all_tasks, link, start
 
 
@@ -23,8 +23,8 @@ def media(settings) -> set[str]:
 def test_every_file_field_of_the_project_is_found():
     found = {f"{f.model._meta.label}.{f.name}" for f in file_fields()}
     assert found == {
-        "tasks.Task.target_image", "tasks.TargetReference.image", "submissions.Render.image", "submissions.PromptCall.feedback_image",
-        "studies.Attempt.image", "ratings.Exemplar.image",
+        "tasks.Task.target_image", "tasks.TargetReference.image", "evaluation.Render.image", "evaluation.PromptCall.feedback_image",
+        "studies.Attempt.image", "evaluation.Exemplar.image",
     }  # fmt: skip
 
 

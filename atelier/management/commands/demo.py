@@ -11,7 +11,8 @@ from atelier.demo_study import demo_study
 from evaluation import runtime
 from ratings.services import expert_ratings_import, rating_queue_fill
 from submissions.baselines import baseline_create
-from submissions.models import RESUMABLE, Endpoint, Membership, Status, Submission, Team
+from evaluation.models import RESUMABLE, Status, Submission
+from teams.models import Endpoint, Membership, Team
 from submissions.services import endpoint_create, endpoint_run_create, submission_create, submissions_publish
 from tasks.loaders import read_own_pack
 from tasks.services import PackRevision, pack_save

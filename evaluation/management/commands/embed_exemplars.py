@@ -2,7 +2,7 @@ from django.core.management.base import BaseCommand
 
 from evaluation.memory import embedding_model, embeddings_ensure
 from evaluator.judge.types import Side
-from ratings.models import Exemplar
+from evaluation.models import Exemplar
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluation import runtime
 from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
-from submissions.models import RESUMABLE, Submission
+from evaluation.models import RESUMABLE, Submission
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from ratings.services import RatingFileError, expert_ratings_import
-from submissions.models import Submission
+from evaluation.models import Submission
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from ratings.selectors import queue_summary
 from ratings.services import HIDDEN_PERMISSION, QueueError, rating_queue_fill
-from submissions.models import Submission
+from evaluation.models import Submission
 from tasks.models import TaskPack
 
 

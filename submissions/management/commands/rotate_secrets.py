@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from submissions.models import Endpoint
+from teams.models import Endpoint
 from evaluation.crypto import rotate
 
 

@@ -8,14 +8,17 @@ from django.utils import timezone
 from PIL import Image
 
 from evaluator.judge.skills import get_skill
-from studies.models import Attempt
-from submissions.models import UnitStatus
+from evaluation import runtime
+from evaluation.models import UnitStatus
+from evaluation.prompting import TARGET_SKILL
+from evaluation.rendering import render_prompt, store_png
+from evaluation.units import target_for, task_input
+from evaluation.workqueue import enqueue
 
-from . import runtime
-from .prompting import TARGET_SKILL
-from .rendering import render_prompt, store_png
-from .units import target_for, task_input
-from .workqueue import ATTEMPT_JUDGE_JOB, enqueue
+from .models import Attempt
+
+ATTEMPT_RENDER_JOB = "studies.jobs.attempt_render_job"
+ATTEMPT_JUDGE_JOB = "studies.jobs.attempt_judge_job"
 
 
 def _pending(attempt_id: int) -> Attempt | None:

@@ -1,53 +1,21 @@
+"""The pipeline's tables: submissions and their prompts, renders, judgements and prompt calls; the figures, board
+rows and statistics built from them; the judge's memory (exemplars and their embeddings).
+
+The evaluation layer is their only writer. Every table keeps the name it had in the app it came from (submissions,
+leaderboard, ratings), so the move was a change of Django's state only and no row moved.
+"""
+
 from __future__ import annotations
 
-import hashlib
-
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from evaluator.judge.scales import SCALES
+from evaluator.judge.types import Side
 from evaluator.judge.types import Status as ResultStatus
-from tasks.models import Task, TaskPack
-
-
-class Team(models.Model):
-    name = models.CharField(max_length=100, unique=True)
-    slug = models.SlugField(max_length=100, unique=True)
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="teams")
-    created = models.DateTimeField(auto_now_add=True)
-
-    def __str__(self) -> str:
-        return self.name
-
-
-class Membership(models.Model):
-    team = models.ForeignKey(Team, on_delete=models.CASCADE)
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
-    is_owner = models.BooleanField(default=False)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["team", "user"], name="unique_membership")]
-
-
-class ApiToken(models.Model):
-    """A team's API token. Only its SHA-256 digest is stored; the token is shown once."""
-
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="tokens")
-    name = models.CharField(max_length=100)
-    prefix = models.CharField(max_length=12, help_text="first characters, to recognise the token")
-    digest = models.CharField(max_length=64, unique=True)
-    created = models.DateTimeField(auto_now_add=True)
-    last_used = models.DateTimeField(null=True, blank=True)
-    revoked = models.BooleanField(default=False)
-
-    @staticmethod
-    def digest_of(token: str) -> str:
-        return hashlib.sha256(token.encode()).hexdigest()
-
-    def __str__(self) -> str:
-        return f"{self.team}: {self.name} ({self.prefix}…)"
+from tasks.models import Category, Task, TaskPack
+from teams.models import Endpoint, Team
 
 
 class Status(models.TextChoices):
@@ -63,38 +31,6 @@ class Status(models.TextChoices):
 
 RESUMABLE = (Status.DONE, Status.INCOMPLETE)  # finished states that `rescore` picks up again
 ACTIVE = (Status.QUEUED, Status.PROMPTING, Status.RENDERING, Status.JUDGING)  # work is under way (or should be: see reconcile)
-
-
-class Endpoint(models.Model):
-    """A team's OpenAI-compatible prompter. The API key is stored encrypted (evaluation/crypto.py) and never shown."""
-
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="endpoints")
-    name = models.CharField(max_length=100)
-    base_url = models.CharField(max_length=500, help_text="OpenAI-compatible base URL, e.g. https://host/v1")
-    model = models.CharField(max_length=200)
-    key_encrypted = models.TextField(blank=True, help_text="Fernet token of the API key ('' when none)")
-    temperature = models.FloatField(null=True, blank=True)
-    top_p = models.FloatField(null=True, blank=True)
-    max_tokens = models.PositiveIntegerField(null=True, blank=True)
-    seed = models.BigIntegerField(null=True, blank=True, help_text="sent where the server accepts one; sample k sends seed + k")
-    max_in_flight = models.PositiveSmallIntegerField(default=4, help_text="calls in flight at once, across all workers")
-    created = models.DateTimeField(auto_now_add=True)
-    archived = models.BooleanField(default=False)
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["team", "name"], name="unique_endpoint_name")]
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.model})"
-
-    @property
-    def has_key(self) -> bool:
-        return bool(self.key_encrypted)
-
-    def parameters(self) -> dict:
-        """What the page and the submission's snapshot show: never the key."""
-        return {"model": self.model, "temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens, "seed": self.seed}
 
 
 class Submission(models.Model):
@@ -130,6 +66,7 @@ class Submission(models.Model):
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "submissions_submission"
         ordering = ["-created"]
         constraints = [
             models.UniqueConstraint(fields=["team", "idempotency_key"], condition=~Q(idempotency_key=""), name="unique_idempotency_key"),
@@ -147,6 +84,7 @@ class PromptEntry(models.Model):
     line = models.PositiveIntegerField(default=0, help_text="line in the uploaded file")
 
     class Meta:
+        db_table = "submissions_promptentry"
         constraints = [models.UniqueConstraint(fields=["submission", "task", "sample_index"], name="unique_entry")]
         ordering = ["task__category", "task__task_id", "sample_index"]
 
@@ -180,6 +118,7 @@ class Render(models.Model):
     started_at = models.DateTimeField(null=True, blank=True, help_text="when a worker last began it; empty: waiting for a worker")
 
     class Meta:
+        db_table = "submissions_render"
         constraints = [models.UniqueConstraint(fields=["entry", "backend", "image_index"], name="unique_render")]
         indexes = [
             models.Index(fields=["config_hash", "prompt_sha", "seed"]),
@@ -218,6 +157,7 @@ class Judgement(models.Model):
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:
+        db_table = "submissions_judgement"
         # Prompt-side judgements have no render; NULLs never collide in a unique index, so two constraints.
         constraints = [
             models.UniqueConstraint(
@@ -282,5 +222,159 @@ class PromptCall(models.Model):
     feedback_error = models.TextField(blank=True)
 
     class Meta:
+        db_table = "submissions_promptcall"
         constraints = [models.UniqueConstraint(fields=["submission", "task", "sample_index", "round"], name="unique_call")]
         ordering = ["submission_id", "task__category", "task__task_id", "sample_index", "round"]
+
+
+class Figure(models.Model):
+    """One leaderboard figure of a submission, rebuilt from its judgements (evaluation.figures.figures_rebuild)."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="figures")
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    judge_label = models.CharField(max_length=300, blank=True)
+    scope = models.CharField(max_length=20)  # overall | category | backend | skill | top1
+    key = models.CharField(max_length=100)
+    value = models.FloatField(null=True, blank=True)
+    scale = models.CharField(max_length=20, choices=[(name, s.label) for name, s in SCALES.items()], default="score_0_100")
+    n = models.PositiveIntegerField(default=0)
+    failures = models.PositiveIntegerField(default=0)
+    ci_low = models.FloatField(null=True, blank=True)
+    ci_high = models.FloatField(null=True, blank=True)
+    coverage = models.JSONField(default=dict, blank=True, help_text="{scored, planned, skills: {skill: [scored, planned]}}: what it rests on (evaluator.metrics.coverage)")
+    computed = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "leaderboard_figure"
+        # Scores of every judge version stay, so an old and a new judge can be compared side by side.
+        constraints = [models.UniqueConstraint(fields=["submission", "judge_id", "judge_version", "scope", "key"], name="unique_figure")]
+        ordering = ["submission", "scope", "key"]
+
+
+class HumanRow(models.Model):
+    """A human baseline row of one board and judge: a study tier's participants pooled (evaluation.humans).
+
+    Per task, the score is the mean over the participants who did that task (each participant is
+    one sample of the pooled units); figures then aggregate as for any submission. Scripted demo
+    participants get rows of their own (`scripted`), never pooled with real people's."""
+
+    pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="human_rows")
+    revision = models.PositiveIntegerField()
+    tier = models.CharField(max_length=8)  # novice | skilled | all
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    judge_label = models.CharField(max_length=300, blank=True)
+    figures = models.JSONField(default=list, help_text="[{scope, key, value, n, failures, ci_low, ci_high, scale}]")
+    tasks = models.JSONField(default=list, help_text="task ids with a human score")
+    participants = models.PositiveIntegerField(default=0)
+    tasks_per_participant = models.FloatField(default=0)
+    protocols = models.JSONField(default=list, help_text="study protocol versions pooled here")
+    studies = models.JSONField(default=list, help_text="study names pooled here")
+    first = models.DateTimeField(null=True, blank=True, help_text="first completed participant")
+    last = models.DateTimeField(null=True, blank=True, help_text="last completed participant")
+    scripted = models.BooleanField(default=False, help_text="pools scripted demo participants (rules, not people) only")
+    computed = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "leaderboard_humanrow"
+        constraints = [models.UniqueConstraint(fields=["pack", "revision", "tier", "judge_id", "judge_version", "scripted"], name="unique_human_row")]
+        ordering = ["pack", "revision", "-scripted", "tier"]  # people's rows last: a reader keyed by tier alone keeps theirs
+
+    TIER_ORDER = ("novice", "skilled", "all")
+
+    @property
+    def label(self) -> str:
+        return f"Scripted (demo) — {self.tier}" if self.scripted else f"Humans — {self.tier}"
+
+
+class BoardStats(models.Model):
+    """A board's statistics for one judge, rebuilt by a job whenever the board changes (evaluation.boards):
+    rank ranges, adjacent tests, win rates, length control and the dev/test split scores, keyed by submission id."""
+
+    pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="board_stats")
+    revision = models.PositiveIntegerField()
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    entries = models.JSONField(default=dict, help_text="submission id -> {score, low, high, rank, rank_high, win_rate, lc, dev, test, gap, length, covers, of, missing}")
+    comparisons = models.JSONField(default=list, help_text="neighbour pairs in score order: upper, lower, difference, tasks, p, p_holm, separated")
+    wins = models.JSONField(default=dict, help_text="'a:b' -> [wins, ties, losses] of a against b on common tasks")
+    length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
+    settings = models.JSONField(default=dict, help_text="seed, alpha, resamples, tie margin, ranked split minimum: what recomputes the same numbers")
+    backends = models.JSONField(default=dict, help_text="the board's backend columns: name -> label")
+    ranked_on = models.JSONField(default=dict, help_text="{split: 'test' or 'all', tasks scored, ranked entries}: what the ranking statistics use")
+    intervals = models.JSONField(default=dict, help_text="{shown, minimum_tasks}: whether the board has enough tasks for intervals and rank ranges")
+    separable = models.JSONField(default=dict, help_text="{possible, best_p_holm, tests}: whether any neighbour test can reach alpha at all")
+    style = models.JSONField(default=dict, help_text="{identified, categories, minimum_dof}: where the length control is fitted")
+    # What the page needs besides one page of rows, stored so a request never scans the board's entries:
+    judge_label = models.CharField(max_length=300, blank=True)
+    entry_count = models.PositiveIntegerField(default=0, help_text="published entries scored by this judge")
+    conditions = models.JSONField(default=list, help_text="condition names on the board, for its filter")
+    has_split = models.BooleanField(default=False, help_text="some entry has both a dev and a test score")
+    computed = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "leaderboard_boardstats"
+        constraints = [models.UniqueConstraint(fields=["pack", "revision", "judge_id", "judge_version"], name="unique_board_stats")]
+        indexes = [models.Index(fields=["pack", "revision", "entry_count"], name="board_stats_by_board")]
+
+
+class BoardRow(models.Model):
+    """One published entry's row on one board and judge, stored by the board job so the page reads a page of rows
+    with one indexed query: figures as the page shows them, sort keys, and its statistics."""
+
+    pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="board_rows")
+    revision = models.PositiveIntegerField()
+    judge_id = models.CharField(max_length=200)
+    judge_version = models.CharField(max_length=40)
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="board_rows")
+    condition = models.CharField(max_length=40, blank=True)
+    overall = models.FloatField(null=True)
+    score = models.FloatField(null=True, help_text="the ranked score (BoardStats: test split or all tasks): the statistics' order")
+    tasks_covered = models.PositiveIntegerField(default=0)
+    figures = models.JSONField(default=dict, help_text="{overall: figure, category: {key: figure}, backend: {key: figure}}")
+    sort = models.JSONField(default=dict, help_text="sort key -> value: OE, CO, IM, backend:<name>, lc, win_rate, test, dev, gap")
+    stats = models.JSONField(default=dict, help_text="the entry's BoardStats figures, with tied and next_gap")
+    backend_labels = models.JSONField(default=dict)
+
+    class Meta:
+        db_table = "leaderboard_boardrow"
+        constraints = [models.UniqueConstraint(fields=["submission", "judge_id", "judge_version"], name="unique_board_row")]
+        # Two indexes in the page's order (best first, no value last, ties by submission) are made by migration
+        # 0007 for each database: SQLite cannot say NULLS LAST in an index (its DESC already puts NULLs last).
+
+
+class Exemplar(models.Model):
+    """A human-scored prompt or image, retrieved (K most similar, same category, never the same task) as calibration."""
+
+    side = models.CharField(max_length=6, choices=[(s.value, s.value) for s in Side])
+    category = models.CharField(max_length=2, choices=Category.choices)
+    task_id = models.CharField(max_length=40, help_text="the task it was scored on; never used as calibration for that task")
+    text = models.TextField(blank=True)
+    image = models.ImageField(upload_to="exemplars/", blank=True)
+    scores = models.JSONField(default=dict, help_text="dimension -> score 1..5")
+    notes = models.JSONField(default=dict, blank=True, help_text="dimension -> short rationale")
+    source = models.CharField(max_length=200, help_text="e.g. an imported file, or a rating made on this site")
+    content_sha = models.CharField(max_length=64, help_text="sha256 of text and image: the same content is stored once")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "ratings_exemplar"
+        constraints = [models.UniqueConstraint(fields=["side", "category", "task_id", "content_sha"], name="unique_exemplar")]
+        ordering = ["category", "task_id", "side"]
+
+    def __str__(self) -> str:
+        return f"{self.side} exemplar for {self.task_id} ({self.category})"
+
+
+class ExemplarEmbedding(models.Model):
+    """An exemplar's unit embedding by one model (evaluator.judge.encoders identity): retrieval reads the current model's."""
+
+    exemplar = models.ForeignKey(Exemplar, on_delete=models.CASCADE, related_name="embeddings")
+    model = models.CharField(max_length=200)
+    vector = models.JSONField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "ratings_exemplarembedding"
+        constraints = [models.UniqueConstraint(fields=["exemplar", "model"], name="unique_exemplar_embedding")]
