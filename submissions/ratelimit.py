@@ -20,16 +20,24 @@ import redis
 from django.conf import settings
 from django.core.cache import cache
 from django.http import HttpRequest
+from ipware import get_client_ip
 
 log = logging.getLogger(__name__)
+_FORWARDED = ("HTTP_X_FORWARDED_FOR",)  # the header the proxies set (deploy/nginx/atelier.conf); any other is the client's word
 
 
 def client_address(request: HttpRequest) -> str:
-    """REMOTE_ADDR, or with ATELIER_PROXY_COUNT proxies in front, the address the outermost of them saw."""
+    """REMOTE_ADDR, or with ATELIER_PROXY_COUNT proxies in front, the address the outermost of them saw.
+
+    Each proxy appends the address it saw to X-Forwarded-For and the innermost one is REMOTE_ADDR, so the header holds
+    ATELIER_PROXY_COUNT - 1 proxies after the client: ipware's proxy_count. Entries a client forged stand to the left
+    of those and are never read. A header too short to hold them all falls back to REMOTE_ADDR.
+    """
     proxies = settings.AXES_IPWARE_PROXY_COUNT
-    forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
-    if proxies and len(forwarded) >= proxies:
-        return forwarded[-proxies]
+    if proxies:
+        address, _routable = get_client_ip(request, proxy_count=proxies - 1, request_header_order=_FORWARDED, strict=False)
+        if address is not None:
+            return address
     return request.META.get("REMOTE_ADDR", "")
 
 

@@ -7,20 +7,64 @@ rejected whole before a single row is written.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from evaluator.categories import CATEGORIES, IMITATION
+from evaluator.schema_errors import Problem, field_name, validator
+from evaluator.schema_errors import problems as schema_problems
 
 from .models import TAG_GROUP_OF
 
 CATEGORY_FILES = {category: f"{category.lower()}.jsonl" for category in CATEGORIES}
 CO_FIELDS = ("pairing", "layout", "quantity", "text", "constraint")
-TASK_FIELDS = {
-    "task_id", "category", "split", "title", "brief", "constraints", "tags",
-    "prompt_checklist", "image_checklist", "seed_prompt", "target_image",
-}  # fmt: skip
-REQUIRED = ("task_id", "category", "split", "title", "brief", "tags", "prompt_checklist", "image_checklist")
+_TEXT = {"description": "a non-empty string", "type": "string", "pattern": r"\S"}
+_TEXTS = {"description": "a list of non-empty strings", "type": "array", "items": _TEXT}
+_TAG = {
+    "description": "a known tag (tasks/packs/FORMAT.md)",
+    "type": "string",
+    "pattern": rf"^#*(?:{'|'.join(map(re.escape, TAG_GROUP_OF))})\Z",  # \Z: re.search lets $ match before a final newline
+}
+# The shape of one line of a task file (tasks/packs/FORMAT.md). What depends on the file, the category or the disk
+# (the category is the file's, CO tasks have constraints, IM tasks a seed prompt or a target that exists) is code.
+TASK_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["task_id", "category", "split", "title", "brief", "tags", "prompt_checklist", "image_checklist"],
+    "properties": {
+        "task_id": _TEXT,
+        "category": {"description": f"one of {', '.join(CATEGORIES)}", "enum": list(CATEGORIES)},
+        "split": {"description": "'dev' or 'test'", "enum": ["dev", "test"]},
+        "title": _TEXT,
+        "brief": _TEXT,
+        "constraints": {
+            "type": ["object", "null"],
+            "properties": dict.fromkeys(CO_FIELDS, {"type": "string"}),
+            "additionalProperties": False,
+        },
+        "tags": {"type": "array", "items": _TAG},
+        "prompt_checklist": _TEXTS,
+        "image_checklist": _TEXTS,
+        "seed_prompt": {"type": "string"},
+        "target_image": {"type": ["string", "null"]},
+    },
+    "additionalProperties": False,
+}
+MANIFEST_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "required": ["name", "version"],
+    "properties": {
+        "name": _TEXT,
+        "version": _TEXT,
+        "title": {"type": "string"},
+        "description": {"type": "string"},
+        "license": {"type": "string"},
+    },
+    "additionalProperties": False,
+}
+_TASK, _MANIFEST = validator(TASK_SCHEMA), validator(MANIFEST_SCHEMA)
 
 
 class PackError(Exception):
@@ -82,14 +126,10 @@ def _read_manifest(path: Path) -> dict[str, str]:
         raise PackError([f"{path}: missing pack manifest"]) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise PackError([f"{path}: not valid JSON ({exc})"]) from None
-    if not isinstance(data, dict):
-        raise PackError([f"{path}: expected a JSON object"])
-    problems = [f"{path}: field '{k}' is required (a non-empty string)" for k in ("name", "version") if not _is_text(data.get(k))]
-    allowed = {"name", "version", "title", "description", "license"}
-    problems += [f"{path}: unknown field '{k}'" for k in data if k not in allowed]
-    if problems:
-        raise PackError(problems)
-    return {k: str(data.get(k, "")) for k in allowed}
+    found = [f"{path}: {_message(p)}" for p in schema_problems(_MANIFEST, data)]
+    if found:
+        raise PackError(found)
+    return {k: data.get(k, "") for k in MANIFEST_SCHEMA["properties"]}
 
 
 def _read_task_file(path: Path, category: str, root: Path, problems: list[str]) -> list[TaskRecord]:
@@ -115,13 +155,10 @@ def _read_task_file(path: Path, category: str, root: Path, problems: list[str]) 
 
 
 def _task_from_json(raw: object, category: str, where: str, root: Path, problems: list[str]) -> TaskRecord | None:
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: expected a JSON object")
-        return None
-    found = [f"{where}: unknown field '{k}'" for k in raw if k not in TASK_FIELDS]
-    found += [f"{where}: field '{k}' is required" for k in REQUIRED if k not in raw]
-    found += _field_problems(raw, category, where, root)
-    problems.extend(found)
+    """The record on one line, or None with its problems added: first those of its shape, then (when it has the
+    right shape) those of the rules that depend on the file, the category or the disk."""
+    found = [_message(p) for p in schema_problems(_TASK, raw)] or _rule_problems(raw, category, root)
+    problems.extend(f"{where}: {text}" for text in found)
     if found:
         return None
     target = raw.get("target_image")
@@ -133,45 +170,27 @@ def _task_from_json(raw: object, category: str, where: str, root: Path, problems
     )  # fmt: skip
 
 
-def _field_problems(raw: dict, category: str, where: str, root: Path) -> list[str]:
+def _message(problem: Problem) -> str:
+    return problem.message(f"field {field_name(problem.path)}" if problem.path else "")
+
+
+def _rule_problems(raw: dict, category: str, root: Path) -> list[str]:
     found = []
-    for key in ("task_id", "title", "brief"):
-        if key in raw and not _is_text(raw[key]):
-            found.append(f"{where}: field '{key}' must be a non-empty string")
-    if raw.get("category", category) != category:
-        found.append(f"{where}: field 'category' is {raw['category']!r} but the file holds {category} tasks")
-    if "split" in raw and raw["split"] not in ("dev", "test"):
-        found.append(f"{where}: field 'split' must be 'dev' or 'test', not {raw['split']!r}")
-    for key in ("tags", "prompt_checklist", "image_checklist"):
-        if key in raw and not (isinstance(raw[key], list) and all(_is_text(x) for x in raw[key])):
-            found.append(f"{where}: field '{key}' must be a list of non-empty strings")
-    for tag in raw.get("tags", []) if isinstance(raw.get("tags"), list) else []:
-        if isinstance(tag, str) and tag.lstrip("#") not in TAG_GROUP_OF:
-            found.append(f"{where}: field 'tags': unknown tag {tag!r}")
-    found += _constraint_problems(raw, category, where)
-    found += _target_problems(raw, category, where, root)
-    return found
+    if raw["category"] != category:
+        found.append(f"field 'category' is {raw['category']!r} but the file holds {category} tasks")
+    if category == "CO" and not raw.get("constraints"):
+        found.append("field 'constraints' is required for CO tasks")
+    return found + _target_problems(raw, category, root)
 
 
-def _constraint_problems(raw: dict, category: str, where: str) -> list[str]:
-    constraints = raw.get("constraints")
-    if constraints in (None, {}):
-        return [f"{where}: field 'constraints' is required for CO tasks"] if category == "CO" else []
-    if not isinstance(constraints, dict) or not all(isinstance(v, str) for v in constraints.values()):
-        return [f"{where}: field 'constraints' must be an object of strings"]
-    return [f"{where}: field 'constraints': unknown key {k!r} (allowed: {', '.join(CO_FIELDS)})" for k in constraints if k not in CO_FIELDS]
-
-
-def _target_problems(raw: dict, category: str, where: str, root: Path) -> list[str]:
+def _target_problems(raw: dict, category: str, root: Path) -> list[str]:
     seed, target = raw.get("seed_prompt"), raw.get("target_image")
     if category != IMITATION:
-        return [f"{where}: field '{k}' is only for IM tasks" for k in ("seed_prompt", "target_image") if raw.get(k)]
+        return [f"field '{k}' is only for IM tasks" for k in ("seed_prompt", "target_image") if raw.get(k)]
     if not seed and not target:
-        return [f"{where}: an IM task needs 'seed_prompt' or 'target_image'"]
-    if seed is not None and not isinstance(seed, str):
-        return [f"{where}: field 'seed_prompt' must be a string"]
-    if target is not None and (not _is_text(target) or not (root / target).is_file()):
-        return [f"{where}: field 'target_image': file {target!r} not found in {root}"]
+        return ["an IM task needs 'seed_prompt' or 'target_image'"]
+    if target is not None and not (root / target).is_file():
+        return [f"field 'target_image': file {target!r} not found in {root}"]
     return []
 
 
@@ -181,7 +200,3 @@ def _check_unique_ids(tasks: list[TaskRecord], problems: list[str]) -> None:
         if task.task_id in seen:
             problems.append(f"{task.where}: task_id {task.task_id!r} already used at {seen[task.task_id]}")
         seen.setdefault(task.task_id, task.where)
-
-
-def _is_text(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())

@@ -174,7 +174,8 @@ def test_duplicate_names_are_rejected(tmp_path: Path) -> None:
     ("text", "hint"),
     [
         ('{"backends": [], "extra": 1}', "unknown top-level key 'extra'"),
-        ('{"_doc": "x"}', "'backends' must be a list"),
+        ('{"_doc": "x"}', "top-level key 'backends' is required"),
+        ('{"backends": {}}', "top-level key 'backends' must be a list"),
         ("[]", "top level must be a JSON object"),
         ('{"backends": [}', "invalid JSON at line 1"),
     ],
@@ -483,3 +484,48 @@ def test_a_renderer_fits_a_prompt_once_while_it_is_recent(smoke: Renderer, monke
         smoke.fit_prompt(f"prompt {n}")
     smoke.fit_prompt(long)
     assert calls.count(long) == 2
+
+
+# --- the schema -------------------------------------------------------------------
+
+
+def test_the_backends_schema_is_draft_2020_12_and_the_default_file_meets_it() -> None:
+    from jsonschema import Draft202012Validator
+
+    from evaluator.backends.config import SCHEMA
+
+    Draft202012Validator.check_schema(SCHEMA)
+    assert list(Draft202012Validator(SCHEMA).iter_errors(json.loads(DEFAULT_BACKENDS.read_text()))) == []
+
+
+def test_every_wrong_field_of_a_file_is_named_by_its_path(tmp_path: Path) -> None:
+    rewriter = {"base_url": "ftp://127.0.0.1/v1", "model": "m", "instruction": "Rewrite.", "seed": 1}
+    path = write_backends(tmp_path, [GOOD_SMOKE, {**GOOD_REAL, "steps": 0, "dtype": "float64"}, {**GOOD_REAL, "name": "b", "rewriter": rewriter}])
+    with pytest.raises(BackendError) as caught:
+        load_backend_configs(path)
+    assert str(caught.value).splitlines() == [
+        f"{path}: backend #1 'sd-turbo': field 'dtype' must be one of float32, float16, bfloat16, got 'float64'",
+        f"{path}: backend #1 'sd-turbo': field 'steps' must be an integer between 1 and 1000, got 0",
+        f"{path}: backend #2 'b': field 'rewriter'['base_url'] must be an http(s) URL, got 'ftp://127.0.0.1/v1'",
+        f"{path}: backend #2 'b': unknown field 'rewriter'['seed'] (allowed: base_url, model, instruction, api_key_env, temperature, timeout)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "hint"),
+    [
+        ({"guidance": float("nan")}, "field 'guidance' must be a finite number"),  # JSON Schema has no "finite"
+        ({"guidance": float("inf")}, "field 'guidance' must be a finite number"),
+        ({"name": "sd-turbo\n"}, "field 'name' must be 1-64 letters"),  # $ would let a final newline through
+        ({"model": "stabilityai/sd-turbo\n"}, "field 'model' must be a model id"),
+        ({"seed_policy": "fixed:\u0661"}, "field 'seed_policy'"),  # an Arabic-Indic digit is not a seed
+    ],
+)
+def test_what_the_schema_cannot_say_is_still_refused(tmp_path: Path, change: dict[str, Any], hint: str) -> None:
+    with pytest.raises(BackendError, match=re.escape(hint)):
+        BackendConfig.from_dict({**GOOD_REAL, **change})
+
+
+def test_a_config_built_in_code_is_checked_like_one_read_from_a_file() -> None:
+    with pytest.raises(BackendError, match=r"field 'width' must be a multiple of 8 between 8 and 4096, got 65"):
+        dataclasses.replace(BackendConfig.from_dict(GOOD_REAL), width=65)

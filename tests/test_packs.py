@@ -103,7 +103,7 @@ def test_own_pack_errors_name_file_line_and_field(tmp_path):
         read_own_pack(pack)
     assert info.value.problems == [
         "co.jsonl:2: field 'brief' is required",
-        "co.jsonl:2: field 'tags': unknown tag 'Sparkly'",
+        "co.jsonl:2: field 'tags'[0] must be a known tag (tasks/packs/FORMAT.md), got 'Sparkly'",
         "co.jsonl:3: invalid JSON (Expecting property name enclosed in double quotes at column 2)",
     ]
 

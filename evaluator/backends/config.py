@@ -1,8 +1,11 @@
 """Rendering backends as data: the typed config, its validation and seed policy.
 
-This module is imported by the web process, so it must stay light: standard
-library only (no torch, no diffusers, no PIL). Everything heavy lives in the
-renderer modules and is imported lazily when a worker actually renders.
+This module is imported by the web process, so it must stay light: the standard library and jsonschema only (no
+torch, no diffusers, no PIL). Everything heavy lives in the renderer modules and is imported lazily when a worker
+actually renders.
+
+The shape of a backends file (fields, types, ranges, patterns) is backends.schema.json beside this module; the rules
+it cannot state (a finite guidance, a fixed seed's bound, what a smoke backend must be, unique names) are code here.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
+
+from evaluator.schema_errors import Problem, field_name, problems, validator
 
 SMOKE_LABEL = "smoke (random weights)"
 SMOKE = "smoke"
@@ -26,34 +32,12 @@ _HASH_SCHEMA = 1
 # Bump when evaluator/backends/smoke.py builds different weights or components.
 SMOKE_REVISION = 2  # 2: the smoke VAE scales by 8 (latents 8x8 for 64 px), as Stable Diffusion's does
 
+SCHEMA: dict[str, Any] = json.loads(files(__package__).joinpath("backends.schema.json").read_text(encoding="utf-8"))
+_FILE = validator(SCHEMA)
+_ENTRY = validator({"$ref": "#/$defs/backend", "$defs": SCHEMA["$defs"]})
+MAX_IMAGES_PER_PROMPT = SCHEMA["$defs"]["images"]["maximum"]
 SEED_SPACE = 2**31
-DTYPES = ("float32", "float16", "bfloat16")
-MIN_SIZE, MAX_SIZE = 8, 4096
-MAX_STEPS = 1000
-MAX_IMAGES_PER_PROMPT = 64
-
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_CLASS_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_FIXED_SEED_RE = re.compile(r"fixed:(\d+)")
-_DEVICE_RE = re.compile(r"auto|cpu|mps|cuda(:\d+)?")
-
-REQUIRED_FIELDS = (
-    "name",
-    "model",
-    "pipeline",
-    "steps",
-    "guidance",
-    "width",
-    "height",
-    "dtype",
-    "images_per_prompt",
-    "seed_policy",
-)
-OPTIONAL_FIELDS = ("scheduler", "enabled", "label", "device", "rewriter", "batch_size")
-# A backend's middleware: an OpenAI-compatible model that rewrites every prompt before rendering, as commercial
-# generators do. Part of the version hash (it changes the pixels); the deployer's config, so it is trusted.
-REWRITER_FIELDS = {"base_url": str, "model": str, "instruction": str, "api_key_env": str, "temperature": (int, float), "timeout": (int, float)}
-REWRITER_REQUIRED = ("base_url", "model", "instruction")
+_FIXED_SEED_RE = re.compile(r"fixed:([0-9]+)")
 # Fields that do not change a single pixel; everything else goes into version_hash().
 _PRESENTATION_FIELDS = frozenset({"enabled", "label"})
 
@@ -66,75 +50,26 @@ def _fail(field: str, problem: str) -> BackendError:
     return BackendError(f"field {field!r} {problem}")
 
 
-def _require_int(field: str, value: object, low: int, high: int) -> int:
-    # bool is an int subclass in Python; `"steps": true` is a typo, not 1 step.
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail(field, f"must be an integer, got {value!r}")
-    if not low <= value <= high:
-        raise _fail(field, f"must be between {low} and {high}, got {value}")
-    return value
+def _in_entry(problem: Problem) -> str:
+    return problem.message(f"field {field_name(problem.path)}" if problem.path else "")
 
 
-def _require_str(field: str, value: object, *, allow_empty: bool = False) -> str:
-    if not isinstance(value, str):
-        raise _fail(field, f"must be a string, got {value!r}")
-    if not allow_empty and not value.strip():
-        raise _fail(field, "must not be empty")
-    return value
+def _check_shape(fields: object) -> None:
+    found = problems(_ENTRY, fields)
+    if found:
+        raise BackendError("; ".join(_in_entry(p) for p in found))
 
 
-def _require_match(field: str, value: object, pattern: re.Pattern[str], what: str) -> str:
-    text = _require_str(field, value)
-    if not pattern.fullmatch(text):
-        raise _fail(field, f"must be {what}, got {text!r}")
-    return text
-
-
-def _check_size(field: str, value: object) -> int:
-    size = _require_int(field, value, MIN_SIZE, MAX_SIZE)
-    # Latent diffusion VAEs downsample by 8; other sizes crash or get silently resized.
-    if size % 8:
-        raise _fail(field, f"must be a multiple of 8, got {size}")
-    return size
-
-
-def _check_guidance(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise _fail("guidance", f"must be a number, got {value!r}")
-    if not math.isfinite(value) or value < 0:
+def _check_guidance(value: float) -> float:
+    if not math.isfinite(value):
         raise _fail("guidance", f"must be a finite number >= 0, got {value!r}")
     return float(value)
 
 
-def _check_seed_policy(value: object) -> str:
-    policy = _require_str("seed_policy", value)
-    if policy == "derived":
-        return policy
+def _check_seed_policy(policy: str) -> None:
     match = _FIXED_SEED_RE.fullmatch(policy)
-    if match is None or int(match.group(1)) >= SEED_SPACE:
-        raise _fail(
-            "seed_policy",
-            f"must be 'derived' or 'fixed:<int>' with 0 <= int < 2**31, got {policy!r}",
-        )
-    return policy
-
-
-def _check_rewriter(value: object) -> None:
-    if value is None:
-        return
-    if not isinstance(value, Mapping):
-        raise _fail("rewriter", f"must be an object with {', '.join(REWRITER_REQUIRED)} (or null), got {value!r}")
-    unknown = sorted(set(value) - set(REWRITER_FIELDS))
-    if unknown:
-        raise _fail("rewriter", f"has unknown field {unknown[0]!r} (allowed: {', '.join(REWRITER_FIELDS)})")
-    for name in REWRITER_REQUIRED:
-        if not isinstance(value.get(name), str) or not value[name].strip():
-            raise _fail("rewriter", f"needs {name!r} as non-empty text")
-    for name, kind in REWRITER_FIELDS.items():
-        if name in value and (isinstance(value[name], bool) or not isinstance(value[name], kind)):
-            raise _fail("rewriter", f"field {name!r} has the wrong type: {value[name]!r}")
-    if not str(value["base_url"]).startswith(("http://", "https://")):
-        raise _fail("rewriter", f"base_url must be an http(s) URL, got {value['base_url']!r}")
+    if match is not None and int(match.group(1)) >= SEED_SPACE:
+        raise _fail("seed_policy", f"must be 'derived' or 'fixed:<int>' with 0 <= int < 2**31, got {policy!r}")
 
 
 def _check_smoke_consistency(config: BackendConfig) -> None:
@@ -184,27 +119,10 @@ class BackendConfig:
     batch_size: int = 1
 
     def __post_init__(self) -> None:
-        _require_match("name", self.name, _NAME_RE, "1-64 letters, digits, '.', '_' or '-'")
-        if _require_str("model", self.model) != self.model.strip():
-            raise _fail("model", f"must not have surrounding whitespace, got {self.model!r}")
-        _require_match("pipeline", self.pipeline, _CLASS_NAME_RE, "a diffusers pipeline class name")
-        _require_int("steps", self.steps, 1, MAX_STEPS)
+        _check_shape({field.name: getattr(self, field.name) for field in dataclasses.fields(self)})
         # Normalise 3 -> 3.0 so the hash of a config does not depend on JSON spelling.
         object.__setattr__(self, "guidance", _check_guidance(self.guidance))
-        _check_size("width", self.width)
-        _check_size("height", self.height)
-        if self.scheduler is not None:
-            _require_match("scheduler", self.scheduler, _CLASS_NAME_RE, "a diffusers scheduler class name or null")
-        if self.dtype not in DTYPES:
-            raise _fail("dtype", f"must be one of {', '.join(DTYPES)}, got {self.dtype!r}")
-        _require_int("images_per_prompt", self.images_per_prompt, 1, MAX_IMAGES_PER_PROMPT)
         _check_seed_policy(self.seed_policy)
-        if not isinstance(self.enabled, bool):
-            raise _fail("enabled", f"must be true or false, got {self.enabled!r}")
-        _require_str("label", self.label, allow_empty=True)
-        _require_match("device", self.device, _DEVICE_RE, "'auto', 'cpu', 'mps', 'cuda' or 'cuda:<n>'")
-        _check_rewriter(self.rewriter)
-        _require_int("batch_size", self.batch_size, 1, MAX_IMAGES_PER_PROMPT)
         if self.model == SMOKE and self.label == "":
             object.__setattr__(self, "label", SMOKE_LABEL)
         _check_smoke_consistency(self)
@@ -212,15 +130,7 @@ class BackendConfig:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> BackendConfig:
         """Build from one JSON object; unknown or missing fields raise BackendError."""
-        if not isinstance(data, Mapping):
-            raise BackendError(f"must be a JSON object, got {type(data).__name__}")
-        unknown = sorted(set(data) - set(REQUIRED_FIELDS) - set(OPTIONAL_FIELDS))
-        if unknown:
-            allowed = ", ".join(REQUIRED_FIELDS + OPTIONAL_FIELDS)
-            raise _fail(unknown[0], f"is unknown (allowed fields: {allowed})")
-        missing = [field for field in REQUIRED_FIELDS if field not in data]
-        if missing:
-            raise _fail(missing[0], "is required but missing")
+        _check_shape(data)  # here too: cls(**data) would meet an unknown or missing field as a TypeError
         return cls(**data)
 
     @property
@@ -288,16 +198,18 @@ def _read_json(path: Path) -> Any:
 
 
 def _backend_entries(path: Path, document: Any) -> list[Any]:
-    if not isinstance(document, dict):
-        raise BackendError(f"{path}: top level must be a JSON object with a 'backends' list")
-    # Keys starting with "_" are comments ("_doc"); JSON has no other way to annotate.
-    unknown = sorted(key for key in document if key != "backends" and not key.startswith("_"))
-    if unknown:
-        raise BackendError(f"{path}: unknown top-level key {unknown[0]!r} (only 'backends' and '_...' keys)")
-    entries = document.get("backends")
-    if not isinstance(entries, list):
-        raise BackendError(f"{path}: 'backends' must be a list of backend objects")
-    return entries
+    """The file's backend objects; BackendError naming every field of the file that breaks the schema."""
+    found = problems(_FILE, document)
+    if found:
+        raise BackendError("\n".join(f"{path}: {_in_file(document, p)}" for p in found))
+    return document["backends"]
+
+
+def _in_file(document: Any, problem: Problem) -> str:
+    if problem.path[:1] == ("backends",) and len(problem.path) > 1:
+        index = problem.path[1]
+        return f"{_describe(index, document['backends'][index])}: {_in_entry(dataclasses.replace(problem, path=problem.path[2:]))}"
+    return problem.message(f"top-level key {field_name(problem.path)}" if problem.path else "top level")
 
 
 def _describe(index: int, entry: Any) -> str:
@@ -321,9 +233,7 @@ def load_backend_configs(path: str | Path) -> dict[str, BackendConfig]:
         except BackendError as exc:
             raise BackendError(f"{where}: {exc}") from None
         if config.name in configs:
-            raise BackendError(
-                f"{where}: field 'name' duplicates backend #{first_index[config.name]}; names must be unique"
-            )
+            raise BackendError(f"{where}: field 'name' duplicates backend #{first_index[config.name]}; names must be unique")
         configs[config.name] = config
         first_index[config.name] = index
     return configs
