@@ -16,8 +16,10 @@ from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from evaluator.judge.config import DEFAULTS as judge_defaults
+from evaluator.judge.config import JudgeConfig, JudgeConfigError
 from evaluator.judge.official.layout import release_problems
-from evaluator.judge.routes import ROUTE_NAMES
+from evaluator.judge.routes import OFFICIAL_ROUTE
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -130,10 +132,15 @@ if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # Write-ahead log with synchronous=NORMAL: a commit no longer waits for the disk (0.6 ms -> 0.01 ms per write on
     # this machine), and readers never block the writer (the web process beside in-process jobs or workers). The
     # database cannot be corrupted; a power cut may lose the last commits. Production runs on PostgreSQL (docs/deploying.md).
-    DATABASES["default"].setdefault("OPTIONS", {})["init_command"] = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL"
+    # The web process's background job thread writes beside its requests: a writer waits up to 20 s for the other,
+    # and every transaction takes the write lock when it begins (IMMEDIATE), so two never deadlock upgrading a read.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        init_command="PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", timeout=20, transaction_mode="IMMEDIATE"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Work queues. Without REDIS_URL every job runs in-process (the demo needs only Python);
+# Work queues. Without REDIS_URL jobs run in this process (the demo needs only Python): a web process on a background
+# thread (evaluation.workqueue.run_in_background), a command before it returns;
 # with it, jobs go to RQ and workers on any machine sharing Redis, the database and MEDIA_ROOT run them.
 REDIS_URL = envurl("REDIS_URL", ("redis", "rediss", "unix"))
 
@@ -190,13 +197,14 @@ ATELIER_WORKER_HEARTBEAT = envint("ATELIER_WORKER_HEARTBEAT", "10", minimum=1)
 ATELIER_WORKER_STALE_AFTER = envint("ATELIER_WORKER_STALE_AFTER", "60", minimum=2)
 
 # The judge. With OPENAI_BASE_URL set, AtelierJudge calls that OpenAI-compatible endpoint;
-# without it the offline embedding judge scores, and every page says so.
+# without it the offline embedding judge scores, and every page says so. The defaults are JudgeConfig's
+# (evaluator/judge/config.py), which also checks the whole judge configuration once, below.
 OPENAI_BASE_URL = envurl("OPENAI_BASE_URL", ("http", "https"))
 OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
-ATELIER_JUDGE_MODEL = os.environ.get("ATELIER_JUDGE_MODEL", "gpt-4o-mini" if OPENAI_BASE_URL else "")
-ATELIER_JUDGE_TIMEOUT = envfloat("ATELIER_JUDGE_TIMEOUT", "60")
-ATELIER_JUDGE_MAX_RETRIES = envint("ATELIER_JUDGE_MAX_RETRIES", "2")
-ATELIER_JUDGE_IMAGE_MAX_SIDE = envint("ATELIER_JUDGE_IMAGE_MAX_SIDE", "512", minimum=64)
+ATELIER_JUDGE_MODEL = os.environ.get("ATELIER_JUDGE_MODEL", "gpt-4o-mini" if OPENAI_BASE_URL else judge_defaults.model)
+ATELIER_JUDGE_TIMEOUT = envfloat("ATELIER_JUDGE_TIMEOUT", str(judge_defaults.timeout))
+ATELIER_JUDGE_MAX_RETRIES = envint("ATELIER_JUDGE_MAX_RETRIES", str(judge_defaults.max_retries))
+ATELIER_JUDGE_IMAGE_MAX_SIDE = envint("ATELIER_JUDGE_IMAGE_MAX_SIDE", str(judge_defaults.image_max_side))
 # Several comma-separated models make a judge ensemble (mean scores, majority checklists).
 ATELIER_JUDGE_MODELS = [m.strip() for m in os.environ.get("ATELIER_JUDGE_MODELS", "").split(",") if m.strip()]
 # A checkout of the AtelierEval release (github.com/Astarojth/AtelierEval): the judge becomes the release's own, read
@@ -204,27 +212,22 @@ ATELIER_JUDGE_MODELS = [m.strip() for m in os.environ.get("ATELIER_JUDGE_MODELS"
 ATELIER_OFFICIAL_RELEASE = os.environ.get("ATELIER_OFFICIAL_RELEASE", "").strip()
 if ATELIER_OFFICIAL_RELEASE and (_problems := release_problems(ATELIER_OFFICIAL_RELEASE)):
     raise ImproperlyConfigured(f"ATELIER_OFFICIAL_RELEASE={ATELIER_OFFICIAL_RELEASE!r} is not a checkout of the release: " + "; ".join(_problems))
-ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", "official" if ATELIER_OFFICIAL_RELEASE else "ateliereval")
-if ATELIER_JUDGE_ROUTE not in ROUTE_NAMES:
-    raise ImproperlyConfigured(f"ATELIER_JUDGE_ROUTE={ATELIER_JUDGE_ROUTE!r}: expected one of {', '.join(ROUTE_NAMES)}")
-if (ATELIER_JUDGE_ROUTE == "official") != bool(ATELIER_OFFICIAL_RELEASE):
-    raise ImproperlyConfigured(f"ATELIER_JUDGE_ROUTE={ATELIER_JUDGE_ROUTE!r}: the route 'official' is the judge of ATELIER_OFFICIAL_RELEASE, and only it")
-ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", "2")
-ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8", minimum=1)
+ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", OFFICIAL_ROUTE if ATELIER_OFFICIAL_RELEASE else judge_defaults.route)
+ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", str(judge_defaults.repair_attempts))
+# This deployment's bound on judge calls in flight per process (JudgeConfig's own default, None, sets none).
+ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8")
 # A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,
 # resumable with `rescore` (failed judgements of the same judge are retried; ok ones are kept).
 ATELIER_MAX_MISSING_RATE = envfloat("ATELIER_MAX_MISSING_RATE", "0.05")
 ATELIER_MEMORY_K = envint("ATELIER_MEMORY_K", "3")
-ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL", "ViT-B-32")
-# A local checkpoint path or an open_clip tag; "random" accepts random weights (figures labelled smoke).
-ATELIER_CLIP_PRETRAINED = os.environ.get("ATELIER_CLIP_PRETRAINED", "").strip() or None
-if OPENAI_BASE_URL and ATELIER_CLIP_PRETRAINED is None:
-    # A real judge must not rank IM tasks by random CLIP features under its own name.
-    raise ImproperlyConfigured(
-        "ATELIER_CLIP_PRETRAINED is unset but OPENAI_BASE_URL configures a real judge: target similarity would use random "
-        "CLIP weights. Set ATELIER_CLIP_PRETRAINED to a local checkpoint path or an open_clip tag, or to 'random' to accept "
-        "figures labelled 'smoke (random weights)'."
-    )
+ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL", judge_defaults.clip_model)
+# A local checkpoint path or an open_clip tag; "random" accepts random weights (figures labelled smoke). Left unset
+# with OPENAI_BASE_URL set, start-up stops: a real judge must not rank IM tasks by random CLIP features.
+ATELIER_CLIP_PRETRAINED = os.environ.get("ATELIER_CLIP_PRETRAINED", "").strip() or judge_defaults.clip_pretrained
+try:
+    JudgeConfig.from_settings(globals())  # evaluation.runtime.judge_config() builds the one the site uses
+except JudgeConfigError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 
 # Uploads: a prompt file larger than this is refused before it is parsed.
 ATELIER_MAX_UPLOAD_BYTES = envint("ATELIER_MAX_UPLOAD_BYTES", str(5 * 1024 * 1024), minimum=1)

@@ -105,11 +105,12 @@ def main() -> None:
     import torch
 
     from evaluator.judge import encoders
+    from evaluator.judge.config import JudgeConfig
     from evaluator.judge.embedding_judge import EmbeddingJudge
 
     default_threads = torch.get_num_threads()
     configs, inputs = build_inputs(args.tasks_per_category)
-    judge = EmbeddingJudge(clip_model="ViT-B-32", clip_pretrained="random")
+    judge = EmbeddingJudge(JudgeConfig(clip_pretrained="random"))
     encoders.clip_model(judge.clip_model, judge.clip_pretrained), encoders._minilm()  # load both before timing
     renders = sum(len(r) for _, _, r, _ in inputs)
     print(f"{len(inputs)} dev tasks of atelier-original x {renders // len(inputs)} renders ({', '.join(c.name for c in configs)}); "

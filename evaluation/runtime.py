@@ -11,6 +11,7 @@ import functools
 from django.conf import settings
 
 from evaluator.backends import BackendConfig, load_backend_configs
+from evaluator.judge.config import JudgeConfig
 from evaluator.judge.factory import make_judge
 from evaluator.judge.types import Judge
 from evaluator.prompters.conditions import Condition, load_conditions
@@ -22,22 +23,14 @@ def backend_configs() -> dict[str, BackendConfig]:
 
 
 @functools.cache
+def judge_config() -> JudgeConfig:
+    """The judge's settings as one checked JudgeConfig (each field names the setting it is read from)."""
+    return JudgeConfig.from_settings({name: getattr(settings, name) for name in JudgeConfig.setting_names().values()})
+
+
+@functools.cache
 def judge() -> Judge:
-    return make_judge(
-        base_url=settings.OPENAI_BASE_URL,
-        api_key=settings.OPENAI_API_KEY,
-        model=settings.ATELIER_JUDGE_MODEL,
-        timeout=settings.ATELIER_JUDGE_TIMEOUT,
-        max_retries=settings.ATELIER_JUDGE_MAX_RETRIES,
-        image_max_side=settings.ATELIER_JUDGE_IMAGE_MAX_SIDE,
-        clip_model=settings.ATELIER_CLIP_MODEL,
-        clip_pretrained=settings.ATELIER_CLIP_PRETRAINED,
-        models=settings.ATELIER_JUDGE_MODELS,
-        repair_attempts=settings.ATELIER_JUDGE_REPAIRS,
-        route=settings.ATELIER_JUDGE_ROUTE,
-        max_in_flight=settings.ATELIER_JUDGE_MAX_IN_FLIGHT,
-        official_release=settings.ATELIER_OFFICIAL_RELEASE or None,
-    )
+    return make_judge(judge_config())
 
 
 @functools.cache
@@ -49,8 +42,19 @@ def conditions() -> dict[str, Condition]:
 def reset() -> None:
     """Forget cached configs and judge (tests that change settings call this)."""
     backend_configs.cache_clear()
+    judge_config.cache_clear()
     judge.cache_clear()
     conditions.cache_clear()
+
+
+def snapshot_fields(current: Judge, configs: dict[str, BackendConfig] | None = None) -> dict:
+    """The one writer of a submission's snapshot of what scores it: the judge (judge_fields) and, when `configs` is
+    given (a start: an upload's or an endpoint run's), every backend it renders on with its config's version hash.
+    A rescore passes no configs: it changes the judge and keeps the backends its renders were made on."""
+    fields = judge_fields(current)
+    if configs is not None:
+        fields["backends"] = [{**c.to_dict(), "version_hash": c.version_hash()} for c in configs.values()]
+    return fields
 
 
 def judge_fields(current: Judge) -> dict:

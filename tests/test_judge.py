@@ -21,6 +21,7 @@ from evaluator.judge import (
     DIMENSIONS,
     PROMPT_DIMENSIONS,
     EmbeddingJudge,
+    JudgeConfig,
     JudgeConfigError,
     JudgeResult,
     Kind,
@@ -66,7 +67,7 @@ def subjective_reply(dims: tuple[str, ...], score: object = 3) -> str:
 def judge_for(server: ScriptedOpenAIServer, **kwargs: object) -> OpenAIJudge:
     options: dict[str, object] = {"timeout": 5.0, "max_retries": 1}
     options.update(kwargs)
-    return OpenAIJudge(base_url=server.base_url, model="judge-test", **options)  # type: ignore[arg-type]
+    return OpenAIJudge(JudgeConfig(base_url=server.base_url, model="judge-test", clip_pretrained="random", **options))  # type: ignore[arg-type]
 
 
 def image(width: int = 800, height: int = 600) -> Image.Image:
@@ -97,23 +98,23 @@ def test_fill_sets_the_headline_value_and_scale_of_ok_results_only() -> None:
 
 
 def test_make_judge_picks_implementation() -> None:
-    offline = make_judge()
+    offline = make_judge(JudgeConfig())
     assert isinstance(offline, EmbeddingJudge)
     assert offline.judge_id == "embedding:all-MiniLM-L6-v2+ViT-B-32(random)"
     assert "smoke (random weights)" in offline.label
-    online = make_judge(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random")
+    online = make_judge(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random"))
     assert isinstance(online, OpenAIJudge)
     assert (online.judge_id, online.label) == ("openai:m", "AtelierJudge via m, route ateliereval; CLIP ViT-B-32 smoke (random weights)")
     assert online.version.startswith("rubric-v2+") and online.version == online.spec.version
     # The endpoint is for staff only, without credentials; it is in no label and changes neither id nor version.
-    elsewhere = make_judge(base_url="http://user:secret@10.0.0.2:8000/v1", model="m", clip_pretrained="random")
+    elsewhere = make_judge(JudgeConfig(base_url="http://user:secret@10.0.0.2:8000/v1", model="m", clip_pretrained="random"))
     assert elsewhere.spec.endpoints == ("10.0.0.2:8000",) and online.spec.endpoints == ("127.0.0.1:9",)
     assert (elsewhere.judge_id, elsewhere.version, elsewhere.label) == (online.judge_id, online.version, online.label)
 
 
 def test_a_real_judge_with_unset_clip_weights_is_refused() -> None:
     with pytest.raises(JudgeConfigError, match="ATELIER_CLIP_PRETRAINED"):
-        make_judge(base_url="http://127.0.0.1:9/v1", model="m")
+        make_judge(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m"))
 
 
 # --- strict parsing (pure) ------------------------------------------------------------------
@@ -233,7 +234,7 @@ def test_repair_attempts_configurable(openai_server: ScriptedOpenAIServer, repai
     result = judge_for(openai_server, repair_attempts=repair_attempts).run("prompt_objective", TASK, PROMPT)
     assert result.status == "failed" and result.calls == repair_attempts + 1
     assert result.reason.startswith(f"invalid reply after {repair_attempts + 1} attempt(s)")
-    judge = make_judge(base_url=openai_server.base_url, model="m", repair_attempts=repair_attempts, clip_pretrained="random")
+    judge = make_judge(JudgeConfig(base_url=openai_server.base_url, model="m", repair_attempts=repair_attempts, clip_pretrained="random"))
     assert isinstance(judge, OpenAIJudge) and judge.repair_attempts == repair_attempts
 
 
@@ -316,7 +317,8 @@ def test_timeout_fails(openai_server: ScriptedOpenAIServer) -> None:
 def test_unreachable_endpoint_fails() -> None:
     with ScriptedOpenAIServer() as server:
         base_url = server.base_url
-    result = OpenAIJudge(base_url=base_url, model="m", timeout=1, max_retries=0).run("prompt_objective", TASK, PROMPT)
+    config = JudgeConfig(base_url=base_url, model="m", timeout=1, max_retries=0, clip_pretrained="random")
+    result = OpenAIJudge(config).run("prompt_objective", TASK, PROMPT)
     assert result.status == "failed" and result.reason == "could not connect (APIConnectionError)"
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from evaluator.judge import PROMPT_DIMENSIONS, EmbeddingJudge, EnsembleJudge, JudgeResult, OpenAIJudge, TargetInput, TaskInput, make_judge
+from evaluator.judge import PROMPT_DIMENSIONS, EmbeddingJudge, EnsembleJudge, JudgeConfig, JudgeResult, OpenAIJudge, TargetInput, TaskInput, make_judge
 from evaluator.judge.ensemble import combine, majority
 from tests.openai_server import (
     SCRIPTED_COMPLETION_TOKENS,
@@ -44,7 +44,7 @@ def by_model(request: dict[str, Any]) -> Reply:
 
 
 def member(server: ScriptedOpenAIServer, model: str) -> OpenAIJudge:
-    return OpenAIJudge(base_url=server.base_url, model=model, timeout=5.0, max_retries=0)
+    return OpenAIJudge(JudgeConfig(base_url=server.base_url, model=model, timeout=5.0, max_retries=0, clip_pretrained="random"))
 
 
 @pytest.fixture
@@ -54,15 +54,15 @@ def server(openai_server: ScriptedOpenAIServer) -> ScriptedOpenAIServer:
 
 
 def test_identity_and_make_judge(server: ScriptedOpenAIServer) -> None:
-    judge = make_judge(base_url=server.base_url, model="ignored", models=["a", "b"], clip_pretrained="random")
+    judge = make_judge(JudgeConfig(base_url=server.base_url, model="ignored", models=("a", "b"), clip_pretrained="random"))
     assert isinstance(judge, EnsembleJudge)
     assert judge.judge_id == "ensemble:openai:a+openai:b" and judge.version.startswith("rubric-v2+")
     assert judge.version not in (member(server, "a").version, member(server, "b").version)
     assert judge.label.startswith("ensemble of 2 judges: AtelierJudge via a, route ateliereval;") and "127.0.0.1" not in judge.label
     assert judge.spec.endpoints == (server.base_url.split("/")[2],)  # both members call one host, named once (staff only)
-    assert isinstance(make_judge(base_url=server.base_url, models=["a"], clip_pretrained="random"), OpenAIJudge)
+    assert isinstance(make_judge(JudgeConfig(base_url=server.base_url, models=("a",), clip_pretrained="random")), OpenAIJudge)
     with pytest.raises(ValueError, match="needs a judge endpoint"):
-        make_judge(models=["a", "b"])
+        make_judge(JudgeConfig(models=("a", "b")))
     with pytest.raises(ValueError, match="distinct"):
         EnsembleJudge([member(server, "a"), member(server, "a")])
     mixed = EnsembleJudge([member(server, "a"), EmbeddingJudge()])

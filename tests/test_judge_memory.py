@@ -14,6 +14,7 @@ from PIL import Image
 
 from evaluator.judge import (
     Exemplar,
+    JudgeConfig,
     MemoryFormatError,
     OpenAIJudge,
     TaskInput,
@@ -180,7 +181,8 @@ def test_memory_parser_errors(filename: str, records: object, problem: str, tmp_
 
 
 def judge_for(server: ScriptedOpenAIServer, **kwargs: object) -> OpenAIJudge:
-    return OpenAIJudge(base_url=server.base_url, model="judge-test", timeout=5.0, max_retries=0, **kwargs)  # type: ignore[arg-type]
+    config = JudgeConfig(base_url=server.base_url, model="judge-test", timeout=5.0, max_retries=0, clip_pretrained="random", **kwargs)  # type: ignore[arg-type]
+    return OpenAIJudge(config)
 
 
 def test_prompt_exemplars_come_before_the_item(openai_server: ScriptedOpenAIServer) -> None:

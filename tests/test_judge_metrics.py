@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from evaluator.judge import EmbeddingJudge, OpenAIJudge, TargetInput, TaskInput
+from evaluator.judge import EmbeddingJudge, JudgeConfig, OpenAIJudge, TargetInput, TaskInput
 from evaluator.judge.metric_skills import ALPHA, BETA, color_histogram
 from tests.openai_server import ScriptedOpenAIServer, openai_server  # noqa: F401 - the fixture
 
@@ -57,7 +57,8 @@ def test_target_similarity_skill(embedding_judge: EmbeddingJudge, openai_server:
     assert scaled.scores["reference_raw"] == pytest.approx(other.scores["raw"])
     assert scaled.scores["scale"] == pytest.approx(100.0 / other.scores["raw"]) and scaled.value == pytest.approx(100.0)
     # the OpenAI judge computes the same numbers locally, without a request
-    online = OpenAIJudge(base_url=openai_server.base_url, model="m").run("target_similarity", IM_TASK, "p", render, target=TargetInput(target))
+    config = JudgeConfig(base_url=openai_server.base_url, model="m", clip_pretrained="random")
+    online = OpenAIJudge(config).run("target_similarity", IM_TASK, "p", render, target=TargetInput(target))
     assert online.scores == other.scores and openai_server.requests == []
 
 
@@ -67,6 +68,6 @@ def test_metric_skills_skip_and_route(embedding_judge: EmbeddingJudge) -> None:
     assert embedding_judge.run("target_similarity", IM_TASK, "p", None, target=target).reason == "no image was provided"
     assert embedding_judge.run("target_similarity", OE_TASK, "p", solid((1, 2, 3)), target=target).status == "skipped"
     assert embedding_judge.run("color_shift", IM_TASK, "p", solid((1, 2, 3)), target=target).reason == "IM tasks are not judged on color_shift"
-    extended = EmbeddingJudge(route="extended")
+    extended = EmbeddingJudge(JudgeConfig(route="extended"))
     result = extended.run("color_shift", IM_TASK, "p", solid((250, 10, 10)), target=TargetInput(solid((5, 245, 245))))
     assert result.status == "ok" and result.value == 1.0 and result.scores["color_similarity"] == 0.0

@@ -20,6 +20,7 @@ from evaluator.judge import (
     ROUTES,
     RUBRIC,
     EmbeddingJudge,
+    JudgeConfig,
     JudgeResult,
     Kind,
     OpenAIJudge,
@@ -71,7 +72,7 @@ PROMPT = 'A wooden bakery sign reading "BREAD & CO" above a loaf of bread, sloga
 def judge_for(server: ScriptedOpenAIServer, **kwargs: object) -> OpenAIJudge:
     options: dict[str, object] = {"timeout": 5.0, "max_retries": 1, "route": "extended"}
     options.update(kwargs)
-    return OpenAIJudge(base_url=server.base_url, model="judge-test", **options)  # type: ignore[arg-type]
+    return OpenAIJudge(JudgeConfig(base_url=server.base_url, model="judge-test", clip_pretrained="random", **options))  # type: ignore[arg-type]
 
 
 def picture() -> Image.Image:
@@ -154,7 +155,7 @@ def test_skills_off_the_route_are_skipped_without_calls(openai_server: ScriptedO
 
 
 def test_embedding_judge_skips_llm_only_skills() -> None:
-    judge = EmbeddingJudge(route="extended")
+    judge = EmbeddingJudge(JudgeConfig(route="extended"))
     for skill in ("safety_prompt", "safety_image", "text_rendering"):
         assert judge.run(skill, TASK, PROMPT, picture()).reason == f"the embedding judge has no model for {skill}"
     assert judge.run("faithfulness", TASK, PROMPT, picture()).reason == "the embedding judge has no rubric scorer"
@@ -192,7 +193,7 @@ def test_rubric_loader_rejects_bad_files(tmp_path) -> None:
 
 
 def judge_for_rubric_version(rubric) -> str:
-    return OpenAIJudge(base_url="http://127.0.0.1:9/v1", model="m", rubric=rubric).version
+    return OpenAIJudge(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random"), rubric=rubric).version
 
 
 def test_schema_validator_messages() -> None:
@@ -402,7 +403,7 @@ def test_max_in_flight_bounds_concurrent_calls(openai_server: ScriptedOpenAIServ
     openai_server.default = slow
     task = TaskInput("oe-4", "OE", "t", "b", {}, ("a fox",), ())
     try:
-        judge = make_judge(base_url=openai_server.base_url, model="m", timeout=5, max_in_flight=1, clip_pretrained="random")
+        judge = make_judge(JudgeConfig(base_url=openai_server.base_url, model="m", timeout=5, max_in_flight=1, clip_pretrained="random"))
         threads = [threading.Thread(target=judge.run, args=("prompt_objective", task, "a fox")) for _ in range(4)]
         for t in threads:
             t.start()

@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.judge import EmbeddingJudge, EnsembleJudge, OpenAIJudge, clip_weights_identity
+from evaluator.judge import EmbeddingJudge, EnsembleJudge, JudgeConfig, OpenAIJudge, clip_weights_identity
 from evaluator.judge import embedding_judge, messages, metric_skills
 
 URL = "http://127.0.0.1:9/v1"
 
 
 def online(**kwargs: object) -> OpenAIJudge:
-    return OpenAIJudge(base_url=URL, model="m", **kwargs)  # type: ignore[arg-type]
+    return OpenAIJudge(JudgeConfig(**{"base_url": URL, "model": "m", "clip_pretrained": "random", **kwargs}))  # type: ignore[arg-type]
 
 
 def test_the_same_configuration_gives_the_same_version() -> None:
     assert online().version == online().version and EmbeddingJudge().version == EmbeddingJudge().version
     assert online().version.startswith("rubric-v2+") and len(online().version) <= 40  # fits Judgement.judge_version
     # the endpoint's address is shown in the label but is not part of what decides the answers
-    assert OpenAIJudge(base_url="http://10.0.0.1:8000/v1", model="m").version == online().version
+    assert online(base_url="http://10.0.0.1:8000/v1").version == online().version
 
 
 @pytest.mark.parametrize(
@@ -45,7 +45,7 @@ def test_settings_that_change_answers_make_a_new_version() -> None:
         "repairs": online(repair_attempts=0).version,
         "route": online(route="extended").version,
         "clip model": online(clip_model="ViT-B-16").version,
-        "model": OpenAIJudge(base_url=URL, model="other").version,
+        "model": online(model="other").version,
     }
     assert base not in variants.values() and len(set(variants.values())) == len(variants)
 
@@ -79,6 +79,6 @@ def test_labels_say_smoke_when_clip_has_random_weights(tmp_path) -> None:
 
 
 def test_an_ensemble_version_covers_its_members() -> None:
-    pair = EnsembleJudge([online(), OpenAIJudge(base_url=URL, model="n")])
-    assert pair.version != EnsembleJudge([online(), OpenAIJudge(base_url=URL, model="n", repair_attempts=0)]).version
+    pair = EnsembleJudge([online(), online(model="n")])
+    assert pair.version != EnsembleJudge([online(), online(model="n", repair_attempts=0)]).version
     assert pair.spec.document()["members"][0] == online().spec.document()

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from evaluator.judge.config import JudgeConfig
 from evaluator.judge.factory import make_judge
 from evaluator.judge.official.composite import top1_figures
 from evaluator.judge.official.judge import OfficialJudge
@@ -67,7 +68,11 @@ def release():
 
 @pytest.fixture
 def judge(release, openai_server):
-    return OfficialJudge(release=release, base_url=openai_server.base_url, model="scripted-judge", max_retries=0, embedder=WordEmbedder())
+    return OfficialJudge(official_config(openai_server.base_url, FIXTURE, max_retries=0), release=release, embedder=WordEmbedder())
+
+
+def official_config(base_url: str, release: Path, **kwargs: object) -> JudgeConfig:
+    return JudgeConfig(base_url=base_url, model="scripted-judge", clip_pretrained="random", route="official", official_release=str(release), **kwargs)  # type: ignore[arg-type]
 
 
 def user_parts(request: dict) -> list[dict]:
@@ -194,12 +199,12 @@ def test_route_skips_what_the_release_does_not_run(judge, openai_server) -> None
 def test_spec_is_the_release_s_and_moves_with_any_file_of_the_checkout(judge, openai_server, tmp_path) -> None:
     assert judge.judge_id == "official:scripted-judge" and judge.version.startswith("ateliereval-release+")
     assert "route official" in judge.label and judge.spec.parameters["levels"]["Intent Formalization"] == ["Vague", "Hazy", "Partial", "Grounded", "Exact"]
-    ours = make_judge(base_url=openai_server.base_url, model="scripted-judge", clip_pretrained="random")
+    ours = make_judge(JudgeConfig(base_url=openai_server.base_url, model="scripted-judge", clip_pretrained="random"))
     assert (ours.judge_id, ours.version) != (judge.judge_id, judge.version)
     copy = shutil.copytree(FIXTURE, tmp_path / "release")
     image = copy / "evaluator/subjective/memory/images/co/co_01.png"
     Image.new("RGB", (8, 8), (1, 2, 3)).save(image)  # one memory image changed: another judge
-    moved = OfficialJudge(release=load_release(copy), base_url=openai_server.base_url, model="scripted-judge", embedder=WordEmbedder())
+    moved = OfficialJudge(official_config(openai_server.base_url, copy), release=load_release(copy), embedder=WordEmbedder())
     assert moved.version != judge.version and moved.judge_id == judge.judge_id
 
 
@@ -226,7 +231,7 @@ def test_a_missing_file_is_named(tmp_path) -> None:
     with pytest.raises(OfficialReleaseError, match=r"im_checklist\.json: file not found"):
         check_release(copy)
     with pytest.raises(OfficialReleaseError, match=r"evaluator/objective/checklist/im_checklist\.json: file not found"):
-        make_judge(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random", route="official", official_release=str(copy))
+        make_judge(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random", route="official", official_release=str(copy)))
     with pytest.raises(OfficialReleaseError, match="is not a folder"):
         check_release(tmp_path / "nowhere")
 
@@ -251,11 +256,11 @@ def test_a_changed_layout_is_named_not_guessed(tmp_path) -> None:
 
 def test_the_official_route_and_the_checkout_go_together(openai_server) -> None:
     with pytest.raises(JudgeConfigError, match="an official release checkout"):
-        make_judge(base_url=openai_server.base_url, model="m", clip_pretrained="random", route="official")
+        make_judge(JudgeConfig(base_url=openai_server.base_url, model="m", clip_pretrained="random", route="official"))
     with pytest.raises(JudgeConfigError, match="got route 'ateliereval'"):
-        make_judge(base_url=openai_server.base_url, model="m", clip_pretrained="random", official_release=str(FIXTURE))
+        make_judge(JudgeConfig(base_url=openai_server.base_url, model="m", clip_pretrained="random", official_release=str(FIXTURE)))
     with pytest.raises(JudgeConfigError, match="exactly one model"):
-        make_judge(base_url=openai_server.base_url, models=["a", "b"], clip_pretrained="random", route="official", official_release=str(FIXTURE))
+        make_judge(JudgeConfig(base_url=openai_server.base_url, models=("a", "b"), clip_pretrained="random", route="official", official_release=str(FIXTURE)))
 
 
 def test_the_site_builds_the_official_judge_from_the_setting(scripted_judge, settings) -> None:

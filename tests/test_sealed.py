@@ -268,13 +268,15 @@ REMOTE_FAILURES = {
 @pytest.mark.parametrize("name", list(REMOTE_FAILURES))
 def test_a_failure_reason_is_built_from_our_words_only(name, openai_server, prompter_server):
     """Whatever the remote sends, the reason a team sees matches the closed vocabulary and carries none of it."""
+    from evaluator.judge.config import JudgeConfig
     from evaluator.judge.openai_judge import OpenAIJudge
     from evaluator.judge.types import TaskInput
     from evaluator.prompters.client import EndpointSpec, PrompterClient
 
     task = TaskInput("co-1", "CO", "Fox", "A fox.", {}, ("a fox",), ("a fox",))
     openai_server.default = prompter_server.default = lambda request: REMOTE_FAILURES[name]
-    judged = OpenAIJudge(base_url=openai_server.base_url, model="m", timeout=5.0, max_retries=1).run("prompt_objective", task, "a fox")
+    config = JudgeConfig(base_url=openai_server.base_url, model="m", timeout=5.0, max_retries=1, clip_pretrained="random")
+    judged = OpenAIJudge(config).run("prompt_objective", task, "a fox")
     spec = EndpointSpec(base_url=prompter_server.base_url, model="m", timeout=5.0, max_retries=1, allowed_hosts=("127.0.0.1",))
     called = PrompterClient(spec).call([{"role": "user", "content": "a fox"}], max_chars=2000)
     assert judged.status == "failed" and VOCABULARY.match(judged.reason), judged.reason
@@ -303,6 +305,7 @@ def test_the_staff_redactor_takes_items_out_of_every_echo_form_before_any_cut():
 
 def test_the_judge_keeps_no_key_or_url_credentials_in_what_the_staff_see(openai_server):
     """A judge endpoint that echoes its key and a URL with credentials: the staff text has neither."""
+    from evaluator.judge.config import JudgeConfig
     from evaluator.judge.openai_judge import OpenAIJudge
     from evaluator.judge.types import TaskInput
 
@@ -310,6 +313,7 @@ def test_the_judge_keeps_no_key_or_url_credentials_in_what_the_staff_see(openai_
     body = json.dumps({"error": {"message": f"Incorrect API key provided: {key} for http://admin:hunter22@judge.internal/v1"}})
     openai_server.default = lambda request: Reply(status=401, raw_body=body)
     task = TaskInput("co-1", "CO", "Fox", "A fox.", {}, ("a fox",), ("a fox",))
-    result = OpenAIJudge(base_url=openai_server.base_url, model="m", api_key=key, max_retries=0).run("prompt_objective", task, "a fox")
+    config = JudgeConfig(base_url=openai_server.base_url, model="m", api_key=key, max_retries=0, clip_pretrained="random")
+    result = OpenAIJudge(config).run("prompt_objective", task, "a fox")
     assert result.reason == "HTTP 401 (AuthenticationError)" and "Incorrect API key provided" in result.remote_text
     assert key not in result.remote_text + result.raw and "hunter22" not in result.remote_text and "[API key]" in result.remote_text

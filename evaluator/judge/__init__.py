@@ -8,9 +8,9 @@ Skills are registered by name in skills.REGISTRY, each declaring its side, kind,
 and ensemble strategy; routes (routes.ROUTES) pick the skills per task; the safety gate
 (gate.py) decides what a block stops; the rubric is a versioned data file (rubrics/v2.json);
 spec.JudgeSpec fingerprints everything that decides an answer. make_judge() picks an
-implementation from configuration.
+implementation from a config.JudgeConfig.
 
-Names are loaded lazily (PEP 562), so `import evaluator.judge.routes` from settings, or
+Names are loaded lazily (PEP 562), so `import evaluator.judge.config` from settings, or
 `from evaluator.judge import TaskInput` in the web process, does not import the openai
 client, numpy or torch.
 """
@@ -27,12 +27,12 @@ _EXPORTS: dict[str, str] = {
     "DIMENSIONS": "types", "literal_texts": "types", "quoted_strings": "types",
     # the registry, routes and gate
     "REGISTRY": "skills", "ALL_SKILLS": "skills", "get_skill": "skills", "skills_where": "skills", "memory_skill": "skills",
-    "ROUTES": "routes", "ROUTE_NAMES": "routes", "DEFAULT_ROUTE": "routes", "route_skills": "routes",
+    "ROUTES": "routes", "ROUTE_NAMES": "routes", "DEFAULT_ROUTE": "routes", "OFFICIAL_ROUTE": "routes", "route_skills": "routes",
     "route_for_task": "routes", "run_route": "routes", "Block": "gate", "block_of": "gate", "stops": "gate",
     "SCALES": "scales", "Scale": "scales", "scale_named": "scales",
     # the judges and their spec
     "OpenAIJudge": "openai_judge", "EmbeddingJudge": "embedding_judge", "EnsembleJudge": "ensemble",
-    "make_judge": "factory", "JudgeSpec": "spec", "JudgeConfigError": "spec", "clip_weights_identity": "spec",
+    "make_judge": "factory", "JudgeSpec": "spec", "JudgeConfig": "config", "JudgeConfigError": "config", "clip_weights_identity": "spec",
     "RUBRIC": "rubrics", "RUBRIC_VERSION": "rubrics", "Rubric": "rubrics", "load_rubric": "rubrics",
     "cache_key": "cache", "max_in_flight": "throughput", "set_max_in_flight": "throughput",
     # memory and embeddings

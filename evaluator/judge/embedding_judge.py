@@ -16,8 +16,9 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 
+from .config import DEFAULTS, JudgeConfig
 from .encoders import MINILM_NAME, clip_text_embeddings, image_embeddings, open_clip_pretrained, text_embeddings, text_model_identity
-from .routes import DEFAULT_ROUTE, check_route, route_skip_reason
+from .routes import route_skip_reason
 from .skills import ObjectiveSkill, SkillInput, Verdict, check_exemplars, fill, get_skill, input_skip_reason, run_metric
 from .spec import clip_spec, embedding_spec
 from .types import JudgeResult, Kind, Side, Status, TargetInput, TaskInput, failed, skipped
@@ -99,7 +100,7 @@ def clip_image_reader(judge: Any, skill: str) -> tuple[str, str | None] | None:
     for member in getattr(judge, "members", (judge,)):
         if not hasattr(member, "clip_model"):
             continue
-        if spec.name == "target_similarity" or (isinstance(member, EmbeddingJudge) and isinstance(spec, ObjectiveSkill) and spec.side == Side.IMAGE):
+        if spec.reads_clip_images or (isinstance(member, EmbeddingJudge) and isinstance(spec, ObjectiveSkill) and spec.side == Side.IMAGE):
             return member.clip_model, member.clip_pretrained
     return None
 
@@ -107,11 +108,14 @@ def clip_image_reader(judge: Any, skill: str) -> tuple[str, str | None] | None:
 class EmbeddingJudge:
     """Deterministic, offline judge: task checklists by embedding similarity, and the metric skills."""
 
-    def __init__(self, *, clip_model: str = "ViT-B-32", clip_pretrained: str | None = None, route: str = DEFAULT_ROUTE) -> None:
-        self.clip_model = clip_model
-        self.clip_pretrained = open_clip_pretrained(clip_pretrained)
-        self.route = check_route(route)
-        self.spec = embedding_spec(text_model=MINILM_NAME, route=self.route, clip=clip_spec(clip_model, clip_pretrained), parameters=offline_parameters())
+    def __init__(self, config: JudgeConfig = DEFAULTS) -> None:
+        """Reads the config's CLIP model and weights and its route; the endpoint settings are not this judge's."""
+        self.clip_model = config.clip_model
+        self.clip_pretrained = open_clip_pretrained(config.clip_pretrained)
+        self.route = config.route
+        self.image_max_side = config.image_max_side
+        clip = clip_spec(config.clip_model, config.clip_pretrained)
+        self.spec = embedding_spec(text_model=MINILM_NAME, route=self.route, clip=clip, parameters=offline_parameters())
         self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
     def run(
@@ -130,7 +134,8 @@ class EmbeddingJudge:
         if reason:
             return skipped(skill, reason)
         if spec.kind == Kind.METRIC:
-            return run_metric(skill, SkillInput(task, prompt, image, target=target), self.clip_model, self.clip_pretrained)
+            inp = SkillInput(task, prompt, image, target=target, image_max_side=self.image_max_side)
+            return run_metric(skill, inp, self.clip_model, self.clip_pretrained)
         try:
             return self._judge(spec, spec.items(task), prompt, image)
         except Exception as exc:  # noqa: BLE001 - model loading/inference problems are recorded on the result

@@ -9,13 +9,13 @@ Identities name exactly which weights an embedding came from, for judge versions
 the exemplar embeddings stored per model: "random" (open_clip's random init, seeded),
 "file:<name>@sha256:<16 hex>" for a local checkpoint, "tag:<name>" for an open_clip tag.
 
-Speed (Speed, speed_settings): embeddings are remembered per exact batch (the memo), a judging job may embed
-the images it is about to need in one batched forward (remember_images), CLIP text skips the MLPs on the
-padding after the last end-of-text token (_encode_text). None of these changes a number: the memo returns
-what computing again would, and a batched image or a trimmed text batch keeps exactly the plain forward's bits
-(tests/test_judge_speed.py). ATELIER_TORCH_THREADS sets the intra-op threads of every forward (unset: torch's
-default); that one can change last bits (threads_from_env). bench/judge_speed.py switches them off to measure
-the baseline.
+Speed (Speed, speed_settings): embeddings are remembered per exact batch (the memo, a cachetools LRUCache of
+EMBEDDINGS_KEPT batches), a judging job may embed the images it is about to need in one batched forward
+(remember_images), CLIP text skips the MLPs on the padding after the last end-of-text token (_encode_text).
+None of these changes a number: the memo returns what computing again would, and a batched image or a trimmed
+text batch keeps exactly the plain forward's bits (tests/test_judge_speed.py). ATELIER_TORCH_THREADS sets the
+intra-op threads of every forward (unset: torch's default); that one can change last bits (threads_from_env).
+bench/judge_speed.py switches them off to measure the baseline.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ import logging
 import os
 import threading
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from cachetools import LRUCache
 
 if TYPE_CHECKING:
     from PIL.Image import Image
@@ -43,8 +44,8 @@ log = logging.getLogger(__name__)
 _load_lock = threading.Lock()
 _models: dict[tuple[Any, ...], Any] = {}
 EMBEDDINGS_KEPT = 4096  # batches of embeddings remembered per process (checklist items, prompts, renders)
-_embeddings: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
-_embeddings_lock = threading.Lock()
+_embeddings: LRUCache[tuple[Any, ...], Any] = LRUCache(maxsize=EMBEDDINGS_KEPT)  # the least recently used goes first
+_embeddings_lock = threading.Lock()  # a cachetools cache is not thread-safe: every use holds this
 THREADS_ENV = "ATELIER_TORCH_THREADS"
 forward_seconds: dict[str, float] = {}  # seconds spent in model forward passes, per model, in this process (benches read it)
 
@@ -193,8 +194,7 @@ def _remembered(key: tuple[Any, ...], compute: Callable[[], Any]) -> Any:
         return compute()
     with _embeddings_lock:
         if key in _embeddings:
-            _embeddings.move_to_end(key)
-            return _embeddings[key]
+            return _embeddings[key]  # a read counts as a use
     return _remember(key, compute())
 
 
@@ -202,8 +202,6 @@ def _remember(key: tuple[Any, ...], value: Any) -> Any:
     value.flags.writeable = False
     with _embeddings_lock:
         _embeddings[key] = value
-        while len(_embeddings) > EMBEDDINGS_KEPT:
-            _embeddings.popitem(last=False)
     return value
 
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..categories import CATEGORIES
+from .config import DEFAULTS
 from .encoders import image_embeddings, text_embeddings
 from .rubrics import RUBRIC, Rubric
 from .types import DIMENSIONS, Side
@@ -100,7 +101,7 @@ def retrieve(
 
 
 def embed_exemplars(
-    exemplars: Sequence[Exemplar], *, clip_model: str = "ViT-B-32", clip_pretrained: str | None = None
+    exemplars: Sequence[Exemplar], *, clip_model: str = DEFAULTS.clip_model, clip_pretrained: str | None = DEFAULTS.clip_pretrained
 ) -> list[tuple[Exemplar, np.ndarray]]:
     """(exemplar, unit embedding) pairs: MiniLM for prompts, CLIP for images (without an image: skipped)."""
     prompts = [ex for ex in exemplars if ex.side == Side.PROMPT]

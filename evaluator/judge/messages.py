@@ -187,8 +187,8 @@ def rubric_messages(
     side: Side,
     task: TaskInput,
     prompt: str,
-    image: Image | None = None,
-    image_max_side: int = 512,
+    image: Image | None,
+    image_max_side: int,
     exemplars: Sequence[Exemplar] = (),
     rubric: Rubric = RUBRIC,
 ) -> list[Message]:
@@ -198,7 +198,7 @@ def rubric_messages(
 
 
 def checklist_messages(
-    side: Side, task: TaskInput, prompt: str, image: Image | None = None, image_max_side: int = 512, rubric: Rubric = RUBRIC
+    side: Side, task: TaskInput, prompt: str, image: Image | None, image_max_side: int, rubric: Rubric = RUBRIC
 ) -> list[Message]:
     """The request of a checklist skill (prompt or image side)."""
     return [system_message(Kind.CHECKLIST, side, rubric), _user(_judged_item(Kind.CHECKLIST, side, task, prompt, image, image_max_side))]

@@ -13,9 +13,10 @@ from evaluator import failures
 from evaluator.failures import exception_reason, remote_text, scrub
 from evaluator.http_count import RequestCounter
 
+from .config import JudgeConfig
 from .messages import Message, repair_messages
 from .parsing import ReplyFormatError
-from .routes import DEFAULT_ROUTE, check_route, route_skip_reason
+from .routes import route_skip_reason
 from .rubrics import RUBRIC, Rubric
 from .skills import SkillInput, Verdict, check_exemplars, fill, get_skill, input_skip_reason, run_metric
 from .encoders import open_clip_pretrained
@@ -55,56 +56,48 @@ def _refusal_of(message: Any, finish_reason: str | None) -> str:
     return ""
 
 
+def one_model(config: JudgeConfig, judge: str) -> str:
+    """The one model a single-endpoint judge asks (the factory builds one judge per model of an ensemble)."""
+    models = config.judge_models
+    if not config.base_url or len(models) != 1:
+        raise ValueError(f"{judge} needs a base_url and exactly one model, got {config.base_url!r} and {list(models)}")
+    return models[0]
+
+
+def endpoint_client(config: JudgeConfig, requests: RequestCounter) -> openai.OpenAI:
+    """The client of the config's endpoint, counting each HTTP request it sends (retries included) in `requests`.
+    Local OpenAI-compatible servers usually need no key, but the client insists on one: "none" is the placeholder."""
+    return openai.OpenAI(
+        base_url=config.base_url, api_key=config.api_key or "none", timeout=config.timeout, max_retries=config.max_retries,
+        http_client=openai.DefaultHttpxClient(event_hooks={"request": [requests]}),
+    )  # fmt: skip
+
+
 class OpenAIJudge:
     """Runs each LLM skill as one JSON-mode chat completion, with a bounded repair loop.
 
     Metric skills (target_similarity, color_shift) are computed locally with the
-    configured CLIP model, exactly as the offline judge computes them. clip_pretrained:
-    a local checkpoint path or open_clip tag; None or "random" means random weights, and
-    the judge's label then says "smoke (random weights)".
+    configured CLIP model, exactly as the offline judge computes them. clip_pretrained
+    "random" means random weights, and the judge's label then says "smoke (random weights)".
     """
 
-    def __init__(
-        self,
-        *,
-        base_url: str,
-        model: str,
-        api_key: str = "",
-        timeout: float = 60.0,
-        max_retries: int = 2,
-        image_max_side: int = 512,
-        repair_attempts: int = 2,
-        route: str = DEFAULT_ROUTE,
-        rubric: Rubric = RUBRIC,
-        clip_model: str = "ViT-B-32",
-        clip_pretrained: str | None = None,
-        max_in_flight: int | None = None,
-    ) -> None:
-        if not base_url or not model:
-            raise ValueError("OpenAIJudge needs both base_url and model")
-        if repair_attempts < 0:
-            raise ValueError(f"repair_attempts must be >= 0, got {repair_attempts}")
-        # Local OpenAI-compatible servers usually need no key, but the client
-        # insists on one; "none" is the conventional placeholder.
+    def __init__(self, config: JudgeConfig, *, rubric: Rubric = RUBRIC) -> None:
+        self.model = one_model(config, "OpenAIJudge")
         self._requests = RequestCounter()
-        self._client = openai.OpenAI(
-            base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries,
-            http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._requests]}),
-        )  # fmt: skip
-        self.model = model
-        self._secret = api_key  # taken out of every raw reply and remote text the judge keeps
-        self.image_max_side = image_max_side
-        self.repair_attempts = repair_attempts
-        self.route = check_route(route)
+        self._client = endpoint_client(config, self._requests)
+        self._secret = config.api_key  # taken out of every raw reply and remote text the judge keeps
+        self.image_max_side = config.image_max_side
+        self.repair_attempts = config.repair_attempts
+        self.route = config.route
         self.rubric = rubric
-        self.clip_model = clip_model
-        self.clip_pretrained = open_clip_pretrained(clip_pretrained)
-        if max_in_flight is not None:
-            set_max_in_flight(max_in_flight)
+        self.clip_model = config.clip_model
+        self.clip_pretrained = open_clip_pretrained(config.clip_pretrained)
+        if config.max_in_flight is not None:
+            set_max_in_flight(config.max_in_flight)
         self.spec = openai_spec(
-            model=model, endpoint=urlparse(base_url).netloc or base_url, route=self.route, rubric=rubric,
-            clip=clip_spec(clip_model, clip_pretrained), image_max_side=image_max_side, repair_attempts=repair_attempts,
-            request=REQUEST_OPTIONS,
+            model=self.model, endpoint=urlparse(config.base_url).netloc or config.base_url, route=self.route, rubric=rubric,
+            clip=clip_spec(config.clip_model, config.clip_pretrained), image_max_side=self.image_max_side,
+            repair_attempts=self.repair_attempts, request=REQUEST_OPTIONS,
         )  # fmt: skip
         self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
@@ -123,7 +116,7 @@ class OpenAIJudge:
         reason = route_skip_reason(skill, task, self.route) or input_skip_reason(skill, task, image, target)
         if reason:
             return skipped(skill, reason)
-        inp = SkillInput(task, prompt, image, used, target, self.rubric, self.image_max_side)
+        inp = SkillInput(task, prompt, image, used, target, self.rubric, image_max_side=self.image_max_side)
         if spec.kind == Kind.METRIC:
             return run_metric(skill, inp, self.clip_model, self.clip_pretrained)
         messages = spec.build(inp)  # type: ignore[attr-defined]

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 _ATELIEREVAL_OE_CO = ("prompt_subjective", "prompt_objective", "image_subjective", "image_objective")
 _ATELIEREVAL_IM = ("prompt_subjective", "prompt_objective", "image_objective", "target_similarity")
 _GATES = ("safety_prompt", "safety_image")
+OFFICIAL_ROUTE = "official"
 ROUTES: dict[str, dict[str, tuple[str, ...]]] = {
     "ateliereval": {"OE": _ATELIEREVAL_OE_CO, "CO": _ATELIEREVAL_OE_CO, "IM": _ATELIEREVAL_IM},
     "extended": {
@@ -32,7 +33,7 @@ ROUTES: dict[str, dict[str, tuple[str, ...]]] = {
         "CO": _GATES + _ATELIEREVAL_OE_CO + ("text_rendering", "faithfulness"),
         "IM": _GATES + _ATELIEREVAL_IM + ("text_rendering", "faithfulness", "color_shift"),
     },
-    "official": {"OE": _ATELIEREVAL_OE_CO, "CO": _ATELIEREVAL_OE_CO, "IM": ("prompt_subjective", "prompt_objective", "image_objective")},
+    OFFICIAL_ROUTE: {"OE": _ATELIEREVAL_OE_CO, "CO": _ATELIEREVAL_OE_CO, "IM": ("prompt_subjective", "prompt_objective", "image_objective")},
 }
 ROUTE_NAMES: tuple[str, ...] = tuple(ROUTES)
 DEFAULT_ROUTE = "ateliereval"

@@ -44,7 +44,7 @@ class SkillInput:
     exemplars: tuple[Exemplar, ...] = ()
     target: TargetInput | None = None
     rubric: Rubric = RUBRIC
-    image_max_side: int = 512
+    image_max_side: int = field(kw_only=True)  # the judge's JudgeConfig.image_max_side
 
 
 @dataclass
@@ -71,6 +71,8 @@ class Skill:
     top1_rank: int | None = None  # lower ranks first when picking the best image of N (top-1)
     needs_target: bool = False  # an IM target image must be given
     uses_memory: bool = False  # calibration exemplars of its side are put before the item
+    reads_clip_images: bool = False  # its answer reads CLIP image embeddings of the image (and the target), for every judge
+    feedback: bool = False  # scores the image a prompter is shown in a feedback round or a study attempt
 
     def applies(self, task: TaskInput) -> bool:
         """Whether a route plans this skill for the task at all (text rendering needs quoted text)."""
@@ -121,6 +123,7 @@ class ObjectiveSkill(Skill):
     def __init__(self, name: str, side: Side) -> None:
         self.name, self.side = name, side
         self.top1_rank = 2 if side == Side.IMAGE else None
+        self.feedback = side == Side.IMAGE  # without a target, a prompter's image is scored by the checks it meets
 
     def items(self, task: TaskInput) -> tuple[str, ...]:
         return task.checklist(self.side)
@@ -311,7 +314,7 @@ class TargetSimilaritySkill(Skill):
     """ArtWhisperer's CLIP score of the render against the IM target (see metric_skills)."""
 
     name, side, kind, scale, combine = "target_similarity", Side.IMAGE, Kind.METRIC, SCORE_0_100, "first_member"
-    composite, top1_rank, needs_target = True, 1, True
+    composite, top1_rank, needs_target, reads_clip_images, feedback = True, 1, True, True, True
 
     def compute(self, inp: SkillInput, *, clip_model: str, clip_pretrained: str | None) -> Verdict:
         from .metric_skills import target_similarity
@@ -373,6 +376,13 @@ def skills_where(**declared: Any) -> tuple[str, ...]:
 def memory_skill(side: Side) -> str:
     """The skill whose requests carry calibration exemplars of this side."""
     (name,) = skills_where(side=side, uses_memory=True)
+    return name
+
+
+def feedback_skill(*, target: bool) -> str:
+    """The skill that scores a prompter's image in a feedback round or a study attempt: with a target (IM) the one
+    that compares the image with it, without one (OE, CO) the image checklist."""
+    (name,) = skills_where(feedback=True, needs_target=target)
     return name
 
 

@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from PIL import Image
 
+from .config import JudgeConfigError
 from .encoders import RANDOM_WEIGHTS, clip_weights_identity
 from .memory import Exemplar
 from . import messages, metric_skills
@@ -41,10 +42,6 @@ from .types import Kind, Side, TaskInput
 
 SMOKE_WORDS = "smoke (random weights)"
 _DATA_URL = re.compile(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]+")
-
-
-class JudgeConfigError(ValueError):
-    """A judge configuration that must not run (the message names the setting to change)."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +136,7 @@ def _probe_inputs(rubric: Rubric, image_max_side: int) -> dict[Side, SkillInput]
         Side.PROMPT: (Exemplar("p", "probe-2", "CO", Side.PROMPT, text="A probe prompt.", scores={"instructional_clarity": 3}, notes={"instructional_clarity": "n"}),),
         Side.IMAGE: (Exemplar("i", "probe-2", "CO", Side.IMAGE, image=_probe_image(), scores={"mood_atmosphere": 3}, notes={"mood_atmosphere": "n"}),),
     }  # fmt: skip
-    return {side: SkillInput(task, "A probe prompt.", _probe_image(), exemplars[side], None, rubric, image_max_side) for side in Side}
+    return {side: SkillInput(task, "A probe prompt.", _probe_image(), exemplars[side], None, rubric, image_max_side=image_max_side) for side in Side}
 
 
 def templates_digest(rubric: Rubric, image_max_side: int) -> str:

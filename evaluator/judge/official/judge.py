@@ -36,9 +36,10 @@ from evaluator.http_count import RequestCounter
 
 from ..encoders import clip_identity, image_embeddings, text_embeddings, text_model_identity
 from ..memory import cosine_similarities
-from ..openai_judge import EndpointResponseError
+from ..config import JudgeConfig
+from ..openai_judge import EndpointResponseError, endpoint_client, one_model
 from ..parsing import ReplyFormatError
-from ..routes import route_skip_reason
+from ..routes import OFFICIAL_ROUTE, route_skip_reason
 from ..skills import Verdict, fill, get_skill
 from ..spec import JudgeSpec, clip_spec, endpoint_host
 from ..throughput import call_slot, set_max_in_flight
@@ -53,7 +54,7 @@ if TYPE_CHECKING:
     from ..memory import Exemplar
 
 log = logging.getLogger(__name__)
-ROUTE = "official"
+ROUTE = OFFICIAL_ROUTE
 BASE_VERSION = "ateliereval-release"
 TOP_K = 3  # the release's run_evaluator.py --top-k default
 RAW_SEPARATOR = "\n----- next reply -----\n"
@@ -111,36 +112,22 @@ def official_spec(*, model: str, endpoint: str, release: OfficialRelease, embedd
 
 
 class OfficialJudge:
-    def __init__(
-        self,
-        *,
-        release: OfficialRelease,
-        base_url: str,
-        model: str,
-        api_key: str = "",
-        timeout: float = 60.0,
-        max_retries: int = 2,
-        clip_model: str = "ViT-B-32",
-        clip_pretrained: str | None = None,
-        embedder: Embedder | None = None,
-        max_in_flight: int | None = None,
-    ) -> None:
-        if not base_url or not model:
-            raise ValueError("OfficialJudge needs both base_url and model")
-        self.release, self.model, self.route, self._secret = release, model, ROUTE, api_key
+    """The release's judge from its loaded checkout; endpoint, model, client limits and CLIP come from the config
+    (its route and official_release are the factory's concern: this judge is on the official route whatever they say)."""
+
+    def __init__(self, config: JudgeConfig, *, release: OfficialRelease, embedder: Embedder | None = None) -> None:
+        self.model = one_model(config, "OfficialJudge")
+        self.release, self.route, self._secret = release, ROUTE, config.api_key
         self._requests = RequestCounter()
-        self._client = openai.OpenAI(
-            base_url=base_url, api_key=api_key or "none", timeout=timeout, max_retries=max_retries,
-            http_client=openai.DefaultHttpxClient(event_hooks={"request": [self._requests]}),
-        )  # fmt: skip
-        self.embedder = embedder or LocalEmbedder(clip_model, clip_pretrained)
+        self._client = endpoint_client(config, self._requests)
+        self.embedder = embedder or LocalEmbedder(config.clip_model, config.clip_pretrained)
         self._pools: dict[tuple[Side, str], list[tuple[MemoryItem, np.ndarray]]] = {}
         self._pool_lock = threading.Lock()
-        if max_in_flight is not None:
-            set_max_in_flight(max_in_flight)
+        if config.max_in_flight is not None:
+            set_max_in_flight(config.max_in_flight)
         self.spec = official_spec(
-            model=model, endpoint=urlparse(base_url).netloc or base_url, release=release, embedder=self.embedder.identity,
-            clip_model=clip_model, clip_pretrained=clip_pretrained,
+            model=self.model, endpoint=urlparse(config.base_url).netloc or config.base_url, release=release,
+            embedder=self.embedder.identity, clip_model=config.clip_model, clip_pretrained=config.clip_pretrained,
         )  # fmt: skip
         self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
