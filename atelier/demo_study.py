@@ -9,6 +9,7 @@ before they write anything, so their rows are labelled "Scripted (demo)" and nev
 from __future__ import annotations
 
 from evaluation import runtime
+from evaluator.tiers import Tier
 from studies.models import Invitation, Participant, Study
 from studies.services import (
     assignment_submit, consent_give, current_assignment, intro_seen, invitation_open, invitations_create, questionnaire_submit,
@@ -21,12 +22,12 @@ NOVICE = {"t2i_experience": "lt3m", "t2i_frequency": "rarely", "professional": "
           "check_seed": "unsure", "check_cfg": "unsure", "check_thirds": "centre"}  # fmt: skip
 SKILLED = {"t2i_experience": "gt2y", "t2i_frequency": "daily", "professional": "yes", "art_background": "formal", "tools": ["local", "nodes"],
            "concepts": ["seed", "cfg", "composition", "lighting"], "check_seed": "seed", "check_cfg": "strict", "check_thirds": "lines"}  # fmt: skip
-SCRIPTED = (("novice", NOVICE), ("novice", NOVICE), ("skilled", SKILLED), ("skilled", SKILLED))
+SCRIPTED = ((Tier.NOVICE, NOVICE), (Tier.NOVICE, NOVICE), (Tier.SKILLED, SKILLED), (Tier.SKILLED, SKILLED))
 
 
 def scripted_prompt(task, tier: str, variant: int) -> str:
     first = task.brief.split(". ")[0].rstrip(".")
-    if tier == "novice":
+    if tier == Tier.NOVICE:
         return f"{first}" + (", nice colours" if variant else "")
     constraints = "; ".join(f"{v}" for v in (task.constraints or {}).values())
     craft = ("clean composition, even soft lighting, crisp detail", "balanced rule-of-thirds framing, controlled palette")[variant % 2]

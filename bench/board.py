@@ -101,6 +101,7 @@ def live_aggregate(pack) -> int:
     from evaluation.figures import _UNIT_FIELDS
     from evaluator.judge.skills import get_skill
     from evaluator.metrics.aggregate import Unit, figures
+    from evaluator.metrics.scopes import Scope
     from evaluation.models import Judgement
 
     units = defaultdict(list)
@@ -108,7 +109,7 @@ def live_aggregate(pack) -> int:
     for submission_id, task_id, category, sample, skill, status, value, backend, render, scale in rows.iterator(chunk_size=10000):
         declared = get_skill(skill)
         units[submission_id].append(Unit(task_id, category, sample, skill, status, value, backend or "", render or -1, scale, declared.composite, declared.top1_rank))
-    overall = {pk: next((f.value for f in figures(u) if f.scope == "overall"), None) for pk, u in units.items()}
+    overall = {pk: next((f.value for f in figures(u) if f.scope == Scope.OVERALL), None) for pk, u in units.items()}
     return len(sorted(overall, key=lambda pk: overall[pk] if overall[pk] is not None else float("-inf"), reverse=True)[:50])
 
 

@@ -59,10 +59,11 @@ def measure(server, limit: int, samples: int) -> dict:
     from django.db import transaction
 
     from evaluation.prompting import call_window
-    from evaluation.models import CallStatus, PromptCall, Submission
+    from evaluation.models import CallStatus, Origin, PromptCall, Submission
     from teams.models import Endpoint
     from submissions.services import team_create
     from tasks.loaders import read_own_pack
+    from tasks.selectors import prompter_tasks
     from tasks.services import pack_save
 
     call_command("migrate", verbosity=0)
@@ -70,10 +71,10 @@ def measure(server, limit: int, samples: int) -> dict:
     user = __import__("django.contrib.auth", fromlist=["get_user_model"]).get_user_model().objects.create_user(f"bench-{limit}")
     team = team_create(user=user, name=f"bench {limit}")
     endpoint = Endpoint.objects.create(team=team, name="bench", base_url=server.base_url, model="bench", max_in_flight=limit)
-    submission = Submission.objects.create(team=team, pack=pack, prompter="bench", origin="endpoint", endpoint=endpoint, condition="plain",
+    submission = Submission.objects.create(team=team, pack=pack, prompter="bench", origin=Origin.ENDPOINT, endpoint=endpoint, condition="plain",
                                            samples=samples, status="prompting", prompting={"budget": {"calls": 10**6, "tokens": 10**9}})  # fmt: skip
     with transaction.atomic():
-        tasks = [t for t in pack.tasks.all() if t.category != "IM" or t.target_image]  # as prompting_start plans them
+        tasks = list(prompter_tasks(pack.tasks.all()))  # as prompting_start plans them
         PromptCall.objects.bulk_create(PromptCall(submission=submission, task=t, sample_index=k) for t in tasks for k in range(samples))
     first = PromptCall.objects.filter(submission=submission).order_by("pk").first()
     server.max_in_flight_seen = 0

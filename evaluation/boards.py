@@ -1,7 +1,7 @@
 """A board's statistics and rows, computed when the board changes (never per request) and stored in BoardStats
 and BoardRow, so the page reads one page of stored rows.
 
-The numbers come from evaluator.metrics.ranking over the stored per-task figures (scope "task") of the
+The numbers come from evaluator.metrics.ranking over the stored per-task figures (Scope.TASK) of the
 board's published entries; prompt length is the mean word count of an entry's prompts per task.
 """
 
@@ -15,6 +15,7 @@ from django.db.models import Count
 
 from evaluator.metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from evaluator.metrics.coverage import FULL, coverage_words, standing
+from evaluator.metrics.scopes import Scope
 from evaluation.models import BoardRow, BoardStats, Figure
 from evaluation.models import PromptEntry, Status, Submission
 from tasks.models import Task, TaskPack
@@ -24,7 +25,7 @@ def board_inputs(pack: TaskPack, revision: int, judge_id: str, judge_version: st
     """board_stats_compute's keywords for the board's published entries: every, lengths, lists, categories, splits."""
     published = Submission.objects.filter(pack=pack, pack_revision=revision, published=True, status=Status.DONE)
     scores: dict[str, dict[str, float]] = defaultdict(dict)
-    rows = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope="task", value__isnull=False)
+    rows = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope=Scope.TASK, value__isnull=False)
     for submission_id, task_id, value in rows.values_list("submission_id", "key", "value"):
         scores[str(submission_id)][task_id] = value
     prompts = PromptEntry.objects.filter(submission__in=published).values_list("submission_id", "task__task_id", "text")
@@ -39,7 +40,7 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
     """Recompute the stats of every judge with figures on this board; a judge with no published entry left loses its row."""
     pack = TaskPack.objects.get(pk=pack_id)
     published = Submission.objects.filter(pack=pack, pack_revision=revision, published=True, status=Status.DONE)
-    overall = Figure.objects.filter(submission__in=published, scope="overall").values_list("judge_id", "judge_version", "judge_label")
+    overall = Figure.objects.filter(submission__in=published, scope=Scope.OVERALL).values_list("judge_id", "judge_version", "judge_label")
     labels = {(judge_id, version): label for judge_id, version, label in overall}  # one read: the judges and their labels
     judges = set(labels)
     for row in BoardStats.objects.filter(pack=pack, revision=revision):
@@ -68,12 +69,12 @@ def _standing(figure: Figure) -> dict[str, str]:
 def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_version: str, published, data: dict) -> tuple[dict[str, str], int]:
     """Store one row per published entry as the board page shows it (figures, sort keys, statistics); returns the
     board's backends with their labels (its columns) and the number of rows."""
-    rows: dict[int, dict] = defaultdict(lambda: {"category": {}, "backend": {}})
-    figures = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope__in=("overall", "category", "backend"))
+    rows: dict[int, dict] = defaultdict(lambda: {Scope.CATEGORY: {}, Scope.BACKEND: {}})
+    figures = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope__in=(Scope.OVERALL, Scope.CATEGORY, Scope.BACKEND))
     for f in figures:
         shown = {**{k: getattr(f, k) for k in FIGURE_FIELDS}, **_standing(f)}
-        if f.scope == "overall":
-            rows[f.submission_id]["overall"] = shown
+        if f.scope == Scope.OVERALL:
+            rows[f.submission_id][Scope.OVERALL] = shown
         else:
             rows[f.submission_id][f.scope][f.key] = shown
     shared = Counter(e.get("rank") for e in data["entries"].values() if e.get("rank") is not None)
@@ -83,11 +84,11 @@ def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_versi
     for submission in published.filter(pk__in=list(rows)).annotate(tasks=Count("entries__task", distinct=True)):
         shown, stats = rows[submission.pk], dict(data["entries"].get(str(submission.pk), {}))
         stats.update(tied=stats.get("rank") is not None and shared[stats["rank"]] > 1, next_gap=gaps.get(str(submission.pk)))
-        sort = {**{c: f["value"] for c, f in shown["category"].items()}, **{f"backend:{b}": f["value"] for b, f in shown["backend"].items()}}
+        sort = {**{c: f["value"] for c, f in shown[Scope.CATEGORY].items()}, **{f"backend:{b}": f["value"] for b, f in shown[Scope.BACKEND].items()}}
         sort.update({k: stats.get(k) for k in ("lc", "win_rate", "test", "dev", "gap")})  # the ranked score has its own column
-        overall = shown.get("overall", {}).get("value")
+        overall = shown.get(Scope.OVERALL, {}).get("value")
         labels = {b["name"]: b.get("label", "") for b in submission.backends if isinstance(b, dict)}
         made.append(BoardRow(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, submission=submission, condition=submission.condition,
                              overall=overall, score=stats.get("score"), tasks_covered=submission.tasks, figures=shown, sort=sort, stats=stats, backend_labels=labels))  # fmt: skip
     BoardRow.objects.bulk_create(made)
-    return {name: label for row in made for name, label in row.backend_labels.items() if name in row.figures["backend"]}, len(made)
+    return {name: label for row in made for name, label in row.backend_labels.items() if name in row.figures[Scope.BACKEND]}, len(made)

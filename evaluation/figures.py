@@ -49,7 +49,7 @@ def top1_composite(spec: dict) -> bool:
 
 def all_figures(units: list[Unit], top1: bool = False) -> list:
     """The board's figures (with top1, on each prompt's best image only), more views of them (parts, category ×
-    backend) and each task's score (scope "task": common-task comparisons, e.g. with human baselines, and the board
+    backend) and each task's score (Scope.TASK: common-task comparisons, e.g. with human baselines, and the board
     statistics)."""
     kept = top1_units(units) if top1 else units
     return [*figures(kept), *detail_figures(kept), *task_figures(kept)]

@@ -1,19 +1,23 @@
-"""RQ entry points: thin, take ids, call one unit of work (enqueued by name: see workqueue).
+"""RQ entry points: thin, take ids, call one unit of work (enqueued by name: see workqueue.JOBS).
 
-A job that raises first writes why onto the rows it was working on (and the submission
-moves on or fails), then re-raises so RQ's failed-job registry keeps the traceback too.
+Every job is one unit's work wrapped by `unit_job`: when the work raises, the wrapper first writes why onto the rows
+it was working on, in our words (the unit moves on or the submission fails), then re-raises so RQ's failed-job
+registry keeps the traceback too.
 """
 
 from __future__ import annotations
 
+import functools
+from typing import Any, Callable
+
 from evaluator.failures import class_name, remote_text
-from evaluation.models import CallStatus, Judgement, PromptCall, PromptEntry, Render, Submission, UnitStatus
 
 from .boards import board_stats_rebuild
-from .judging import judge_unit, redactor
-from .prompting import _end_early, feedback_fail, feedback_render, feedback_score, prompt_calls, prompting_start
-from .rendering import render_entry
-from .units import submission_advance, submission_fail, submission_finish, submission_start
+from .judging import judge_fail, judge_unit
+from .prompting import feedback_fail, feedback_render, feedback_score, prompt_call_fail, prompt_calls, prompting_start
+from .rendering import render_entry, render_fail
+from .units import submission_fail, submission_finish, submission_start
+from .models import Origin, Submission
 
 
 def why(exc: Exception) -> str:
@@ -21,73 +25,34 @@ def why(exc: Exception) -> str:
     return f"job error ({class_name(exc)})"
 
 
-def start_submission_job(submission_id: int) -> None:
-    try:
-        if Submission.objects.filter(pk=submission_id, origin="endpoint").exists():
-            prompting_start(submission_id)
-        else:
-            submission_start(submission_id)
-    except Exception as exc:
-        submission_fail(submission_id, f"could not start: {why(exc)}")
-        raise
+def unit_job(work: Callable[..., None], record: Callable[..., None]) -> Callable[..., None]:
+    """A job running `work(*args)`; if it raises, `record(*args, exc)` writes why on the unit's rows, then it re-raises."""
+
+    @functools.wraps(work)
+    def job(*args: Any) -> None:
+        try:
+            work(*args)
+        except Exception as exc:
+            record(*args, exc)
+            raise
+
+    return job
 
 
-def render_job(entry_id: int, backend: str) -> None:
-    try:
-        render_entry(entry_id, backend)
-    except Exception as exc:
-        Render.objects.filter(entry_id=entry_id, backend=backend, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, error=why(exc))
-        submission_advance(PromptEntry.objects.values_list("submission_id", flat=True).get(pk=entry_id))
-        raise
-
-
-def judge_job(judgement_id: int) -> None:
-    try:
-        judge_unit(judgement_id)
-    except Exception as exc:
-        task = Judgement.objects.select_related("entry__task").get(pk=judgement_id).entry.task
-        hide = redactor(task)
-        Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=why(exc), remote_text=hide.text(remote_text(exc)))
-        submission_advance(Judgement.objects.values_list("submission_id", flat=True).get(pk=judgement_id))
-        raise
-
-
-def finish_submission_job(submission_id: int) -> None:
-    try:
-        submission_finish(submission_id)
-    except Exception as exc:
-        submission_fail(submission_id, f"scoring failed: {why(exc)}")
-        raise
-
-
-def prompt_job(call_id: int) -> None:
-    try:
-        prompt_calls(call_id)
-    except Exception as exc:
-        # Calls this job claimed but did not finish stay `running` until reconcile's lease runs out; this one ends here.
-        call = PromptCall.objects.get(pk=call_id)
-        if PromptCall.objects.filter(pk=call_id, status__in=[CallStatus.PENDING, CallStatus.RUNNING]).update(status=CallStatus.FAILED, error=why(exc)):
-            _end_early(call, f"round {call.round + 1} failed: {why(exc)}")
-        submission_advance(call.submission_id)
-        raise
-
-
-def feedback_render_job(call_id: int) -> None:
-    try:
-        feedback_render(call_id)
-    except Exception as exc:
-        feedback_fail(call_id, f"feedback image: {why(exc)}")
-        raise
-
-
-def feedback_judge_job(call_id: int) -> None:
-    try:
-        feedback_score(call_id)
-    except Exception as exc:
-        feedback_fail(call_id, f"feedback score: {why(exc)}")
-        raise
+def start_submission(submission_id: int) -> None:
+    endpoint = Submission.objects.filter(pk=submission_id, origin=Origin.ENDPOINT).exists()
+    (prompting_start if endpoint else submission_start)(submission_id)
 
 
 def board_job(pack_id: int, revision: int) -> None:
     """Rebuild a board's statistics (rank ranges, tests, win rates, length control); RQ keeps the traceback of a failure."""
     board_stats_rebuild(pack_id=pack_id, revision=revision)
+
+
+start_submission_job = unit_job(start_submission, lambda pk, exc: submission_fail(pk, f"could not start: {why(exc)}"))
+render_job = unit_job(render_entry, lambda entry_id, backend, exc: render_fail(entry_id, backend, why(exc)))
+judge_job = unit_job(judge_unit, lambda pk, exc: judge_fail(pk, why(exc), remote_text(exc)))
+finish_submission_job = unit_job(submission_finish, lambda pk, exc: submission_fail(pk, f"scoring failed: {why(exc)}"))
+prompt_job = unit_job(prompt_calls, lambda pk, exc: prompt_call_fail(pk, why(exc)))
+feedback_render_job = unit_job(feedback_render, lambda pk, exc: feedback_fail(pk, f"feedback image: {why(exc)}"))
+feedback_judge_job = unit_job(feedback_score, lambda pk, exc: feedback_fail(pk, f"feedback score: {why(exc)}"))

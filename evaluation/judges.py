@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from evaluation.models import Figure
 from evaluation.models import Submission
+from evaluator.metrics.scopes import Scope
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class JudgeKey:
 
 def judges_of(submission_ids) -> list[JudgeKey]:
     """Judge keys with figures for these submissions, most used first."""
-    overall = Figure.objects.filter(submission_id__in=submission_ids, scope="overall")
+    overall = Figure.objects.filter(submission_id__in=submission_ids, scope=Scope.OVERALL)
     counts = Counter(overall.values_list("judge_id", "judge_version", "judge_label"))
     return [JudgeKey(*triple) for triple, _ in counts.most_common()]
 

@@ -131,6 +131,13 @@ def redactor(task: Task) -> Redactor:
     return Redactor.none() if task.is_public else Redactor.for_items(task.prompt_checklist, task.image_checklist)
 
 
+def judge_fail(judgement_id: int, reason: str, remote: str) -> None:
+    """A judge job that raised: the judgement fails with our words (the remote's, redacted, for staff only)."""
+    task = Judgement.objects.select_related("entry__task").get(pk=judgement_id).entry.task
+    Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=reason, remote_text=redactor(task).text(remote))
+    submission_advance(Judgement.objects.values_list("submission_id", flat=True).get(pk=judgement_id))
+
+
 def _claim(judgement: Judgement, **fields: Any) -> bool:
     """Write a result onto a still-pending judgement (hidden text redacted); False when something else settled it first.
     Calls and tokens add to what earlier attempts of this judgement spent (a retried judgement counts both)."""
@@ -192,14 +199,19 @@ def _image(render: Render | None) -> Image.Image | None:
     return None if render is None else _open(render.image)
 
 
-def _target(judgement: Judgement) -> TargetInput | None:
-    """An IM task's target image and, when one was rendered on this render's backend config, the
-    render of its seed prompt that sets the target's c_k scale (manage.py render_targets --references)."""
-    task = judgement.entry.task
-    if judgement.render is None or task.category != IMITATION or not task.target_image:
+def target_for(task: Task, config_hash: str) -> TargetInput | None:
+    """An IM task's target image and, when one was rendered on the backend config with this version hash, the render
+    of its seed prompt that sets the target's c_k scale (manage.py render_targets --references). The one lookup of a
+    target: pass the hash of the config that rendered the image being scored (a Render's `config_hash`), never the
+    hash of whatever config the backends file now gives that backend's name; the two differ once the file changes."""
+    if task.category != IMITATION or not task.target_image:
         return None
-    reference = task.references.filter(config_hash=judgement.render.config_hash).first()
+    reference = task.references.filter(config_hash=config_hash).first()
     return TargetInput(image=_open(task.target_image), reference=_open(reference.image) if reference else None)
+
+
+def _target(judgement: Judgement) -> TargetInput | None:
+    return None if judgement.render is None else target_for(judgement.entry.task, judgement.render.config_hash)
 
 
 def _exemplars(judgement: Judgement, prompt: str, image: Image.Image | None) -> tuple:

@@ -14,6 +14,8 @@ from django.utils import timezone
 from evaluator.judge.scales import SCALES
 from evaluator.judge.types import Side
 from evaluator.judge.types import Status as ResultStatus
+from evaluator.metrics.scopes import Scope
+from evaluator.tiers import ROW_TIERS, Tier
 from tasks.models import Category, Task, TaskPack
 from teams.models import Endpoint, Team
 
@@ -33,13 +35,22 @@ RESUMABLE = (Status.DONE, Status.INCOMPLETE)  # finished states that `rescore` p
 ACTIVE = (Status.QUEUED, Status.PROMPTING, Status.RENDERING, Status.JUDGING)  # work is under way (or should be: see reconcile)
 
 
+class Origin(models.TextChoices):
+    """Where a submission's prompts came from."""
+
+    FILE = "file", "file (an upload)"
+    ENDPOINT = "endpoint", "endpoint (the platform called a team's endpoint)"
+    HUMAN = "human", "human (a study participant's prompts)"
+
+
 class Submission(models.Model):
     team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="submissions")
     pack = models.ForeignKey(TaskPack, on_delete=models.PROTECT, related_name="submissions")
     pack_revision = models.PositiveIntegerField(default=1, help_text="the pack's revision when the prompts came in")
     prompter = models.CharField(max_length=200, help_text="who or what wrote the prompts, e.g. a model name")
     condition = models.CharField(max_length=40, blank=True, help_text="e.g. novice or skilled; an endpoint run's condition name (plain, guided…)")
-    origin = models.CharField(max_length=20, default="file", help_text="where the prompts came from: file (an upload) or endpoint")
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.FILE,
+                              help_text="where the prompts came from: file (an upload), endpoint (the platform called a team's endpoint) or human (a study participant's prompts)")
     condition_version = models.CharField(max_length=40, blank=True, help_text="an endpoint run's condition version (evaluator/prompters/conditions.py)")
     endpoint = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="submissions")
     prompting = models.JSONField(default=dict, blank=True, help_text="an endpoint run's settings as they were: endpoint, parameters, condition, rounds, budgets")
@@ -234,7 +245,7 @@ class Figure(models.Model):
     judge_id = models.CharField(max_length=200)
     judge_version = models.CharField(max_length=40)
     judge_label = models.CharField(max_length=300, blank=True)
-    scope = models.CharField(max_length=20)  # overall | category | backend | skill | top1
+    scope = models.CharField(max_length=20, choices=[(s.value, s.value) for s in Scope], help_text="what the figure is of (evaluator.metrics.scopes)")
     key = models.CharField(max_length=100)
     value = models.FloatField(null=True, blank=True)
     scale = models.CharField(max_length=20, choices=[(name, s.label) for name, s in SCALES.items()], default="score_0_100")
@@ -261,7 +272,7 @@ class HumanRow(models.Model):
 
     pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="human_rows")
     revision = models.PositiveIntegerField()
-    tier = models.CharField(max_length=8)  # novice | skilled | all
+    tier = models.CharField(max_length=8, choices=[(t.value, t.value) for t in Tier], help_text="a participant tier, or all of them (evaluator.tiers)")
     judge_id = models.CharField(max_length=200)
     judge_version = models.CharField(max_length=40)
     judge_label = models.CharField(max_length=300, blank=True)
@@ -281,7 +292,7 @@ class HumanRow(models.Model):
         constraints = [models.UniqueConstraint(fields=["pack", "revision", "tier", "judge_id", "judge_version", "scripted"], name="unique_human_row")]
         ordering = ["pack", "revision", "-scripted", "tier"]  # people's rows last: a reader keyed by tier alone keeps theirs
 
-    TIER_ORDER = ("novice", "skilled", "all")
+    TIER_ORDER = ROW_TIERS
 
     @property
     def label(self) -> str:

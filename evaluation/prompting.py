@@ -24,21 +24,22 @@ from django.utils import timezone
 from PIL import Image
 
 from evaluator.categories import IMITATION
-from evaluator.judge.skills import get_skill
+from evaluator.judge.skills import feedback_skill, get_skill
 from evaluator.prompters.client import OK, CallOutcome, EndpointSpec, PrompterClient
-from evaluator.prompters.messages import Feedback, Request, elided, round_messages
+from evaluator.prompters.messages import Feedback, elided, round_messages
 from evaluation.models import CallStatus, PromptCall, PromptEntry, Status, Submission, UnitStatus
+from tasks.selectors import prompter_tasks, prompter_view
 from teams.models import Endpoint
 from evaluation.crypto import decrypt
 
 from . import runtime
-from .judging import redactor
+from .judging import redactor, target_for
 from .rendering import render_prompt, store_png
-from .units import submission_advance, submission_fail, target_for, task_input
-from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, PROMPT_JOB, enqueue, render_queue
+from .units import submission_advance, submission_fail, task_input
+from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, PROMPT_JOB, enqueue
 
 log = logging.getLogger(__name__)
-TARGET_SKILL, CHECKS_SKILL = "target_similarity", "image_objective"
+TARGET_SKILL, CHECKS_SKILL = feedback_skill(target=True), feedback_skill(target=False)  # IM; OE and CO (the registry says which)
 
 
 def endpoint_spec(endpoint: Endpoint) -> EndpointSpec:
@@ -67,15 +68,12 @@ def prompting_start(submission_id: int) -> None:
         return
     temperatures = submission.prompting.get("temperatures") or []
     tasks = list(submission.pack.tasks.order_by("category", "task_id"))
-    # An IM task with no target image yet cannot be shown to a prompter (or a person): it is left out, and said so.
-    left_out = [t.task_id for t in tasks if t.category == IMITATION and not t.target_image]
-    tasks = [t for t in tasks if t.task_id not in left_out]
+    # A task a prompter (or a person) cannot be shown (IM with no target image yet) is left out, and said so.
+    shown = set(prompter_tasks(submission.pack.tasks).values_list("pk", flat=True))
+    left_out = [t.task_id for t in tasks if t.pk not in shown]
+    tasks = [t for t in tasks if t.pk in shown]
     with transaction.atomic():
-        Submission.objects.filter(pk=submission_id).update(
-            **runtime.judge_fields(judge),
-            backends=[{**c.to_dict(), "version_hash": c.version_hash()} for c in configs.values()],
-            prompting={**submission.prompting, "left_out": left_out},
-        )  # fmt: skip
+        Submission.objects.filter(pk=submission_id).update(**runtime.snapshot_fields(judge, configs), prompting={**submission.prompting, "left_out": left_out})
         calls = [
             PromptCall(
                 submission=submission, task=task, sample_index=k, round=r, status=CallStatus.PENDING if r == 0 else CallStatus.WAITING,
@@ -87,7 +85,7 @@ def prompting_start(submission_id: int) -> None:
         ]
         PromptCall.objects.bulk_create(calls, ignore_conflicts=True)
         for pk in PromptCall.objects.filter(submission_id=submission_id, round=0, status=CallStatus.PENDING).values_list("pk", flat=True):
-            enqueue("prompter", PROMPT_JOB, pk)
+            enqueue(PROMPT_JOB, pk)
 
 
 def sample_seed(submission: Submission, sample: int) -> int | None:
@@ -164,17 +162,8 @@ def _prepare(call: PromptCall, submission: Submission) -> tuple[list, dict] | st
         return f"the run's token budget ({budget.get('tokens')} tokens) is spent"
     condition = runtime.conditions()[submission.condition]
     history = [_feedback(past) for past in _trajectory(call).filter(round__lt=call.round, status=CallStatus.OK)]
-    messages = round_messages(condition, participant_view(call.task), history)
+    messages = round_messages(condition, prompter_view(call.task), history)
     return messages, {"temperature": call.temperature, "seed": call.seed}
-
-
-def participant_view(task) -> Request:
-    """What a human participant sees of a task, and all an endpoint is ever sent of it."""
-    target = None
-    if task.category == IMITATION and task.target_image:
-        with task.target_image.open("rb") as handle:
-            target = handle.read()
-    return Request(category=task.category, title=task.title, brief=task.brief, constraints=dict(task.constraints or {}), target_png=target)
 
 
 def _feedback(past: PromptCall) -> Feedback:
@@ -203,7 +192,7 @@ def _finish(call: PromptCall, request: list, outcome: CallOutcome) -> None:
         rounds = Submission.objects.values_list("rounds", "feedback_backend").get(pk=call.submission_id)
         if outcome.status == OK and rounds[0] > 1:
             PromptCall.objects.filter(pk=call.pk).update(feedback_status=UnitStatus.PENDING)
-            enqueue(render_queue(rounds[1]), FEEDBACK_RENDER_JOB, call.pk)
+            enqueue(FEEDBACK_RENDER_JOB, call.pk, backend=rounds[1])
         elif outcome.status == OK:
             trajectory_end(call)
         else:
@@ -231,9 +220,9 @@ def feedback_render(call_id: int) -> None:
         config = runtime.backend_configs()[call.submission.feedback_backend]
         images, _, rewritten = render_prompt(config, call.text, config.seeds_for(call.task.task_id, call.sample_index)[:1])
         name, _ = store_png(images[0])
-        details = {**call.feedback_details, "rewritten": rewritten} if rewritten else call.feedback_details
+        details = {**call.feedback_details, "config_hash": config.version_hash(), **({"rewritten": rewritten} if rewritten else {})}
         PromptCall.objects.filter(pk=call_id).update(feedback_image=name, feedback_details=details)
-    enqueue("judge", FEEDBACK_JUDGE_JOB, call_id)
+    enqueue(FEEDBACK_JUDGE_JOB, call_id)
 
 
 def feedback_score(call_id: int) -> None:
@@ -244,7 +233,8 @@ def feedback_score(call_id: int) -> None:
     task, judge = call.task, runtime.judge()
     with call.feedback_image.open("rb") as handle:
         image = Image.open(handle).convert("RGB")
-    skill, target = (TARGET_SKILL, target_for(task, call.submission.feedback_backend)) if task.category == IMITATION else (CHECKS_SKILL, None)
+    skill = feedback_skill(target=task.category == IMITATION)
+    target = target_for(task, _feedback_config_hash(call)) if get_skill(skill).needs_target else None
     result = judge.run(skill, task_input(task), call.text, image, target=target)
     fields = {"feedback_status": UnitStatus.FAILED, "feedback_error": redactor(task).text(result.reason or f"{skill} {result.status}")}
     if result.remote_text:  # the remote's words: the staff's log only
@@ -261,8 +251,14 @@ def feedback_score(call_id: int) -> None:
         if following is None:
             trajectory_end(call)
         elif PromptCall.objects.filter(pk=following.pk, status=CallStatus.WAITING).update(status=CallStatus.PENDING, queued_at=timezone.now()):
-            enqueue("prompter", PROMPT_JOB, following.pk)
+            enqueue(PROMPT_JOB, following.pk)
     submission_advance(call.submission_id)
+
+
+def _feedback_config_hash(call: PromptCall) -> str:
+    """The version hash of the backend config that rendered the call's feedback image (recorded when it was rendered;
+    a call rendered before that was recorded: the config the backends file gives the feedback backend now)."""
+    return call.feedback_details.get("config_hash") or runtime.backend_configs()[call.submission.feedback_backend].version_hash()
 
 
 def feedback_line(task, score: float, checklist: dict) -> str:
@@ -275,6 +271,15 @@ def feedback_line(task, score: float, checklist: dict) -> str:
         missed = [item for item, ok in checklist.items() if not ok]
         line += (" Met: " + "; ".join(met) + "." if met else "") + (" Missed: " + "; ".join(missed) + "." if missed else "")
     return line
+
+
+def prompt_call_fail(call_id: int, reason: str) -> None:
+    """A prompt job that raised: this call fails and its trajectory ends here (calls the job claimed but did not
+    finish stay `running` until reconcile's lease runs out)."""
+    call = PromptCall.objects.get(pk=call_id)
+    if PromptCall.objects.filter(pk=call_id, status__in=[CallStatus.PENDING, CallStatus.RUNNING]).update(status=CallStatus.FAILED, error=reason):
+        _end_early(call, f"round {call.round + 1} failed: {reason}")
+    submission_advance(call.submission_id)
 
 
 def feedback_fail(call_id: int, reason: str) -> None:

@@ -20,7 +20,7 @@ from evaluation.models import ACTIVE, CallStatus, Judgement, PromptCall, Render,
 
 from .units import prompting_open, submission_advance
 from .workqueue import (
-    FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, START_JOB, enqueue, job_alive, render_queue,
+    FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, START_JOB, enqueue, job_alive,
 )  # fmt: skip
 
 
@@ -42,7 +42,7 @@ def reconcile(after_seconds: float | None = None) -> Resent:
     for submission in Submission.objects.filter(status__in=ACTIVE, created__lt=cutoff):
         if submission.status == Status.QUEUED:
             if not job_alive(START_JOB, submission.pk):
-                enqueue("default", START_JOB, submission.pk)
+                enqueue(START_JOB, submission.pk)
                 resent.starts.append(submission.pk)
             continue
         if submission.status == Status.PROMPTING:
@@ -58,13 +58,13 @@ def _resend_units(submission_id: int, cutoff, resent: Resent) -> None:
     for entry_id, backend, _ in pairs:
         if not job_alive(RENDER_JOB, entry_id, backend):
             renders.filter(entry_id=entry_id, backend=backend).update(queued_at=timezone.now(), started_at=None)
-            enqueue(render_queue(backend), RENDER_JOB, entry_id, backend)
+            enqueue(RENDER_JOB, entry_id, backend, backend=backend)
             resent.renders.append((entry_id, backend))
     judgements = Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING)
     for pk in judgements.filter(queued_at__lt=cutoff).values_list("pk", flat=True):
         if not job_alive(JUDGE_JOB, pk):
             judgements.filter(pk=pk).update(queued_at=timezone.now(), started_at=None)
-            enqueue("judge", JUDGE_JOB, pk)
+            enqueue(JUDGE_JOB, pk)
             resent.judgements.append(pk)
     if not renders.exists() and not judgements.exists() and not job_alive(FINISH_JOB, submission_id):
         submission_advance(submission_id)  # every unit settled but the submission did not move on: its job was lost
@@ -80,13 +80,13 @@ def _resend_calls(submission: Submission, cutoff, resent: Resent) -> None:
     for pk in calls.filter(status=CallStatus.PENDING, queued_at__lte=cutoff).values_list("pk", flat=True):
         if not job_alive(PROMPT_JOB, pk):
             calls.filter(pk=pk).update(queued_at=timezone.now())
-            enqueue("prompter", PROMPT_JOB, pk)
+            enqueue(PROMPT_JOB, pk)
             resent.calls.append(pk)
     for call in calls.filter(feedback_status=UnitStatus.PENDING, finished_at__lt=cutoff):
-        job, queue = (FEEDBACK_JUDGE_JOB, "judge") if call.feedback_image else (FEEDBACK_RENDER_JOB, render_queue(submission.feedback_backend))
+        job, backend = (FEEDBACK_JUDGE_JOB, None) if call.feedback_image else (FEEDBACK_RENDER_JOB, submission.feedback_backend)
         if not job_alive(job, call.pk):
             calls.filter(pk=call.pk).update(finished_at=timezone.now())
-            enqueue(queue, job, call.pk)
+            enqueue(job, call.pk, backend=backend)
             resent.calls.append(call.pk)
     if not prompting_open(submission.pk):
         submission_advance(submission.pk)

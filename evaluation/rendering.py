@@ -37,6 +37,12 @@ def render_entry(entry_id: int, backend: str) -> None:
     submission_advance(entry.submission_id)
 
 
+def render_fail(entry_id: int, backend: str, reason: str) -> None:
+    """A render job that raised: its pending images fail with our words, and the submission moves on."""
+    Render.objects.filter(entry_id=entry_id, backend=backend, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, error=reason)
+    submission_advance(PromptEntry.objects.values_list("submission_id", flat=True).get(pk=entry_id))
+
+
 def _reuse(render: Render) -> bool:
     same = (
         Render.objects.filter(config_hash=render.config_hash, prompt_sha=render.prompt_sha, seed=render.seed, status=UnitStatus.OK)
@@ -96,4 +102,4 @@ def _queue_image_judgements(entry: PromptEntry, renders: list[Render]) -> None:
     with transaction.atomic():
         ok = [r for r in renders if r.status == UnitStatus.OK]
         for judgement in plan_judgements(entry, submission.judge_id, submission.judge_version, ok):
-            enqueue("judge", JUDGE_JOB, judgement.pk)
+            enqueue(JUDGE_JOB, judgement.pk)

@@ -17,16 +17,17 @@ from django.utils import timezone
 
 from evaluator.categories import CATEGORIES
 from evaluator.metrics.coverage import coverage_words, standing
+from evaluator.metrics.scopes import Scope
 from evaluation.models import Figure
 from evaluation.models import ACTIVE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 
 from .judges import JudgeKey, submission_judge
-from .workqueue import listening, render_queue
+from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, listening, queue_for
 
 log = logging.getLogger(__name__)
 
 
-DETAIL_SCOPES = ("task", "category_backend", "part")  # stored for the board and the entry's views, not its scores table
+DETAIL_SCOPES = (Scope.TASK, Scope.CATEGORY_BACKEND, Scope.PART)  # stored for the board and the entry's views, not its scores table
 
 
 def submission_figures(submission: Submission, judge: JudgeKey | None = None, every: bool = False) -> dict[str, list[Figure]]:
@@ -120,12 +121,12 @@ def queues_waiting(submission: Submission) -> list[dict]:
     """For an active submission: the queues its waiting units need and how many live workers listen to each
     (empty in in-process mode, or when Redis cannot be asked: the page then says so)."""
     backends = set(Render.objects.filter(entry__submission=submission, status=UnitStatus.PENDING).values_list("backend", flat=True))
-    needed = ["default", *sorted(render_queue(b) for b in backends)]
+    needed = [queue_for(FINISH_JOB), *sorted(queue_for(RENDER_JOB, b) for b in backends)]
     if Judgement.objects.filter(submission=submission, status=UnitStatus.PENDING).exists():
-        needed.append("judge")
+        needed.append(queue_for(JUDGE_JOB))
     if submission.status == Status.PROMPTING:
-        needed += ["prompter", "judge", render_queue(submission.feedback_backend)] if submission.feedback_backend else ["prompter"]
-        needed = list(dict.fromkeys(needed))
+        feedback = [queue_for(FEEDBACK_JUDGE_JOB), queue_for(FEEDBACK_RENDER_JOB, submission.feedback_backend)] if submission.feedback_backend else []
+        needed = list(dict.fromkeys([*needed, queue_for(PROMPT_JOB), *feedback]))
     try:
         workers = listening(needed)
     except redis.RedisError as exc:  # shown as its type only: the message may name hosts

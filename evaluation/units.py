@@ -14,12 +14,11 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from PIL import Image
 
 from evaluator.backends import BackendConfig
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
-from evaluator.judge.types import Side, TargetInput, TaskInput
+from evaluator.judge.types import Side, TaskInput
 from evaluation.models import ACTIVE, OPEN_CALLS, RESUMABLE, CallStatus, Judgement, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
 from tasks.models import Task
 
@@ -28,7 +27,7 @@ from .figures import figures_rebuild
 from .judges import JudgeKey
 from .selectors import skill_missing
 from .signals import submission_finished
-from .workqueue import BOARD_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue, render_queue
+from .workqueue import BOARD_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue
 
 
 def task_input(task: Task) -> TaskInput:
@@ -40,19 +39,6 @@ def task_input(task: Task) -> TaskInput:
     )  # fmt: skip
 
 
-def target_for(task: Task, backend: str) -> TargetInput | None:
-    """An IM task's target for the similarity skill, with its c_k reference render on `backend` where one exists."""
-    if not task.target_image:
-        return None
-    reference = task.references.filter(config_hash=runtime.backend_configs()[backend].version_hash()).first()
-
-    def load(field):
-        with field.open("rb") as handle:
-            return Image.open(handle).convert("RGB")
-
-    return TargetInput(image=load(task.target_image), reference=load(reference.image) if reference else None)
-
-
 def submission_start(submission_id: int) -> None:
     """Claim a queued submission, create every render and prompt-judgement row, and enqueue them."""
     if not Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(status=Status.RENDERING, started=timezone.now()):
@@ -62,10 +48,7 @@ def submission_start(submission_id: int) -> None:
         submission_fail(submission_id, "no rendering backend is enabled in the backends file")
         return
     with transaction.atomic():
-        Submission.objects.filter(pk=submission_id).update(
-            **runtime.judge_fields(judge),
-            backends=[{**c.to_dict(), "version_hash": c.version_hash()} for c in configs.values()],
-        )  # fmt: skip
+        Submission.objects.filter(pk=submission_id).update(**runtime.snapshot_fields(judge, configs))
         _plan_entries(Submission.objects.get(pk=submission_id))
 
 
@@ -85,9 +68,9 @@ def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id:
                 entry=entry, backend=config.name, image_index=k,
                 defaults={"seed": seed, "config_hash": config.version_hash(), "prompt_sha": prompt_sha},
             )  # fmt: skip
-        enqueue(render_queue(config.name), RENDER_JOB, entry.pk, config.name)
+        enqueue(RENDER_JOB, entry.pk, config.name, backend=config.name)
     for judgement in plan_judgements(entry, judge_id, judge_version, [None]):
-        enqueue("judge", JUDGE_JOB, judgement.pk)
+        enqueue(JUDGE_JOB, judgement.pk)
 
 
 def plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, renders: list[Render | None]) -> list[Judgement]:
@@ -135,7 +118,7 @@ def submission_advance(submission_id: int) -> None:
             return
         Submission.objects.filter(pk=submission_id, status=Status.RENDERING).update(status=Status.JUDGING)
     if not Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING).exists():
-        enqueue("default", FINISH_JOB, submission_id)
+        enqueue(FINISH_JOB, submission_id)
 
 
 def prompting_open(submission_id: int) -> bool:
@@ -179,7 +162,7 @@ def submission_rescore(submission_id: int) -> int:
     judgements were queued."""
     judge = runtime.judge()
     if not Submission.objects.filter(pk=submission_id, status__in=RESUMABLE).update(
-        status=Status.JUDGING, **runtime.judge_fields(judge), finished=None, error=""
+        status=Status.JUDGING, **runtime.snapshot_fields(judge), finished=None, error=""
     ):
         return 0
     queued = 0
@@ -189,7 +172,7 @@ def submission_rescore(submission_id: int) -> int:
         for entry in PromptEntry.objects.filter(submission_id=submission_id).select_related("task"):
             renders = [None, *entry.renders.filter(status=UnitStatus.OK)]
             for judgement in plan_judgements(entry, judge.judge_id, judge.version, renders):
-                enqueue("judge", JUDGE_JOB, judgement.pk)
+                enqueue(JUDGE_JOB, judgement.pk)
                 queued += 1
     if not queued:
         submission_advance(submission_id)
@@ -209,7 +192,7 @@ def submission_finish(submission_id: int) -> None:
         submission.save(update_fields=["status", "error", "finished"])
         figures_rebuild(submission=submission)
         if submission.published:  # a rescored entry: its board's statistics follow
-            enqueue("default", BOARD_JOB, submission.pack_id, submission.pack_revision)
+            enqueue(BOARD_JOB, submission.pack_id, submission.pack_revision)
         submission_finished.send(sender=Submission, submission=submission)  # e.g. studies rebuilds its human rows
 
 

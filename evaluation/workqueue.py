@@ -1,4 +1,8 @@
-"""One seam for queueing work: RQ when REDIS_URL is set, an in-process FIFO otherwise.
+"""One seam for queueing work: RQ when REDIS_URL is set, in this process otherwise.
+
+Without Redis (the embedded default) a web process runs jobs on one background thread of its own
+(`run_in_background`, called by atelier/wsgi.py), so a request answers at once and the pages show the same live
+progress as with RQ; commands and tests drain jobs in the calling thread, in order, before they return.
 
 (Named workqueue, not queue, so it never shadows the standard library's queue module.)
 
@@ -12,7 +16,10 @@ calls it (no import cycle), and a test checks that every name resolves.
 from __future__ import annotations
 
 import logging
+import os
+import queue
 import re
+import threading
 from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +30,7 @@ from typing import Any, Callable
 import django_rq
 import redis
 from django.conf import settings
-from django.db import transaction
+from django.db import close_old_connections, transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 from rq.exceptions import NoSuchJobError
@@ -38,13 +45,22 @@ PROMPT_JOB = "evaluation.jobs.prompt_job"
 FEEDBACK_RENDER_JOB = "evaluation.jobs.feedback_render_job"
 FEEDBACK_JUDGE_JOB = "evaluation.jobs.feedback_judge_job"
 BOARD_JOB = "evaluation.jobs.board_job"
-# The jobs enqueue() accepts: this layer's own, and those an app above registers from its AppConfig.ready().
-JOBS = {BOARD_JOB, START_JOB, RENDER_JOB, JUDGE_JOB, FINISH_JOB, PROMPT_JOB, FEEDBACK_RENDER_JOB, FEEDBACK_JUDGE_JOB}
+RENDER = "render-{backend}"  # a render job runs on its backend's own queue, where that backend's GPU worker listens
+
+# The one table of work: every job enqueue() accepts and the queue it runs on. This layer's jobs are here; an app
+# above adds its own from its AppConfig.ready() (register_jobs), so this layer never imports it.
+JOBS: dict[str, str] = {
+    START_JOB: "default", FINISH_JOB: "default", BOARD_JOB: "default",
+    RENDER_JOB: RENDER, FEEDBACK_RENDER_JOB: RENDER,
+    JUDGE_JOB: "judge", FEEDBACK_JUDGE_JOB: "judge",
+    PROMPT_JOB: "prompter",
+}  # fmt: skip
 
 
-def register_jobs(*jobs: str) -> None:
-    """Let an app above this layer enqueue its own jobs (dotted paths) without this layer importing it."""
+def register_jobs(jobs: dict[str, str]) -> None:
+    """Let an app above this layer enqueue its own jobs (dotted path -> queue) without this layer importing it."""
     JOBS.update(jobs)
+
 
 log = logging.getLogger(__name__)
 _inline: deque[tuple[Callable[..., Any], tuple[Any, ...]]] = deque()
@@ -60,16 +76,21 @@ class JobsLost(RuntimeError):
     """The change was committed, but the queue went away between the check before the commit and the send after it."""
 
 
-def render_queue(backend: str) -> str:
-    return f"render-{backend}"
-
-
-def enqueue(queue_name: str, job: str, *args: Any) -> None:
-    """Run `job` (a dotted path in JOBS) with `args` on `queue_name` once the current transaction commits."""
-    if queue_name not in settings.ATELIER_QUEUES:
-        raise ValueError(f"unknown queue {queue_name!r}")
+def queue_for(job: str, backend: str | None = None) -> str:
+    """The queue `job` runs on (JOBS); a render job names its backend."""
     if job not in JOBS:
         raise ValueError(f"unknown job {job!r}")
+    if (JOBS[job] == RENDER) != (backend is not None):
+        raise ValueError(f"{job} runs on {JOBS[job]!r}: {'name' if backend is None else 'no'} backend")
+    name = RENDER.format(backend=backend) if backend is not None else JOBS[job]
+    if name not in settings.ATELIER_QUEUES:
+        raise ValueError(f"unknown queue {name!r}")
+    return name
+
+
+def enqueue(job: str, *args: Any, backend: str | None = None) -> None:
+    """Run `job` (a dotted path in JOBS) with `args` on its queue once the current transaction commits."""
+    queue_name = queue_for(job, backend)
     if (sending_to := _sending_to.get()) is not None:
         sending_to.add(queue_name)
     transaction.on_commit(lambda: _send(queue_name, job, args))
@@ -121,6 +142,9 @@ def _send(queue_name: str, job: str, args: tuple[Any, ...]) -> None:
         except redis.RedisError as exc:
             raise QueueUnavailable(f"the work queue could not be reached ({type(exc).__name__}: {exc})") from exc
         return
+    if _background is not None:
+        _background_worker().submit(job, args)
+        return
     _inline.append((import_string(job), args))
     _drain()
 
@@ -146,10 +170,10 @@ def _drain() -> None:
 
 def job_alive(job: str, *args: Any) -> bool:
     """Whether a unit's job is still coming: queued, or started on a worker whose heartbeat is recent.
-    A job that is gone (Redis lost it), failed, stopped, or held by a dead worker is not. In-process
-    mode has no jobs in flight between calls, so nothing is alive there."""
+    A job that is gone (Redis lost it), failed, stopped, or held by a dead worker is not. In-process,
+    only the background thread holds jobs between calls."""
     if not settings.REDIS_URL:
-        return False
+        return _background is not None and _background.holds(job_id(job, args))
     connection = django_rq.get_connection("default")
     try:
         found = Job.fetch(job_id(job, args), connection=connection)
@@ -173,3 +197,83 @@ def listening(queue_names: list[str]) -> dict[str, int] | None:
     stale = timezone.now() - timedelta(seconds=settings.ATELIER_WORKER_STALE_AFTER)
     alive = [w for w in Worker.all(connection=connection) if w.last_heartbeat and w.last_heartbeat > stale]
     return {name: sum(name in w.queue_names() for w in alive) for name in queue_names}
+
+
+class _BackgroundWorker(threading.Thread):
+    """The embedded default's worker: one thread of the web process, running jobs in the order they were sent.
+
+    On start, and whenever it has been idle for ATELIER_RECONCILE_INTERVAL seconds, it runs reconcile, so units
+    a previous process left pending (it was stopped mid-job) are sent again: the database is the source of truth."""
+
+    def __init__(self) -> None:
+        super().__init__(name="atelier-jobs", daemon=True)
+        self.pid, self.jobs, self.held, self.lock = os.getpid(), queue.SimpleQueue(), set(), threading.Lock()
+
+    def submit(self, job: str, args: tuple[Any, ...]) -> None:
+        with self.lock:
+            self.held.add(job_id(job, args))
+        self.jobs.put((job, args))
+
+    def holds(self, key: str) -> bool:
+        with self.lock:
+            return key in self.held
+
+    def run(self) -> None:
+        _run_job(RECONCILE_JOB, ())
+        while True:
+            try:
+                job, args = self.jobs.get(timeout=settings.ATELIER_RECONCILE_INTERVAL)
+            except queue.Empty:
+                job, args = RECONCILE_JOB, ()
+            if job is None:  # stop_background()
+                return
+            _run_job(job, args)
+            with self.lock:
+                self.held.discard(job_id(job, args))
+
+
+def _run_job(job: str, args: tuple[Any, ...]) -> None:
+    """One job on the background thread, with fresh database connections; a failure is logged (the job has already
+    written why on its rows), as RQ's failed-job registry would keep it."""
+    close_old_connections()
+    try:
+        import_string(job)(*args)
+    except Exception:
+        log.exception("background job %s%r failed", job, args)
+    finally:
+        close_old_connections()
+
+
+RECONCILE_JOB = "evaluation.reconcile.reconcile_job"
+_background: _BackgroundWorker | None = None
+_background_lock = threading.Lock()
+
+
+def run_in_background() -> None:
+    """In the embedded default (no REDIS_URL), run this process's jobs on a background thread from now on."""
+    global _background
+    if not settings.REDIS_URL:
+        with _background_lock:
+            _background = _background or _BackgroundWorker()
+        _background_worker()
+
+
+def _background_worker() -> _BackgroundWorker:
+    """The running worker of this process (a forked child starts its own: threads do not survive a fork)."""
+    global _background
+    with _background_lock:
+        if _background.pid != os.getpid() or not _background.is_alive():
+            if _background.pid != os.getpid() or _background.ident is not None:  # inherited by a fork, or ended
+                _background = _BackgroundWorker()
+            _background.start()
+        return _background
+
+
+def stop_background(timeout: float = 60.0) -> None:
+    """Back to running jobs in the calling thread, once the background thread has finished the jobs it was sent."""
+    global _background
+    with _background_lock:
+        worker, _background = _background, None
+    if worker is not None and worker.is_alive() and worker.pid == os.getpid():
+        worker.jobs.put((None, ()))
+        worker.join(timeout)

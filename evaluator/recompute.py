@@ -35,7 +35,9 @@ from .judge.spec import ClipSpec, JudgeSpec
 from .metrics.aggregate import Figure, Unit, detail_figures, figures, task_figures
 from .metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from .metrics.coverage import coverage, standing
+from .metrics.scopes import Scope
 from .metrics.steerability import steerability
+from .tiers import ROW_TIERS, Tier
 
 ABOUT = ("prompter", "team", "condition", "origin")  # who an entry is: named in board.json, not computed
 HUMAN_ABOUT = ("label", "judge_id", "judge_version", "judge_label")  # what a human row is called (its judge is checked apart)
@@ -43,7 +45,6 @@ DESCRIBED = ("pack", "judge", "code_version", "backends", "coverage_settings")  
 STAMPS = ("entry", "participant", "judge_version", "config_hash")  # what a unit line carries besides the unit
 # The field, or fields, that name a list's elements where they do (else elements are compared by position).
 LABELS = (("entry",), ("scripted", "tier"), ("category",), ("upper",), ("target",), ("scope", "key"), ("name",))
-TIERS = ("novice", "skilled", "all")
 MISSING = object()
 
 
@@ -159,7 +160,7 @@ def steerability_rows(trajectories: list[dict], categories: dict[str, str]) -> l
 
 def _statistics(entries: list[dict], download: Download) -> dict:
     """board_stats_compute on the entries' recomputed task scores, with the counts the board page stores beside them."""
-    every = {str(e["entry"]): {k.split(":", 1)[1]: f["value"] for k, f in e["figures"].items() if k.startswith("task:") and f["value"] is not None} for e in entries}
+    every = {str(e["entry"]): {k.split(":", 1)[1]: f["value"] for k, f in e["figures"].items() if k.startswith(f"{Scope.TASK}:") and f["value"] is not None} for e in entries}
     lengths, lists = prompt_styles((str(p["entry"]), p["task_id"], p["prompt"]) for p in download.prompts)
     splits = {t["task_id"]: t["split"] for t in download.tasks}
     inputs = {**download.statistics_inputs, "every": every, "lengths": lengths, "lists": lists, "categories": download.categories, "splits": splits}
@@ -175,8 +176,8 @@ def _humans(entries: list[dict], download: Download) -> dict:
     rows = []
     for scripted in (False, True):
         pool = [p for p in download.participants if bool(p.get("scripted")) == scripted]
-        rows += [_human_row(scripted, tier, members, download.human_units) for tier in TIERS if (members := [p for p in pool if tier in ("all", p["tier"])])]
-    pooled = sorted((r for r in rows if r["tier"] == "all"), key=lambda r: r["scripted"])
+        rows += [_human_row(scripted, tier, members, download.human_units) for tier in ROW_TIERS if (members := [p for p in pool if tier in (Tier.ALL, p["tier"])])]
+    pooled = sorted((r for r in rows if r["tier"] == Tier.ALL), key=lambda r: r["scripted"])
     tasks = pooled[0]["tasks"] if pooled else []
     partial = bool(rows) and len(tasks) < len(download.tasks)
     return {"rows": rows, "partial": partial, "tasks": len(tasks), "common": _common_scores(entries, tasks, download.categories) if partial else {}}
@@ -198,7 +199,7 @@ def _common_scores(entries: list[dict], tasks: list[str], categories: dict[str, 
     for e in entries:
         by_category: dict[str, list[float]] = defaultdict(list)
         for task_id in tasks:
-            if (f := e["figures"].get(f"task:{task_id}")) and f["value"] is not None:
+            if (f := e["figures"].get(f"{Scope.TASK}:{task_id}")) and f["value"] is not None:
                 by_category[categories[task_id]].append(f["value"])
         if by_category:
             out[str(e["entry"])] = fmean(fmean(v) for v in by_category.values())

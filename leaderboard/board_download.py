@@ -22,8 +22,9 @@ from evaluation.judges import JudgeKey
 from evaluation.trajectories import submission_steerability, trajectories
 from evaluator.metrics.aggregate import Figure as Computed
 from evaluator.metrics.coverage import standing
+from evaluator.metrics.scopes import Scope
 from studies.models import Participant
-from evaluation.models import Judgement, PromptEntry, Render, Status, Submission
+from evaluation.models import Judgement, Origin, PromptEntry, Render, Status, Submission
 from tasks.models import Split
 
 from .downloads import COLUMNS, breakdown_rows
@@ -56,7 +57,7 @@ DERIVED_INPUTS = ("every", "lengths", "lists", "categories", "splits")  # board_
 
 
 def board_files(board: Board, judge: JudgeKey, absolute: Callable[[str], str]) -> Iterator[tuple[str, Iterator[str]]]:
-    entries = list(board_submissions(board).filter(figures__judge_id=judge.judge_id, figures__judge_version=judge.version, figures__scope="overall").distinct().order_by("pk"))
+    entries = list(board_submissions(board).filter(figures__judge_id=judge.judge_id, figures__judge_version=judge.version, figures__scope=Scope.OVERALL).distinct().order_by("pk"))
     participants = board_participants(board, judge)
     yield "README.md", iter([README.format(board=board, judge=judge)])
     yield "board.json", iter([json.dumps(_board_json(board, judge, entries, participants), indent=1, ensure_ascii=False)])
@@ -80,7 +81,7 @@ def statistics_inputs(board: Board, judge: JudgeKey) -> dict:
 
 def board_participants(board: Board, judge: JudgeKey) -> list[Participant]:
     """The human baseline's participants scored by this judge, as evaluation.humans pools them (in id order)."""
-    found = Participant.objects.filter(submission__origin="human", submission__pack=board.pack, submission__pack_revision=board.revision, submission__status=Status.DONE,
+    found = Participant.objects.filter(submission__origin=Origin.HUMAN, submission__pack=board.pack, submission__pack_revision=board.revision, submission__status=Status.DONE,
                                        withdrawn__isnull=True, submission__judge_id=judge.judge_id, submission__judge_version=judge.version)  # fmt: skip
     return list(found.select_related("submission", "study").order_by("pk"))
 

@@ -17,6 +17,8 @@ from evaluation.selectors import entry_breakdown
 from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
 from evaluator.categories import CATEGORIES
 from evaluator.judge.scales import scale_named
+from evaluator.metrics.scopes import RankedOn, Scope, split_cell_key
+from evaluator.tiers import Tier
 from evaluation.models import PromptEntry, Status, Submission
 from tasks.models import TaskPack
 
@@ -127,7 +129,7 @@ def leaderboard_page(board: Board, judge: JudgeKey, stats: BoardStats | None, so
     stored = board_rows(board, judge, condition)
     backends = stats.backends if stats else {}
     sortable = {*CATEGORIES, *ROW_SORTS, *(f"backend:{b}" for b in backends)}
-    ranked = stats is not None and stats.ranked_on.get("split", "all") == "test"
+    ranked = stats is not None and stats.ranked_on.get("split", RankedOn.ALL) == RankedOn.TEST
     if sort == "rank" or (sort == "test" and ranked):
         key = F("score")  # the ranked score (the test score when ranked on it): an indexed column, not a JSON key
     else:
@@ -152,9 +154,9 @@ def _rows(board: Board, stored: list[BoardRow]) -> list[Row]:
     for r in stored:
         shown = r.figures
         row = Row(submission=r.submission, tasks_covered=r.tasks_covered, stats=r.stats, tries=tries_by_team.get(r.submission.team_id, 0))
-        row.overall = _figure("overall", "overall", shown["overall"]) if shown.get("overall") else None
-        row.categories = {k: _figure("category", k, f) for k, f in shown.get("category", {}).items()}
-        row.backends = {k: _figure("backend", k, f) for k, f in shown.get("backend", {}).items()}
+        row.overall = _figure(Scope.OVERALL, "overall", shown[Scope.OVERALL]) if shown.get(Scope.OVERALL) else None
+        row.categories = {k: _figure(Scope.CATEGORY, k, f) for k, f in shown.get(Scope.CATEGORY, {}).items()}
+        row.backends = {k: _figure(Scope.BACKEND, k, f) for k, f in shown.get(Scope.BACKEND, {}).items()}
         rows.append(row)
     return rows
 
@@ -234,7 +236,7 @@ class HumanView:
 
 
 def human_judges(board: Board) -> list[JudgeKey]:
-    rows = HumanRow.objects.filter(pack=board.pack, revision=board.revision, tier="all")
+    rows = HumanRow.objects.filter(pack=board.pack, revision=board.revision, tier=Tier.ALL)
     found = {(r.judge_id, r.judge_version): JudgeKey(r.judge_id, r.judge_version, r.judge_label) for r in rows}  # people's and scripted rows
     return list(found.values())
 
@@ -250,10 +252,10 @@ def human_rows(board: Board, judge: JudgeKey) -> list[HumanView]:
             view = HumanView(found[(scripted, tier)])
             for data in view.row.figures:
                 figure = Figure(**{k: data[k] for k in ("scope", "key", "value", "n", "failures", "ci_low", "ci_high", "scale")})
-                if figure.scope == "overall":
+                if figure.scope == Scope.OVERALL:
                     view.overall = figure
-                elif figure.scope in ("category", "backend"):
-                    getattr(view, "categories" if figure.scope == "category" else "backends")[figure.key] = figure
+                elif figure.scope in (Scope.CATEGORY, Scope.BACKEND):
+                    getattr(view, "categories" if figure.scope == Scope.CATEGORY else "backends")[figure.key] = figure
             view.common = view.overall.value if view.overall else None
             views.append(view)
     return views
@@ -264,7 +266,7 @@ def common_task_scores(board: Board, judge: JudgeKey, rows: list[Row], tasks: li
     per-task figures; a row with no stored task figures (scored before they existed: run rescore) is left out."""
     category = dict(board.pack.tasks.filter(task_id__in=tasks).values_list("task_id", "category"))
     per_row: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    figures = Figure.objects.filter(submission__in=[r.submission.pk for r in rows], judge_id=judge.judge_id, judge_version=judge.version, scope="task", key__in=tasks)
+    figures = Figure.objects.filter(submission__in=[r.submission.pk for r in rows], judge_id=judge.judge_id, judge_version=judge.version, scope=Scope.TASK, key__in=tasks)
     for submission_id, task_id, value in figures.values_list("submission_id", "key", "value"):
         if value is not None:
             per_row[submission_id][category[task_id]].append(value)
@@ -274,7 +276,7 @@ def common_task_scores(board: Board, judge: JudgeKey, rows: list[Row], tasks: li
 def human_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
     """Human rows, and when the humans did only part of the board's tasks, every row's overall on those tasks."""
     humans = human_rows(board, judge)
-    pooled = [h for h in humans if h.row.tier == "all" and not h.row.scripted] or [h for h in humans if h.row.tier == "all"]
+    pooled = [h for h in humans if h.row.tier == Tier.ALL and not h.row.scripted] or [h for h in humans if h.row.tier == Tier.ALL]
     tasks = pooled[0].row.tasks if pooled else []  # people's "all" row (else the scripted one): every task any participant did
     partial = bool(humans) and len(tasks) < board.pack.tasks.count()
     return {"humans": humans, "partial": partial, "human_tasks": len(tasks), "common": common_task_scores(board, judge, rows, tasks) if partial else {}}
@@ -355,18 +357,18 @@ def _rate(record: list | None) -> float | None:
 def entry_views(submission: Submission, judge: JudgeKey, figures: dict[str, list[Figure]]) -> dict:
     """More views of one entry's stored figures: category × backend, prompt vs image part, mean vs top-1 per skill,
     and the mean task score per tag (from the stored per-task figures and the tasks' tags)."""
-    cells = {f.key: f for f in figures.get("category_backend", [])}
-    backends = sorted({key.split("|", 1)[1] for key in cells})
-    categories = sorted({key.split("|", 1)[0] for key in cells}, key=lambda c: "OE CO IM".find(c))
-    matrix = [{"category": c, "cells": [cells.get(f"{c}|{b}") for b in backends]} for c in categories]
-    means = {f.key: f for f in figures.get("skill", [])}
-    top1 = [{"skill": f.key, "mean": means.get(f.key), "top1": f} for f in figures.get("top1", [])]
-    tasks = Figure.objects.filter(submission=submission, judge_id=judge.judge_id, judge_version=judge.version, scope="task", value__isnull=False)
+    cells = {split_cell_key(f.key): f for f in figures.get(Scope.CATEGORY_BACKEND, [])}
+    backends = sorted({b for _, b in cells})
+    categories = sorted({c for c, _ in cells}, key=CATEGORIES.index)
+    matrix = [{"category": c, "cells": [cells.get((c, b)) for b in backends]} for c in categories]
+    means = {f.key: f for f in figures.get(Scope.SKILL, [])}
+    top1 = [{"skill": f.key, "mean": means.get(f.key), "top1": f} for f in figures.get(Scope.TOP1, [])]
+    tasks = Figure.objects.filter(submission=submission, judge_id=judge.judge_id, judge_version=judge.version, scope=Scope.TASK, value__isnull=False)
     scores = dict(tasks.values_list("key", "value"))
     by_tag: dict[tuple[str, str], list[float]] = defaultdict(list)
     for task in submission.pack.tasks.filter(task_id__in=list(scores)).prefetch_related("tags"):
         for tag in task.tags.all():
             by_tag[(tag.group, tag.name)].append(scores[task.task_id])
     tags = [{"group": g, "tag": t, "mean": fmean(v), "n": len(v)} for (g, t), v in sorted(by_tag.items())]
-    return {"backends": backends, "matrix": matrix, "parts": figures.get("part", []), "top1": top1, "tags": tags,
+    return {"backends": backends, "matrix": matrix, "parts": figures.get(Scope.PART, []), "top1": top1, "tags": tags,
             "tag_chart": {"x": [r["tag"] for r in tags], "y": [round(r["mean"], 2) for r in tags], "n": [r["n"] for r in tags]}}  # fmt: skip

@@ -10,7 +10,7 @@ from evaluation import selectors as units
 from evaluation.exports import zip_stream
 from evaluation.judges import judges_of, pick_judge, submission_judge
 from evaluator.categories import CATEGORIES
-from evaluation.models import ACTIVE, Submission
+from evaluation.models import ACTIVE, Origin, Submission
 
 from . import selectors
 from .board_download import board_files
@@ -62,7 +62,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status in ACTIVE,
         "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [], "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
         "on_team": selectors.on_team(request.user, submission), "selection_limit": settings.ATELIER_BOARD_SELECTION, "max_missing": 100 * settings.ATELIER_MAX_MISSING_RATE,
-        "prompting": selectors.prompting_section(submission) if submission.origin == "endpoint" else None,
+        "prompting": selectors.prompting_section(submission) if submission.origin == Origin.ENDPOINT else None,
         "pack_coverage": units.pack_coverage(submission),
     }  # fmt: skip
     return render(request, "leaderboard/submission.html", context)

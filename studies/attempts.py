@@ -12,7 +12,8 @@ from evaluation import runtime
 from evaluation.models import UnitStatus
 from evaluation.prompting import TARGET_SKILL
 from evaluation.rendering import render_prompt, store_png
-from evaluation.units import target_for, task_input
+from evaluation.judging import target_for
+from evaluation.units import task_input
 from evaluation.workqueue import enqueue
 
 from .models import Attempt
@@ -35,7 +36,7 @@ def attempt_render(attempt_id: int) -> None:
     images, _, _ = render_prompt(config, attempt.text, config.seeds_for(task.task_id, attempt.number)[:1])
     name, _ = store_png(images[0])
     Attempt.objects.filter(pk=attempt_id).update(image=name)
-    enqueue("judge", ATTEMPT_JUDGE_JOB, attempt_id)
+    enqueue(ATTEMPT_JUDGE_JOB, attempt_id)
 
 
 def attempt_judge(attempt_id: int) -> None:
@@ -45,7 +46,8 @@ def attempt_judge(attempt_id: int) -> None:
     task, study = attempt.assignment.task, attempt.assignment.participant.study
     with attempt.image.open("rb") as handle:
         image = Image.open(handle).convert("RGB")
-    result = runtime.judge().run(TARGET_SKILL, task_input(task), attempt.text, image, target=target_for(task, study.retry_backend))
+    target = target_for(task, runtime.backend_configs()[study.retry_backend].version_hash())  # an attempt records no hash: the file's config, as attempt_render read it
+    result = runtime.judge().run(TARGET_SKILL, task_input(task), attempt.text, image, target=target)
     if result.status != UnitStatus.OK or result.value is None:
         attempt_fail(attempt_id, result.reason or f"similarity {result.status}")
         return

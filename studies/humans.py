@@ -16,25 +16,25 @@ from dataclasses import asdict, replace
 from django.db import transaction
 
 from evaluation.figures import submission_units
-from evaluation.models import HumanRow, Status, Submission
+from evaluation.models import HumanRow, Origin, Status, Submission
 from evaluator.metrics.aggregate import figures, task_figures
+from evaluator.tiers import ROW_TIERS, Tier
 from tasks.models import TaskPack
 
 from .models import Participant
 
-TIERS = ("novice", "skilled")
 Pool = tuple[str, str, bool]  # judge id, judge version, scripted
 
 
 @transaction.atomic
 def human_rows_rebuild(*, pack: TaskPack, revision: int) -> list[HumanRow]:
-    finished = Submission.objects.filter(origin="human", pack=pack, pack_revision=revision, status=Status.DONE, participant__withdrawn__isnull=True)
+    finished = Submission.objects.filter(origin=Origin.HUMAN, pack=pack, pack_revision=revision, status=Status.DONE, participant__withdrawn__isnull=True)
     participants = Participant.objects.filter(submission__in=finished).select_related("submission", "study")
     HumanRow.objects.filter(pack=pack, revision=revision).delete()
     rows = []
     for pool, group in sorted(_pools(participants).items()):
-        for tier in (*TIERS, "all"):
-            members = [p for p in group if tier == "all" or p.tier == tier]
+        for tier in ROW_TIERS:
+            members = [p for p in group if tier == Tier.ALL or p.tier == tier]
             if members:
                 rows.append(_row(pack, revision, tier, pool, members))
     return HumanRow.objects.bulk_create(rows)
@@ -67,5 +67,5 @@ def _row(pack: TaskPack, revision: int, tier: str, pool: Pool, group: list[Parti
 
 def human_rows_after_finish(sender, *, submission: Submission, **kwargs) -> None:
     """evaluation.signals.submission_finished: a participant's submission finished, so its board's rows follow."""
-    if submission.origin == "human":
+    if submission.origin == Origin.HUMAN:
         human_rows_rebuild(pack=submission.pack, revision=submission.pack_revision)

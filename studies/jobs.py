@@ -2,22 +2,9 @@
 
 from __future__ import annotations
 
-from evaluation.jobs import why
+from evaluation.jobs import unit_job, why
 
 from .attempts import attempt_fail, attempt_judge, attempt_render
 
-
-def attempt_render_job(attempt_id: int) -> None:
-    try:
-        attempt_render(attempt_id)
-    except Exception as exc:
-        attempt_fail(attempt_id, f"image: {why(exc)}")
-        raise
-
-
-def attempt_judge_job(attempt_id: int) -> None:
-    try:
-        attempt_judge(attempt_id)
-    except Exception as exc:
-        attempt_fail(attempt_id, f"score: {why(exc)}")
-        raise
+attempt_render_job = unit_job(attempt_render, lambda pk, exc: attempt_fail(pk, f"image: {why(exc)}"))
+attempt_judge_job = unit_job(attempt_judge, lambda pk, exc: attempt_fail(pk, f"score: {why(exc)}"))

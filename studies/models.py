@@ -13,6 +13,7 @@ from django.db import models
 from django.utils import timezone
 
 from evaluation.models import Submission, UnitStatus
+from evaluator.tiers import PARTICIPANT_TIERS
 from tasks.models import Task, TaskPack
 from teams.models import Team
 
@@ -70,9 +71,8 @@ class Invitation(models.Model):
         return self.expires is not None and self.expires <= timezone.now()
 
 
-class Tier(models.TextChoices):
-    NOVICE = "novice"
-    SKILLED = "skilled"
+# A participant's tier (evaluator.tiers), as Django choices: Tier.NOVICE == "novice". Human rows add "all".
+Tier = models.TextChoices("Tier", [(t.name, t.value) for t in PARTICIPANT_TIERS])
 
 
 class Participant(models.Model):

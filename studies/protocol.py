@@ -15,6 +15,9 @@ from pathlib import Path
 
 import jsonschema
 
+from evaluator.categories import CATEGORIES
+from evaluator.tiers import Tier
+
 FOLDER = Path(__file__).resolve().parent / "protocol"
 BASE_VERSION = "human-1"
 TEXT_LIMIT = 300  # characters of a free-text answer
@@ -52,8 +55,8 @@ TIER_RULE_SCHEMA = {
 }
 MODULES_SCHEMA = {
     "type": "object",
-    "required": ["OE", "CO", "IM"],
-    "properties": {c: {"type": "object", "required": ["title", "intro"], "properties": {"title": {"type": "string"}, "intro": {"type": "string"}}} for c in ("OE", "CO", "IM")},
+    "required": list(CATEGORIES),
+    "properties": {c: {"type": "object", "required": ["title", "intro"], "properties": {"title": {"type": "string"}, "intro": {"type": "string"}}} for c in CATEGORIES},
 }
 
 
@@ -120,7 +123,7 @@ def answer_problems(questionnaire: dict, answers: dict) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Placement:
-    tier: str  # novice | skilled
+    tier: Tier  # a participant tier (evaluator.tiers.PARTICIPANT_TIERS)
     points: float
     by_question: dict[str, float]
 
@@ -134,7 +137,7 @@ def place(tier_rule: dict, answers: dict) -> Placement:
         by_question[key] = float(sum(table.get(option, 0) for option in chosen))
     total = sum(by_question.values())
     required = all(by_question.get(n["question"], 0) >= n["min_points"] for n in tier_rule.get("require", []))
-    return Placement("skilled" if total >= tier_rule["skilled_at"] and required else "novice", total, by_question)
+    return Placement(Tier.SKILLED if total >= tier_rule["skilled_at"] and required else Tier.NOVICE, total, by_question)
 
 
 def draw_plan(tasks: dict[str, list[str]], taken: dict[str, int], rounds: int, per_category: int, seed: str) -> list[tuple[int, str, str]]:

@@ -12,7 +12,8 @@ from .models import Assignment, Participant, Study
 
 
 def constraint_bullets(task) -> list[str]:
-    """A CO task's constraints as the bullets a participant reads (the brief's own words, key first)."""
+    """A CO task's constraints as the bullets a participant reads (the brief's own words, key first). `task`: the
+    task as a prompter sees it (tasks.selectors.prompter_view), or the task itself."""
     constraints = task.constraints or {}
     return [f"{key.replace('_', ' ').capitalize()}: {value}" for key, value in constraints.items()] if isinstance(constraints, dict) else []
 

@@ -15,12 +15,13 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.text import slugify
 
-from evaluation.workqueue import START_JOB, enqueue, enqueued_or_unchanged, render_queue
+from evaluation.workqueue import START_JOB, enqueue, enqueued_or_unchanged
 from evaluation import runtime
 from evaluator.categories import IMITATION
-from evaluation.models import PromptCall, PromptEntry, Render, Submission, UnitStatus
+from evaluation.models import Origin, PromptCall, PromptEntry, Render, Submission, UnitStatus
 from teams.models import Team
 from tasks.models import Task, TaskPack
+from tasks.selectors import prompter_tasks
 
 from . import protocol
 from .attempts import ATTEMPT_RENDER_JOB
@@ -69,9 +70,8 @@ def study_team(name: str, slug: str) -> Team:
 
 
 def usable_tasks(pack: TaskPack, split: str):
-    """Tasks a participant can do: of the split, and for IM only those whose target image exists (render_targets)."""
-    tasks = Task.objects.filter(pack=pack, **({"split": split} if split else {}))
-    return tasks.exclude(category=IMITATION, target_image="")
+    """Tasks a participant can do: those of the split a prompter may be shown (tasks.selectors.prompter_tasks)."""
+    return prompter_tasks(Task.objects.filter(pack=pack, **({"split": split} if split else {})))
 
 
 def invitations_create(*, study: Study, count: int, valid_days: int | None = None, note: str = "") -> list[Invitation]:
@@ -197,14 +197,14 @@ def _complete(participant: Participant) -> None:
     study = participant.study
     submission = Submission.objects.create(
         team=study.team, pack=study.pack, pack_revision=study.pack.revision, prompter=f"participant {participant.code}",
-        condition=participant.tier, origin="human", source_name=f"study {study.slug}", baseline_note=f"study {study.name}, protocol {study.protocol_version}",
+        condition=participant.tier, origin=Origin.HUMAN, source_name=f"study {study.slug}", baseline_note=f"study {study.name}, protocol {study.protocol_version}",
     )  # fmt: skip
     PromptEntry.objects.bulk_create(
         PromptEntry(submission=submission, task_id=a.task_id, sample_index=0, text=a.text, line=a.position + 1) for a in participant.assignments.all()
     )
     participant.completed, participant.submission = timezone.now(), submission
     participant.save(update_fields=["completed", "submission"])
-    enqueue("default", START_JOB, submission.pk)
+    enqueue(START_JOB, submission.pk)
 
 
 def attempt_create(*, participant: Participant, position: int, text: str) -> tuple[Attempt | None, str]:
@@ -226,7 +226,7 @@ def attempt_create(*, participant: Participant, position: int, text: str) -> tup
             return None, f"You have used all {study.retry_attempts} attempts for this task; submit your final prompt."
         attempt = Attempt.objects.create(assignment=current, number=len(attempts) + 1, text=text)
         Assignment.objects.filter(pk=current.pk).update(draft=text, draft_saved=timezone.now())
-        enqueue(render_queue(study.retry_backend), ATTEMPT_RENDER_JOB, attempt.pk)
+        enqueue(ATTEMPT_RENDER_JOB, attempt.pk, backend=study.retry_backend)
     return attempt, ""
 
 

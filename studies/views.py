@@ -13,6 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.workqueue import QueueUnavailable
+from tasks.selectors import prompter_view
 
 from . import selectors, services
 from .models import Attempt, Participant, Study
@@ -50,7 +51,8 @@ def session(request: HttpRequest, participant: Participant, token: str) -> HttpR
     if current.intro and not current.intro_seen:
         return render(request, "studies/intro.html", context)
     services.task_shown(assignment=current)
-    context.update(bullets=selectors.constraint_bullets(current.task), attempts=list(current.attempts.all()), max_chars=participant.study.max_prompt_chars,
+    shown = prompter_view(current.task, with_image=False)  # the target image is shown by its URL
+    context.update(shown=shown, bullets=selectors.constraint_bullets(shown), attempts=list(current.attempts.all()), max_chars=participant.study.max_prompt_chars,
                    attempts_smoke=bool(participant.study.retry_attempts) and selectors.attempts_are_smoke(participant.study))
     return render(request, "studies/task.html", context)
 

@@ -27,7 +27,7 @@ from tasks.models import TaskPack
 
 from . import ratelimit, services
 from .forms import EchoSafeForm, EndpointForm, RunForm, refusal_field
-from evaluation.models import Submission
+from evaluation.models import Origin, Submission
 from teams.models import Endpoint
 from .parsing import PromptFileError
 from .views import shown_test_call
@@ -117,7 +117,7 @@ def _status(request: HttpRequest, submission: Submission) -> dict:
         "figures": {f"{f.scope}:{f.key}": _figure(f) for group in figures.values() for f in group},
         "origin": submission.origin, "condition": submission.condition, "condition_version": submission.condition_version,
         "warnings": [c["warning"]] if (c := pack_coverage(submission)) else [],
-        **({"prompting": _jsonable(prompting_progress(submission))} if submission.origin == "endpoint" else {}),
+        **({"prompting": _jsonable(prompting_progress(submission))} if submission.origin == Origin.ENDPOINT else {}),
     }  # fmt: skip
 
 

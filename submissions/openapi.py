@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET
 
+from evaluation.models import Origin, Status
+
 ID = {"type": "integer"}
 ERROR = {"$ref": "#/components/schemas/Error"}
 
@@ -45,13 +47,13 @@ SCHEMAS = {
         "coverage": {"type": "object", "nullable": True, "properties": {"scored": ID, "planned": ID}}}},
     "Counts": {"type": "object", "properties": {"total": ID, "done": ID, "pending": ID, "running": ID, "waiting": ID}, "additionalProperties": {"type": "integer"}},
     "Submission": {"type": "object", "required": ["id", "status"], "properties": {
-        "id": ID, "status": {"type": "string", "enum": ["queued", "prompting", "rendering", "judging", "done", "incomplete", "failed", "cancelled"]},
+        "id": ID, "status": {"type": "string", "enum": list(Status.values)},
         "error": {"type": "string"}, "pack": {"type": "string"}, "status_url": {"type": "string"}, "page_url": {"type": "string"},
         "progress": {"type": "object", "properties": {"renders": {"$ref": "#/components/schemas/Counts"}, "judgements": {"$ref": "#/components/schemas/Counts"}}},
         "eta": {"type": "object", "nullable": True, "additionalProperties": True}, "judge": {"type": "string"}, "judge_version": {"type": "string"},
         "cost": {"type": "object", "additionalProperties": {"type": "integer"}},
         "figures": {"type": "object", "description": "'scope:key' (overall:overall, category:OE, ...) -> figure", "additionalProperties": {"$ref": "#/components/schemas/Figure"}},
-        "origin": {"type": "string"}, "condition": {"type": "string"}, "condition_version": {"type": "string"},
+        "origin": {"type": "string", "enum": list(Origin.values)}, "condition": {"type": "string"}, "condition_version": {"type": "string"},
         "warnings": {"type": "array", "items": {"type": "string"}}, "prompting": {"type": "object", "nullable": True, "additionalProperties": True}}},
     "Endpoint": {"type": "object", "properties": {
         "id": ID, "name": {"type": "string"}, "model": {"type": "string"}, "host": {"type": "string"}, "has_key": {"type": "boolean"},

@@ -17,8 +17,9 @@ from django.utils.text import slugify
 from evaluation.workqueue import BOARD_JOB, START_JOB, enqueue, enqueued_or_unchanged
 from evaluator.prompters.client import CallOutcome, PrompterClient
 from tasks.models import Split, TaskPack
+from tasks.selectors import prompter_tasks, prompter_view
 
-from evaluation.models import PromptEntry, Status, Submission
+from evaluation.models import Origin, PromptEntry, Status, Submission
 from teams.models import ApiToken, Endpoint, Membership, Team
 from evaluation.crypto import SecretUnreadable, encrypt
 from .parsing import Limits, parse_prompt_file
@@ -97,7 +98,7 @@ def submission_create(
             PromptEntry.objects.bulk_create(
                 PromptEntry(submission=submission, task=tasks[r.task_id], sample_index=r.sample, text=r.prompt, line=r.line) for r in rows
             )
-            enqueue("default", START_JOB, submission.pk)  # sent once the rows are committed
+            enqueue(START_JOB, submission.pk)  # sent once the rows are committed
     except IntegrityError:
         if idempotency_key and (earlier := _replay(team, idempotency_key, fingerprint)) is not None:
             return earlier  # the same request, retried while the first was being stored
@@ -171,7 +172,7 @@ def submissions_unpublish(*, submissions) -> int:
 def boards_changed(boards) -> None:
     """Send each changed board's statistics to be rebuilt (after the surrounding transaction commits)."""
     for pack_id, revision in sorted(boards):
-        enqueue("default", BOARD_JOB, pack_id, revision)
+        enqueue(BOARD_JOB, pack_id, revision)
 
 
 # --- endpoint prompters ------------------------------------------------------------------------------
@@ -213,19 +214,18 @@ class TestCall:
 
 def endpoint_test_call(*, endpoint: Endpoint, pack: TaskPack, condition: str = "plain") -> TestCall:
     """Call the endpoint once on the pack's first public task, as round 1 of a run would; nothing is stored."""
-    from evaluation.prompting import endpoint_spec, participant_view
+    from evaluation.prompting import endpoint_spec
     from evaluation.runtime import conditions
     from evaluator.prompters.messages import elided, round_messages
 
-    public = pack.tasks.filter(split=Split.DEV).order_by("category", "task_id")
-    task = next((t for t in public if t.category != "IM" or t.target_image), None)  # one a participant could do
+    task = prompter_tasks(pack.tasks.filter(split=Split.DEV)).order_by("category", "task_id").first()
     if task is None:
         raise EndpointRefused(f"pack: {pack} has no public (dev-split) task a prompter can be shown")
     try:
         client = PrompterClient(endpoint_spec(endpoint))
     except SecretUnreadable as exc:
         raise EndpointRefused(f"API key: {exc}") from None
-    messages = round_messages(conditions()[condition], participant_view(task), [])
+    messages = round_messages(conditions()[condition], prompter_view(task), [])
     outcome = client.call(messages, max_chars=settings.ATELIER_MAX_PROMPT_CHARS, seed=endpoint.seed)
     return TestCall(task_id=task.task_id, request=elided(messages), outcome=outcome)
 
@@ -267,11 +267,11 @@ def endpoint_run_create(
         return earlier
     submission = Submission(
         team=team, pack=pack, pack_revision=pack.revision, prompter=f"{endpoint.model} ({endpoint.name})", condition=condition,
-        condition_version=chosen.version, origin="endpoint", endpoint=endpoint, prompting=snapshot, samples=samples, rounds=rounds,
+        condition_version=chosen.version, origin=Origin.ENDPOINT, endpoint=endpoint, prompting=snapshot, samples=samples, rounds=rounds,
         feedback_backend=feedback_backend if rounds > 1 else "", source_name=f"endpoint {endpoint.name}",
         idempotency_key=idempotency_key, request_fingerprint=fingerprint if idempotency_key else "",
     )  # fmt: skip
     with enqueued_or_unchanged():  # QueueUnavailable: nothing stored
         submission.save()
-        enqueue("default", START_JOB, submission.pk)
+        enqueue(START_JOB, submission.pk)
     return submission

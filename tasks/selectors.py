@@ -1,8 +1,11 @@
-"""Reads for the task browser. Test-split checklists and seed prompts never leave these functions."""
+"""Reads for the task browser and for prompters. Test-split checklists and seed prompts never leave these functions."""
 
 from __future__ import annotations
 
 from django.db.models import Count, QuerySet
+
+from evaluator.categories import IMITATION
+from evaluator.prompters.messages import Request
 
 from .models import TAG_GROUPS, Category, Tag, Task, TaskPack
 
@@ -32,3 +35,30 @@ def public_view(task: Task) -> dict:
     if task.is_public:
         shown.update(prompt_checklist=task.prompt_checklist, image_checklist=task.image_checklist, seed_prompt=task.seed_prompt)
     return shown
+
+
+# What a prompter may be shown: one definition for every prompter (an endpoint run and its test call, a study
+# participant, the bench). Which tasks: prompter_tasks; which parts of a task: prompter_view.
+
+
+def prompter_tasks(tasks: QuerySet[Task]) -> QuerySet[Task]:
+    """The tasks a prompter may be shown: every OE and CO task, and an IM task only once its target image exists
+    (manage.py render_targets); an IM task without one cannot be done."""
+    return tasks.exclude(category=IMITATION, target_image="")
+
+
+def prompter_view(task: Task, *, with_image: bool = True) -> Request:
+    """All a prompter is ever shown of a task: its category, title, brief, every constraint as the client wrote it,
+    and (IM) the target image's bytes (with_image=False: a page that shows the image by its URL). Never the
+    checklists, the seed prompt or anything else hidden, on either split."""
+    target = None
+    if with_image and task.category == IMITATION and task.target_image:
+        with task.target_image.open("rb") as handle:
+            target = handle.read()
+    return Request(category=task.category, title=prompter_title(task), brief=task.brief, constraints=dict(task.constraints or {}), target_png=target)
+
+
+def prompter_title(task: Task) -> str:
+    """The title a prompter sees. An IM task's own title describes its target ("Red sun over blue hills"), so a
+    prompter could write from it without looking at the image: IM tasks are shown by a neutral one."""
+    return f"Imitation task {task.task_id}" if task.category == IMITATION else task.title

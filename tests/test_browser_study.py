@@ -29,8 +29,8 @@ def held_attempts(monkeypatch):
 
     held, enqueue = [], studies.services.enqueue
 
-    def hold(queue: str, job: str, *args) -> None:
-        (held.append(lambda: import_string(job)(*args)) if job == ATTEMPT_RENDER_JOB else enqueue(queue, job, *args))
+    def hold(job: str, *args, **where) -> None:
+        (held.append(lambda: import_string(job)(*args)) if job == ATTEMPT_RENDER_JOB else enqueue(job, *args, **where))
 
     monkeypatch.setattr(studies.services, "enqueue", hold)
     return held

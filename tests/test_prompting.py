@@ -13,6 +13,7 @@ from evaluation.trajectories import prompting_progress, round_scores, submission
 from evaluation.models import CallStatus, PromptCall, Status, Submission
 from teams.models import Endpoint
 from submissions.services import endpoint_create, endpoint_run_create
+from tasks.selectors import prompter_title
 from tests.openai_server import Reply, image_parts, prompter_responder, request_text, scripted_prompt
 
 SECRET = "sk-test-prompter-key-DO-NOT-LEAK-4242"
@@ -57,7 +58,7 @@ def test_single_turn_run_prompts_every_task_and_sample_then_scores(endpoint, pro
     assert submission.prompting["left_out"] == ["im-s02"]  # no target image: a prompter cannot see the task
     assert submission.entries.count() == len(tasks) * 2
     for entry in submission.entries.select_related("task"):
-        assert entry.text == scripted_prompt(entry.task.title, 1)
+        assert entry.text == scripted_prompt(prompter_title(entry.task), 1)
     assert submission.figures.filter(scope="overall").exclude(value=None).exists()
     assert len(prompter.requests) == len(tasks) * 2
     assert sorted({r["temperature"] for r in prompter.requests}) == [0.2, 0.9]
@@ -65,7 +66,7 @@ def test_single_turn_run_prompts_every_task_and_sample_then_scores(endpoint, pro
     assert set(PromptCall.objects.filter(submission=submission).values_list("sample_index", "temperature", "seed")) == {(0, 0.2, 7), (1, 0.9, 8)}
     assert {r["model"] for r in prompter.requests} == {"scripted-prompter"}
     for task in tasks:
-        sent = [r for r in prompter.requests if f"Title: {task.title}" in request_text(r)]
+        sent = [r for r in prompter.requests if f"Title: {prompter_title(task)}" in request_text(r)]
         assert len(sent) == 2
         text = request_text(sent[0])
         for value in (task.constraints or {}).values():  # CO: every constraint goes with the brief
@@ -94,18 +95,18 @@ def test_three_feedback_rounds_make_trajectories_and_the_last_round_is_ranked(en
     tasks = {t.task_id: t for t in eligible(sample_pack)}
     assert len(prompter.requests) == 3 * len(tasks)
     for entry in submission.entries.select_related("task"):
-        assert entry.text == scripted_prompt(entry.task.title, 3)  # the final round is ranked
+        assert entry.text == scripted_prompt(prompter_title(entry.task), 3)  # the final round is ranked
     im = next(t for t in tasks.values() if t.category == "IM" and t.target_image)
     rounds = _calls_of(submission, im.task_id)
     assert [c.round for c in rounds] == [0, 1, 2] and all(c.feedback_status == "ok" for c in rounds)
     assert all(0 <= c.feedback_score <= 100 for c in rounds)
-    third = next(r for r in prompter.requests if f"Title: {im.title}" in request_text(r) and sum(m["role"] == "assistant" for m in r["messages"]) == 2)
+    third = next(r for r in prompter.requests if f"Title: {prompter_title(im)}" in request_text(r) and sum(m["role"] == "assistant" for m in r["messages"]) == 2)
     assistant = [m["content"] for m in third["messages"] if m["role"] == "assistant"]
-    assert assistant == [scripted_prompt(im.title, 1), scripted_prompt(im.title, 2)]
+    assert assistant == [scripted_prompt(prompter_title(im), 1), scripted_prompt(prompter_title(im), 2)]
     assert len(image_parts(third)) == 2  # the target, and only the latest feedback image
     assert f"{rounds[1].feedback_score:.0f}/100 for similarity to the target" in request_text(third)
     co = next(t for t in tasks.values() if t.category == "CO")
-    co_second = next(r for r in prompter.requests if f"Title: {co.title}" in request_text(r) and any(m["role"] == "assistant" for m in r["messages"]))
+    co_second = next(r for r in prompter.requests if f"Title: {prompter_title(co)}" in request_text(r) and any(m["role"] == "assistant" for m in r["messages"]))
     assert "checks for this request" in request_text(co_second)
     rows = trajectories(submission)
     assert len(rows) == len(tasks) and all(row["ranked"] == 2 and row["best"] is not None for row in rows)
@@ -136,11 +137,11 @@ def _by_title(bad: dict[str, Reply], only_temperature: float | None = None):
 def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(endpoint, prompter, team, sample_pack, settings, owner_client):
     tasks = eligible(sample_pack)
     prompter.default = _by_title({
-        tasks[0].title: Reply(refusal="I can't help with that request."),
-        tasks[1].title: Reply(status=500, content="scripted outage"),
-        tasks[2].title: Reply(raw_body="{not json at all"),
-        tasks[3].title: Reply(content="   "),
-        tasks[4].title: Reply(content="x" * (settings.ATELIER_MAX_PROMPT_CHARS + 1)),
+        prompter_title(tasks[0]): Reply(refusal="I can't help with that request."),
+        prompter_title(tasks[1]): Reply(status=500, content="scripted outage"),
+        prompter_title(tasks[2]): Reply(raw_body="{not json at all"),
+        prompter_title(tasks[3]): Reply(content="   "),
+        prompter_title(tasks[4]): Reply(content="x" * (settings.ATELIER_MAX_PROMPT_CHARS + 1)),
     }, only_temperature=0.1)  # fmt: skip
     submission = _run(team, endpoint, sample_pack, samples=2, temperatures=[0.1, 0.7])
     assert submission.status == Status.INCOMPLETE and "prompting 50% missing (5 of 10 task samples" in submission.error
@@ -173,7 +174,7 @@ def test_429_is_retried_after_the_time_the_server_asks_for(endpoint, prompter, t
     times: list[float] = []
 
     def respond(request_json):
-        if f"Title: {task.title}" in request_text(request_json):
+        if f"Title: {prompter_title(task)}" in request_text(request_json):
             times.append(time.monotonic())
             if len(times) == 1:
                 return Reply(status=429, content="slow down", headers={"Retry-After": "1"})
@@ -191,7 +192,7 @@ def test_429_is_retried_after_the_time_the_server_asks_for(endpoint, prompter, t
 def test_a_call_past_the_timeout_fails_with_the_reason(endpoint, prompter, team, sample_pack, settings):
     settings.ATELIER_PROMPTER_TIMEOUT = 0.5
     task = eligible(sample_pack)[0]
-    prompter.default = _by_title({task.title: Reply(content="too late", delay=2.0)})
+    prompter.default = _by_title({prompter_title(task): Reply(content="too late", delay=2.0)})
     submission = _run(team, endpoint, sample_pack)
     call = _calls_of(submission, task.task_id)[0]
     assert call.status == "failed" and call.error == "timed out after 0.5 s"

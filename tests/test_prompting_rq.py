@@ -14,6 +14,7 @@ from evaluation.reconcile import reconcile
 from evaluation.units import submission_cancel
 from evaluation.models import CallStatus, PromptCall, Status
 from submissions.services import endpoint_create, endpoint_run_create
+from tasks.selectors import prompter_title
 from tests.openai_server import scripted_prompt
 
 KEY = "sk-rq-worker-key-NEVER-LOGGED-9f1e"
@@ -47,7 +48,7 @@ def test_an_endpoint_run_with_feedback_rounds_finishes_through_rq_workers(rq_run
     submission.refresh_from_db()
     assert submission.status == Status.DONE, submission.error
     for entry in submission.entries.select_related("task"):
-        assert entry.text == scripted_prompt(entry.task.title, 2)
+        assert entry.text == scripted_prompt(prompter_title(entry.task), 2)
     assert set(PromptCall.objects.filter(submission=submission).values_list("status", "feedback_status")) == {(CallStatus.OK, "ok")}
     assert prompter_server.max_in_flight_seen <= 3
     assert get_connection("prompter").zcard(f"atelier:prompter-slots:{endpoint.pk}") == 0  # every slot was given back

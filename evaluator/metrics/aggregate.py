@@ -34,6 +34,7 @@ from scipy import stats
 from ..categories import CATEGORIES
 from ..judge.scales import SCORE_0_100, scale_named
 from ..judge.types import Status
+from .scopes import Scope, cell_key
 
 COMPOSITE_SCALE = SCORE_0_100.name
 
@@ -59,7 +60,7 @@ class Unit:
 
 @dataclass(frozen=True)
 class Figure:
-    scope: str  # overall | category | backend | skill | top1
+    scope: str  # a scopes.Scope (figures read back from JSON carry the plain string, equal to it)
     key: str
     value: float | None
     n: int
@@ -143,26 +144,26 @@ def figures(units: list[Unit]) -> list[Figure]:
     category_means = []
     for cat in CATEGORIES:
         values = [t["score"] for t in tasks.values() if t["category"] == cat and t["score"] is not None]
-        if not values and not failures[("category", cat)]:
+        if not values and not failures[(Scope.CATEGORY, cat)]:
             continue
         mean = _mean(values)
-        out.append(Figure("category", cat, mean, len(values), failures[("category", cat)], *mean_ci(values)))
+        out.append(Figure(Scope.CATEGORY, cat, mean, len(values), failures[(Scope.CATEGORY, cat)], *mean_ci(values)))
         if mean is not None:
             category_means.append(mean)
     n_tasks = sum(1 for t in tasks.values() if t["score"] is not None)
-    out.append(Figure("overall", "overall", _mean(category_means), n_tasks, failures[("overall", "overall")]))
+    out.append(Figure(Scope.OVERALL, "overall", _mean(category_means), n_tasks, failures[(Scope.OVERALL, "overall")]))
     for backend in sorted({u.backend for u in units if u.backend}):
         values = [t["backends"][backend] for t in tasks.values() if backend in t["backends"]]
-        out.append(Figure("backend", backend, _mean(values), len(values), failures[("backend", backend)], *mean_ci(values)))
+        out.append(Figure(Scope.BACKEND, backend, _mean(values), len(values), failures[(Scope.BACKEND, backend)], *mean_ci(values)))
     out.extend(_skill_figures(units, failures))
     out.extend(_top1_figures(units))
     return out
 
 
 def detail_figures(units: list[Unit]) -> list[Figure]:
-    """More views of the same composite: the prompt part and the image part alone (scope "part", macro over
-    categories like overall), and the image part per category and backend (scope "category_backend", key
-    "OE|backend": the mean over the category's tasks)."""
+    """More views of the same composite: the prompt part and the image part alone (Scope.PART, macro over
+    categories like overall), and the image part per category and backend (Scope.CATEGORY_BACKEND, key
+    scopes.cell_key("OE", backend): the mean over the category's tasks)."""
     by_sample: dict[tuple[str, int], list[Unit]] = defaultdict(list)
     for u in units:
         by_sample[(u.task_id, u.sample)].append(u)
@@ -183,21 +184,21 @@ def detail_figures(units: list[Unit]) -> list[Figure]:
         per_category: dict[str, list[float]] = defaultdict(list)
         for task_id, values in per_task.items():
             per_category[category[task_id]].append(fmean(values))
-        out.append(Figure("part", name, _mean([fmean(v) for v in per_category.values()]), len(per_task), 0))
+        out.append(Figure(Scope.PART, name, _mean([fmean(v) for v in per_category.values()]), len(per_task), 0))
     grid: dict[tuple[str, str], list[float]] = defaultdict(list)
     for (task_id, backend), values in cells.items():
         grid[(category[task_id], backend)].append(fmean(values))
-    out += [Figure("category_backend", f"{c}|{b}", fmean(v), len(v), 0) for (c, b), v in sorted(grid.items())]
+    out += [Figure(Scope.CATEGORY_BACKEND, cell_key(c, b), fmean(v), len(v), 0) for (c, b), v in sorted(grid.items())]
     return out
 
 
 def task_figures(units: list[Unit]) -> list[Figure]:
-    """Each task's composite score (scope "task", key the task id; n = its samples with a score): stored so that
+    """Each task's composite score (Scope.TASK, key the task id; n = its samples with a score): stored so that
     boards can compare entries on a common set of tasks (e.g. the tasks human participants did)."""
     out = []
     for task_id, t in sorted(task_scores(units).items()):
         if t["score"] is not None:
-            out.append(Figure("task", task_id, t["score"], t["samples"], 0))
+            out.append(Figure(Scope.TASK, task_id, t["score"], t["samples"], 0))
     return out
 
 
@@ -222,7 +223,7 @@ def _top1_figures(units: list[Unit]) -> list[Figure]:
             per_task[skill][task_id].append(unit.value)  # type: ignore[arg-type]
             scales[skill] = unit.scale
     return [
-        Figure("top1", skill, fmean(fmean(v) for v in tasks.values()), len(tasks), 0, *mean_ci([fmean(v) for v in tasks.values()]), scale=scales[skill])
+        Figure(Scope.TOP1, skill, fmean(fmean(v) for v in tasks.values()), len(tasks), 0, *mean_ci([fmean(v) for v in tasks.values()]), scale=scales[skill])
         for skill, tasks in sorted(per_task.items())
     ]
 
@@ -239,7 +240,7 @@ def _skill_figures(units: list[Unit], failures: dict[tuple[str, str], int]) -> l
     out = []
     for skill in sorted(scales):  # judged skills with a value scale: gates and failed renders have none
         values = [fmean(v) for v in per_task[skill].values()]
-        out.append(Figure("skill", skill, _mean(values), len(values), failures[("skill", skill)], *mean_ci(values), scale=scales[skill]))
+        out.append(Figure(Scope.SKILL, skill, _mean(values), len(values), failures[(Scope.SKILL, skill)], *mean_ci(values), scale=scales[skill]))
     return out
 
 
@@ -248,8 +249,8 @@ def _failures(units: list[Unit]) -> dict[tuple[str, str], int]:
     for u in units:
         if u.status != Status.FAILED:
             continue
-        for key in (("overall", "overall"), ("category", u.category), ("skill", u.skill)):
+        for key in ((Scope.OVERALL, "overall"), (Scope.CATEGORY, u.category), (Scope.SKILL, u.skill)):
             counts[key] += 1
         if u.backend:
-            counts[("backend", u.backend)] += 1
+            counts[(Scope.BACKEND, u.backend)] += 1
     return counts

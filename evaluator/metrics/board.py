@@ -17,6 +17,7 @@ from evaluator.categories import CATEGORIES
 
 from .aggregate import MIN_TASKS_FOR_INTERVAL
 from .ranking import MIN_STYLE_DOF, adjacent_tests, best_possible_p, board_score, length_effect, list_formatted, rank_ranges, win_rates
+from .scopes import RankedOn
 
 PAIRWISE_ENTRIES = 30  # the pairwise win matrix covers the top entries by score (the field rate covers everyone)
 SETTINGS = {"seed": 0, "alpha": 0.05, "resamples": 9999, "tie_margin": 0.0, "ranked_split_min": 2}
@@ -36,12 +37,12 @@ def prompt_styles(prompts: Iterable[tuple[str, str, str]]) -> tuple[dict, dict]:
     return dict(lengths), dict(lists)
 
 
-def ranked_tasks(categories: dict, splits: dict, minimum: int) -> tuple[str, set[str]]:
-    """("test", its tasks) when every category has at least `minimum` test tasks, else ("all", every task)."""
+def ranked_tasks(categories: dict, splits: dict, minimum: int) -> tuple[RankedOn, set[str]]:
+    """(RankedOn.TEST, its tasks) when every category has at least `minimum` test tasks, else (RankedOn.ALL, every task)."""
     test = Counter(categories[t] for t, s in splits.items() if s == "test" and t in categories)
     if minimum and all(test[c] >= minimum for c in set(categories.values())):
-        return "test", {t for t, s in splits.items() if s == "test" and t in categories}
-    return "all", set(categories)
+        return RankedOn.TEST, {t for t, s in splits.items() if s == "test" and t in categories}
+    return RankedOn.ALL, set(categories)
 
 
 def coverage_of(by_task: dict, ranked: set[str], categories: dict) -> dict:

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..judge.types import Status
+from .scopes import Scope
 
 if TYPE_CHECKING:  # the web process reads coverage without importing numpy and scipy (aggregate's)
     from .aggregate import Unit
@@ -52,8 +53,8 @@ def _count(units: Iterable[Unit], skills: bool = True) -> dict[str, Any]:
 
 def _scopes(unit: Unit) -> list[tuple[str, str]]:
     """The composite figures a planned unit counts for."""
-    found = [("overall", "overall"), ("category", unit.category), ("part", "image" if unit.backend else "prompt")]
-    return [*found, ("backend", unit.backend)] if unit.backend else found
+    found = [(Scope.OVERALL, "overall"), (Scope.CATEGORY, unit.category), (Scope.PART, "image" if unit.backend else "prompt")]
+    return [*found, (Scope.BACKEND, unit.backend)] if unit.backend else found
 
 
 def coverage(units: list[Unit]) -> dict[tuple[str, str], dict[str, Any]]:
@@ -68,7 +69,7 @@ def coverage(units: list[Unit]) -> dict[tuple[str, str], dict[str, Any]]:
         if u.skill != RENDER and u.status in PLANNED:
             by_skill[u.skill].append(u)
     out = {scope: _count(group) for scope, group in composite.items()}
-    out.update({("skill", skill): _count(group, skills=False) for skill, group in by_skill.items()})
+    out.update({(Scope.SKILL, skill): _count(group, skills=False) for skill, group in by_skill.items()})
     return out
 
 

@@ -1,0 +1,184 @@
+"""One meaning, one definition (issue item 3): the IM target's lookup, the submission's snapshot of what scores it,
+what a prompter may be shown, and which skill does what (the registry, never a skill's name)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.core.files.base import ContentFile
+from PIL import Image
+
+from evaluation import judging, runtime
+from evaluation.judging import target_for
+from evaluation.models import CallStatus, Judgement, PromptCall, Render, Status
+from evaluation.prompting import _feedback_config_hash
+from evaluator.judge.config import DEFAULTS
+from evaluator.judge.embedding_judge import EmbeddingJudge, clip_image_reader
+from evaluator.judge.skills import ALL_SKILLS, feedback_skill, get_skill, skills_where
+from evaluator.prompters.messages import Request
+from studies.services import usable_tasks
+from submissions.services import endpoint_create, endpoint_run_create, endpoint_test_call, submission_create
+from tasks.models import TargetReference
+from tasks.selectors import prompter_tasks, prompter_title, prompter_view
+from tests.openai_server import request_text
+
+ROOT = Path(__file__).resolve().parent.parent
+IM_PROMPT = b'{"task_id": "im-s01", "prompt": "Red sun over three blue hills, flat poster"}\n'
+RED, BLUE = (200, 0, 0), (0, 0, 200)
+
+
+def _png(colour) -> ContentFile:
+    buffer = io.BytesIO()
+    Image.new("RGB", (8, 8), colour).save(buffer, format="PNG")
+    return ContentFile(buffer.getvalue())
+
+
+def _reference(task, backend: str, config_hash: str, colour) -> None:
+    reference = TargetReference(task=task, backend=backend, config_hash=config_hash, seed=0)
+    reference.image.save(f"ref-{config_hash[:8]}.png", _png(colour))
+
+
+def _backends_file(tmp_path, settings, change) -> None:
+    """The test backends file, changed by `change` (a function of its list of backends), as this process's file."""
+    data = json.loads((ROOT / "tests" / "backends-test.json").read_text())
+    data["backends"] = change(data["backends"])
+    path = tmp_path / "backends-changed.json"
+    path.write_text(json.dumps(data))
+    settings.ATELIER_BACKENDS_FILE = path
+    runtime.reset()
+
+
+# --- (a) the IM target: one lookup, by the config hash of the render being scored ----------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_render_is_scored_against_the_reference_of_the_config_that_made_it(team, sample_pack, settings, tmp_path):
+    """The judge job looked the c_k reference up by the render's recorded config hash; the feedback and attempt paths
+    (evaluation.units.target_for) by the hash of the config the backends file *now* gives the backend's name. Once the
+    file changes (more steps for the same backend, then `render_targets --references`), a rescore of an old render
+    would have been scaled by a reference rendered on a pipeline that did not make the image, and with the backend
+    disabled the lookup by name raised KeyError. The render's own hash is right: c_k calibrates one pipeline."""
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=IM_PROMPT)
+    submission.refresh_from_db()
+    assert submission.status == Status.DONE, submission.error
+    render = Render.objects.select_related("entry__task").get(entry__submission=submission, backend="smoke-sd")
+    task = render.entry.task
+    assert render.config_hash == runtime.backend_configs()["smoke-sd"].version_hash()  # made on the file's config
+    _reference(task, "smoke-sd", render.config_hash, RED)
+
+    _backends_file(tmp_path, settings, lambda backends: [{**b, "steps": 3} if b["name"] == "smoke-sd" else b for b in backends])
+    now = runtime.backend_configs()["smoke-sd"].version_hash()
+    assert now != render.config_hash  # same name, another pipeline
+    _reference(task, "smoke-sd", now, BLUE)
+
+    target = target_for(task, render.config_hash)
+    assert target.reference.getpixel((0, 0)) == RED
+    judgement = Judgement.objects.select_related("entry__task", "render").get(render=render, skill=feedback_skill(target=True))
+    assert judging._target(judgement).reference.getpixel((0, 0)) == RED  # the judge job uses the same lookup
+    # What the lookup by backend name found (the old units.target_for): the new config's reference, not the render's.
+    assert target_for(task, now).reference.getpixel((0, 0)) == BLUE
+
+    _backends_file(tmp_path, settings, lambda backends: [b for b in backends if b["name"] != "smoke-sd"])
+    assert "smoke-sd" not in runtime.backend_configs()  # the backend is gone from the file: its renders still rescore
+    assert target_for(task, render.config_hash).reference.getpixel((0, 0)) == RED
+    non_im = sample_pack.tasks.exclude(category="IM").first()
+    assert target_for(non_im, render.config_hash) is None
+
+
+# --- (b) the snapshot, and (c) what a prompter is shown, on an endpoint run with feedback ----------------------------
+
+
+@pytest.fixture
+def endpoint(settings, prompter_server, scripted_judge, team):
+    settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)
+    settings.ATELIER_PROMPTER_MAX_RETRIES = 0
+    settings.ATELIER_PROMPTER_TIMEOUT = 5.0
+    return endpoint_create(team=team, name="scripted", base_url=prompter_server.base_url, model="scripted-prompter", api_key="sk-test", max_in_flight=4)
+
+
+SNAPSHOT = ("judge_id", "judge_label", "judge_version", "judge_spec", "judge_endpoint", "backends")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_uploads_and_endpoint_runs_record_one_snapshot_and_show_prompters_one_view(endpoint, prompter_server, team, sample_pack, settings, tmp_path):
+    expected = runtime.snapshot_fields(runtime.judge(), runtime.backend_configs())
+    assert set(expected) == set(SNAPSHOT)
+    upload = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=IM_PROMPT)
+    run = endpoint_run_create(team=team, endpoint=endpoint, pack=sample_pack, rounds=2, feedback_backend="smoke-sd")
+    for submission in (upload, run):
+        submission.refresh_from_db()
+        assert submission.status == Status.DONE, submission.error
+        assert {name: getattr(submission, name) for name in SNAPSHOT} == expected
+
+    # (c) which tasks: the run, a study and the test call all take prompter_tasks
+    shown = list(prompter_tasks(sample_pack.tasks.order_by("category", "task_id")))
+    hidden = [t.task_id for t in sample_pack.tasks.order_by("category", "task_id") if t not in shown]
+    assert hidden == ["im-s02"]  # an IM task with no target image yet
+    assert run.prompting["left_out"] == hidden
+    assert set(PromptCall.objects.filter(submission=run).values_list("task__task_id", flat=True)) == {t.task_id for t in shown}
+    assert list(usable_tasks(sample_pack, "")) == list(prompter_tasks(sample_pack.tasks.all()))
+    test_call = endpoint_test_call(endpoint=endpoint, pack=sample_pack)
+    assert test_call.task_id == prompter_tasks(sample_pack.tasks.filter(split="dev")).order_by("category", "task_id").first().task_id
+    # which parts: every request's task text is prompter_view's, and the view has no hidden field
+    assert set(Request.__dataclass_fields__) == {"category", "title", "brief", "constraints", "target_png"}
+    for task in shown:
+        view = prompter_view(task)
+        assert (view.title, view.brief, view.constraints) == (prompter_title(task), task.brief, task.constraints or {})
+        if task.category == "IM":  # its own title describes the target: a prompter never sees it
+            assert view.title == f"Imitation task {task.task_id}"
+            assert not any(task.title in request_text(r) for r in prompter_server.requests)
+        assert (view.target_png is not None) == (task.category == "IM")
+        assert prompter_view(task, with_image=False).target_png is None
+        assert any(f"Title: {view.title}\nRequest: {view.brief}" in request_text(r) for r in prompter_server.requests)
+
+    # (a) a feedback image is scored against the reference of the config that rendered it, recorded with it
+    im = PromptCall.objects.select_related("submission").filter(submission=run, task__task_id="im-s01", feedback_status="ok", status=CallStatus.OK).first()
+    made_on = runtime.backend_configs()["smoke-sd"].version_hash()
+    assert im.feedback_details["config_hash"] == made_on
+    _backends_file(tmp_path, settings, lambda backends: [{**b, "steps": 3} if b["name"] == "smoke-sd" else b for b in backends])
+    assert _feedback_config_hash(im) == made_on != runtime.backend_configs()["smoke-sd"].version_hash()
+
+
+# --- (d) the registry says which skill does what -------------------------------------------------------------------
+
+
+def test_the_registry_names_the_feedback_and_clip_reading_skills():
+    assert (feedback_skill(target=True), feedback_skill(target=False)) == ("target_similarity", "image_objective")
+    assert get_skill(feedback_skill(target=True)).needs_target and not get_skill(feedback_skill(target=False)).needs_target
+    assert skills_where(reads_clip_images=True) == ("target_similarity",)
+    judge = EmbeddingJudge(DEFAULTS)
+    readers = {skill for skill in ALL_SKILLS if clip_image_reader(judge, skill) is not None}
+    assert readers == {"target_similarity", "image_objective"}  # every judge's CLIP metric, and this judge's image checklist
+
+
+SKILL_NAME_FREE = ["tasks", "teams", "evaluation", "submissions", "leaderboard", "ratings", "studies", "atelier", "evaluator/judge/embedding_judge.py",
+                   "evaluator/prompters"]  # fmt: skip
+
+
+def _skill_names_in(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+    }  # fmt: skip
+    return [
+        f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and node.value in ALL_SKILLS and id(node) not in docstrings
+    ]
+
+
+def test_no_code_outside_the_registry_and_routes_names_a_skill():
+    """docs/architecture-notes.md: nothing outside the skill registry (and the routes, which are data) decides what a
+    skill is by reading its name. Migrations keep the names they were written with."""
+    found = []
+    for entry in SKILL_NAME_FREE:
+        paths = [ROOT / entry] if entry.endswith(".py") else (ROOT / entry).rglob("*.py")
+        found += [hit for path in paths if "migrations" not in path.parts for hit in _skill_names_in(path)]
+    assert found == []
