@@ -173,3 +173,23 @@ def test_openapi_description_is_valid_and_describes_every_api_route(client):
     validate(description)
     routes = api_routes(get_resolver().url_patterns)
     assert len(routes) >= 10 and routes == set(description["paths"])
+
+
+def test_endpoint_add_test_and_run_until_done(logged_in, prompter_server, settings):
+    settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)  # the scripted prompter listens on this machine
+    added = atelier(logged_in, "endpoint", "add", "--name", "scripted", "--base-url", prompter_server.base_url, "--model", "scripted-prompter")
+    assert added.returncode == 0, added.stderr
+    endpoint = json.loads(added.stdout)
+    assert endpoint["name"] == "scripted" and endpoint["host"] == prompter_server.base_url.split("/")[2]
+    tested = atelier(logged_in, "endpoint", "test", str(endpoint["id"]), "--pack", "sample")
+    assert tested.returncode == 0, tested.stderr
+    call = json.loads(tested.stdout)
+    assert call["status"] == "ok" and call["text"].startswith("A detailed image for")
+    assert not Submission.objects.exists()  # a test call stores nothing
+    run = atelier(logged_in, "endpoint", "run", str(endpoint["id"]), "--pack", "sample", "--wait")
+    assert run.returncode == 0, run.stderr
+    submission = Submission.objects.get()
+    assert submission.origin == "endpoint" and submission.status == "done"
+    assert f"submission {submission.pk}: done" in run.stdout and "overall:overall" in run.stdout
+    missing = atelier(logged_in, "endpoint", "test", "999999", "--pack", "sample")
+    assert missing.returncode == 1 and missing.stderr.strip()
