@@ -10,14 +10,14 @@ from collections.abc import Callable
 from django.utils.text import slugify
 
 from evaluation import runtime
+from evaluation.models import Status, Submission
 from evaluator.categories import CATEGORIES
 from evaluator.prompters.baselines import brief_verbatim
-from evaluation.models import Status, Submission
-from teams.models import Team
 from submissions.services import submission_create
 from tasks.models import Task, TaskPack
 from tasks.services import PackRevision
 from tasks.targets import references_render, targets_render
+from teams.models import Team
 
 PER_SPLIT = 2  # tasks per category and split: 12 tasks in all
 QUALITY_TAGS = "highly detailed, sharp focus, soft light, balanced composition"
@@ -28,7 +28,12 @@ RULES: dict[str, Callable[[Task], str]] = {
 
 
 def demo_tasks(pack: TaskPack) -> list[Task]:
-    return [t for c in CATEGORIES for split in ("dev", "test") for t in pack.tasks.filter(category=c, split=split).order_by("task_id")[:PER_SPLIT]]
+    return [
+        t
+        for c in CATEGORIES
+        for split in ("dev", "test")
+        for t in pack.tasks.filter(category=c, split=split).order_by("task_id")[:PER_SPLIT]
+    ]
 
 
 def demo_original(pack: TaskPack, team: Team, say: Callable[[str], None]) -> list[Submission]:
@@ -43,9 +48,15 @@ def demo_original(pack: TaskPack, team: Team, say: Callable[[str], None]) -> lis
     pack.refresh_from_db()  # new targets move the pack to its next revision: the runs belong to that one
     made = []
     for name, rule in RULES.items():
-        run = Submission.objects.filter(team=team, pack=pack, pack_revision=pack.revision, prompter=name).exclude(status=Status.FAILED).first()
+        run = (
+            Submission.objects.filter(team=team, pack=pack, pack_revision=pack.revision, prompter=name)
+            .exclude(status=Status.FAILED)
+            .first()
+        )
         if run is None:
-            say(f"Evaluating {name!r} on {len(tasks)} tasks of {pack} ({PER_SPLIT} dev + {PER_SPLIT} hidden test per category; {rendered} IM target(s) rendered)…")
+            say(
+                f"Evaluating {name!r} on {len(tasks)} tasks of {pack} ({PER_SPLIT} dev + {PER_SPLIT} hidden test per category; {rendered} IM target(s) rendered)…"
+            )
             data = "\n".join(json.dumps({"task_id": t.task_id, "prompt": rule(t)}) for t in tasks).encode()
             run = submission_create(team=team, pack=pack, prompter=name, filename=f"{slugify(name)}.jsonl", data=data)
         made.append(run)

@@ -51,10 +51,13 @@ def completion(body: dict[str, Any], number: int) -> dict[str, Any]:
     """The chat.completion reply to one request body."""
     prompt = compose(body.get("messages", []))
     return {
-        "id": f"demo-{number}", "object": "chat.completion", "created": int(time.time()), "model": body.get("model", "demo"),
+        "id": f"demo-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", "demo"),
         "choices": [{"index": 0, "message": {"role": "assistant", "content": prompt}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": len(json.dumps(body)) // 4, "completion_tokens": len(prompt) // 4, "total_tokens": 0},
-    }  # fmt: skip
+    }
 
 
 def site_base_url() -> str:

@@ -12,16 +12,39 @@ from evaluation import runtime
 from evaluator.tiers import Tier
 from studies.models import Invitation, Participant, Study
 from studies.services import (
-    assignment_submit, consent_give, current_assignment, intro_seen, invitation_open, invitations_create, questionnaire_submit,
-    study_create, task_shown,
-)  # fmt: skip
+    assignment_submit,
+    consent_give,
+    current_assignment,
+    intro_seen,
+    invitation_open,
+    invitations_create,
+    questionnaire_submit,
+    study_create,
+    task_shown,
+)
 from tasks.models import TaskPack
 
 NAME = "Demo study (scripted participants)"
-NOVICE = {"t2i_experience": "lt3m", "t2i_frequency": "rarely", "professional": "no", "art_background": "none",
-          "check_seed": "unsure", "check_cfg": "unsure", "check_thirds": "centre"}  # fmt: skip
-SKILLED = {"t2i_experience": "gt2y", "t2i_frequency": "daily", "professional": "yes", "art_background": "formal", "tools": ["local", "nodes"],
-           "concepts": ["seed", "cfg", "composition", "lighting"], "check_seed": "seed", "check_cfg": "strict", "check_thirds": "lines"}  # fmt: skip
+NOVICE = {
+    "t2i_experience": "lt3m",
+    "t2i_frequency": "rarely",
+    "professional": "no",
+    "art_background": "none",
+    "check_seed": "unsure",
+    "check_cfg": "unsure",
+    "check_thirds": "centre",
+}
+SKILLED = {
+    "t2i_experience": "gt2y",
+    "t2i_frequency": "daily",
+    "professional": "yes",
+    "art_background": "formal",
+    "tools": ["local", "nodes"],
+    "concepts": ["seed", "cfg", "composition", "lighting"],
+    "check_seed": "seed",
+    "check_cfg": "strict",
+    "check_thirds": "lines",
+}
 SCRIPTED = ((Tier.NOVICE, NOVICE), (Tier.NOVICE, NOVICE), (Tier.SKILLED, SKILLED), (Tier.SKILLED, SKILLED))
 
 
@@ -41,7 +64,9 @@ def demo_study(pack: TaskPack, write) -> tuple[Study, str]:
         backend = next(iter(runtime.backend_configs()))
         study = study_create(name=NAME, pack=pack, per_category=1, rounds=1, retry_attempts=3, retry_backend=backend)
     if not study.participants.filter(completed__isnull=False).exists():
-        write(f"Human study: {len(SCRIPTED)} scripted participants do {study.tasks_per_participant} tasks each; their prompts are evaluated…")
+        write(
+            f"Human study: {len(SCRIPTED)} scripted participants do {study.tasks_per_participant} tasks each; their prompts are evaluated…"
+        )
         for variant, (tier, answers) in enumerate(SCRIPTED):
             participant = invitation_open(token=invitations_create(study=study, count=1, note="scripted")[0].token)
             Participant.objects.filter(pk=participant.pk).update(scripted=True)
@@ -51,7 +76,9 @@ def demo_study(pack: TaskPack, write) -> tuple[Study, str]:
             while (current := current_assignment(participant)) is not None:
                 intro_seen(assignment=current)
                 task_shown(assignment=current)
-                problem = assignment_submit(participant=participant, position=current.position, text=scripted_prompt(current.task, tier, variant))
+                problem = assignment_submit(
+                    participant=participant, position=current.position, text=scripted_prompt(current.task, tier, variant)
+                )
                 if problem:
                     raise RuntimeError(f"scripted participant {participant.code}: {problem}")
     unused = Invitation.objects.filter(study=study, participant__isnull=True).exclude(note="scripted").first()

@@ -159,6 +159,8 @@ def _backend_names(path: Path) -> list[str]:
 
 ATELIER_RENDER_QUEUES = tuple(f"render-{name}" for name in _backend_names(ATELIER_BACKENDS_FILE))
 ATELIER_QUEUES = ("default", "judge", "prompter", *ATELIER_RENDER_QUEUES)
+
+
 def _with_timeouts(url: str) -> str:
     """A refused or unreachable Redis must fail an upload in seconds, not hang it (redis-py reads these from the URL)."""
     query = dict(parse_qsl(urlparse(url).query))
@@ -211,7 +213,9 @@ ATELIER_JUDGE_MODELS = [m.strip() for m in os.environ.get("ATELIER_JUDGE_MODELS"
 # from its files at run time (route "official", docs/judge.md). It needs OPENAI_BASE_URL and one model.
 ATELIER_OFFICIAL_RELEASE = os.environ.get("ATELIER_OFFICIAL_RELEASE", "").strip()
 if ATELIER_OFFICIAL_RELEASE and (_problems := release_problems(ATELIER_OFFICIAL_RELEASE)):
-    raise ImproperlyConfigured(f"ATELIER_OFFICIAL_RELEASE={ATELIER_OFFICIAL_RELEASE!r} is not a checkout of the release: " + "; ".join(_problems))
+    raise ImproperlyConfigured(
+        f"ATELIER_OFFICIAL_RELEASE={ATELIER_OFFICIAL_RELEASE!r} is not a checkout of the release: " + "; ".join(_problems)
+    )
 ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", OFFICIAL_ROUTE if ATELIER_OFFICIAL_RELEASE else judge_defaults.route)
 ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", str(judge_defaults.repair_attempts))
 # This deployment's bound on judge calls in flight per process (JudgeConfig's own default, None, sets none).
@@ -233,6 +237,8 @@ except JudgeConfigError as exc:
 ATELIER_MAX_UPLOAD_BYTES = envint("ATELIER_MAX_UPLOAD_BYTES", str(5 * 1024 * 1024), minimum=1)
 ATELIER_MAX_PROMPT_CHARS = envint("ATELIER_MAX_PROMPT_CHARS", "4000", minimum=1)
 ATELIER_MAX_SAMPLES = envint("ATELIER_MAX_SAMPLES", "8", minimum=1)
+
+
 # Against best-of-N gaming: submissions per team per 24 h (failed and cancelled runs do not count; 0 = no cap),
 # and how many of a team's entries may be shown on one board at once (the team chooses; staff moderation is not limited).
 def _code_version() -> str:
@@ -319,7 +325,9 @@ STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
-        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage" if DEBUG else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
 MEDIA_URL = "media/"
@@ -365,5 +373,8 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     # Third-party libraries (open_clip, diffusers) chat at INFO; only our own packages log at LOG_LEVEL.
     "root": {"handlers": ["console"], "level": "WARNING"},
-    "loggers": {name: {"level": os.environ.get("LOG_LEVEL", "INFO")} for name in ("evaluator", "evaluation", "submissions", "tasks", "leaderboard", "ratings")},
+    "loggers": {
+        name: {"level": os.environ.get("LOG_LEVEL", "INFO")}
+        for name in ("evaluator", "evaluation", "submissions", "tasks", "leaderboard", "ratings")
+    },
 }

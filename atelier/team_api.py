@@ -8,10 +8,10 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from evaluation.judges import judges_of, pick_judge, submission_judge
+from evaluation.models import Submission
 from leaderboard import selectors
 from leaderboard.downloads import breakdown_rows, csv_lines, jsonl_lines
 from submissions.api import token_required
-from evaluation.models import Submission
 
 BOARD_ROWS_MAX = 500
 
@@ -39,8 +39,16 @@ def _cell(cell: selectors.Cell | None) -> dict | None:
 
 def _row(row: selectors.Row) -> dict:
     s = row.submission
-    return {"rank": row.stats.get("rank"), "submission": s.pk, "prompter": s.prompter, "team": s.team.name, "condition": row.condition,
-            "overall": _cell(row.overall), "categories": {k: _cell(c) for k, c in row.categories.items()}, "tasks_covered": row.tasks_covered}  # fmt: skip
+    return {
+        "rank": row.stats.get("rank"),
+        "submission": s.pk,
+        "prompter": s.prompter,
+        "team": s.team.name,
+        "condition": row.condition,
+        "overall": _cell(row.overall),
+        "categories": {k: _cell(c) for k, c in row.categories.items()},
+        "tasks_covered": row.tasks_covered,
+    }
 
 
 @require_GET

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -51,10 +50,9 @@ def prompt(rng) -> str:
 def generate(count: int, pack, rng, samples: int = 1, label: str = "") -> list[int]:
     """`count` published submissions, each with `samples` prompts per task, their renders, judgements and figures."""
     from evaluation.figures import all_figures
+    from evaluation.models import Figure, Judgement, PromptEntry, Render, Submission
     from evaluator.judge.skills import get_skill
     from evaluator.metrics.aggregate import Unit
-    from evaluation.models import Figure
-    from evaluation.models import Judgement, PromptEntry, Render, Submission
     from teams.models import Team
 
     tasks = list(pack.tasks.all())
@@ -63,33 +61,89 @@ def generate(count: int, pack, rng, samples: int = 1, label: str = "") -> list[i
     made: list[int] = []
     for start in range(0, count, CHUNK):
         chunk = Submission.objects.bulk_create(
-            Submission(team=team, pack=pack, pack_revision=pack.revision, prompter=label or f"prompter {start + i}", status="done", published=True,
-                       judge_label="bench judge (generated judgements)", backends=[{"name": b, "label": "smoke"} for b in BACKENDS], **JUDGE)
+            Submission(
+                team=team,
+                pack=pack,
+                pack_revision=pack.revision,
+                prompter=label or f"prompter {start + i}",
+                status="done",
+                published=True,
+                judge_label="bench judge (generated judgements)",
+                backends=[{"name": b, "label": "smoke"} for b in BACKENDS],
+                **JUDGE,
+            )
             for i in range(min(CHUNK, count - start))
-        )  # fmt: skip
+        )
         skill = {s.pk: rng.uniform(0.2, 0.8) for s in chunk}
         entries = PromptEntry.objects.bulk_create(
-            [PromptEntry(submission=s, task=t, sample_index=k, text=prompt(rng)) for s in chunk for t in tasks for k in range(samples)], batch_size=5000
+            [PromptEntry(submission=s, task=t, sample_index=k, text=prompt(rng)) for s in chunk for t in tasks for k in range(samples)],
+            batch_size=5000,
         )
         renders = Render.objects.bulk_create(
-            [Render(entry=e, backend=b, image_index=0, seed=i, config_hash="bench", prompt_sha="bench", status="ok") for i, e in enumerate(entries) for b in BACKENDS],
+            [
+                Render(entry=e, backend=b, image_index=0, seed=i, config_hash="bench", prompt_sha="bench", status="ok")
+                for i, e in enumerate(entries)
+                for b in BACKENDS
+            ],
             batch_size=5000,
         )
         judgements, units = [], defaultdict(list)
         for entry, render in [(e, None) for e in entries] + [(r.entry, r) for r in renders]:
             quality = min(1.0, max(0.0, skill[entry.submission_id] + rng.gauss(0, 0.15)))
             side = "image" if render else "prompt"
-            for name, value, scale in ((f"{side}_subjective", 1 + 4 * quality, "likert_1_5"), (f"{side}_objective", round(quality * 8) / 8, "rate_0_1")):
-                judgements.append(Judgement(submission_id=entry.submission_id, entry=entry, render=render, skill=name, status="ok", value=value, scale=scale, **JUDGE))
+            for name, value, scale in (
+                (f"{side}_subjective", 1 + 4 * quality, "likert_1_5"),
+                (f"{side}_objective", round(quality * 8) / 8, "rate_0_1"),
+            ):
+                judgements.append(
+                    Judgement(
+                        submission_id=entry.submission_id,
+                        entry=entry,
+                        render=render,
+                        skill=name,
+                        status="ok",
+                        value=value,
+                        scale=scale,
+                        **JUDGE,
+                    )
+                )
                 declared = get_skill(name)
-                units[entry.submission_id].append(Unit(entry.task.task_id, entry.task.category, entry.sample_index, name, "ok", value,
-                                                       render.backend if render else "", render.pk if render else -1, scale, declared.composite, declared.top1_rank))  # fmt: skip
+                units[entry.submission_id].append(
+                    Unit(
+                        entry.task.task_id,
+                        entry.task.category,
+                        entry.sample_index,
+                        name,
+                        "ok",
+                        value,
+                        render.backend if render else "",
+                        render.pk if render else -1,
+                        scale,
+                        declared.composite,
+                        declared.top1_rank,
+                    )
+                )
         Judgement.objects.bulk_create(judgements, batch_size=5000)
         Figure.objects.bulk_create(
-            [Figure(submission_id=pk, judge_label="bench judge", scope=f.scope, key=f.key, value=f.value, scale=f.scale, n=f.n, failures=f.failures,
-                    ci_low=f.ci_low, ci_high=f.ci_high, **JUDGE) for pk, u in units.items() for f in all_figures(u)],
+            [
+                Figure(
+                    submission_id=pk,
+                    judge_label="bench judge",
+                    scope=f.scope,
+                    key=f.key,
+                    value=f.value,
+                    scale=f.scale,
+                    n=f.n,
+                    failures=f.failures,
+                    ci_low=f.ci_low,
+                    ci_high=f.ci_high,
+                    **JUDGE,
+                )
+                for pk, u in units.items()
+                for f in all_figures(u)
+            ],
             batch_size=5000,
-        )  # fmt: skip
+        )
         made += [s.pk for s in chunk]
         print(f"    {len(made)}/{count} entries written", flush=True)
     return made
@@ -99,16 +153,22 @@ def live_aggregate(pack) -> int:
     """Per request, without stored rows: read every judgement of every published entry and aggregate each entry's
     figures (the real aggregation, bootstrap intervals included), then sort and cut the first page."""
     from evaluation.figures import _UNIT_FIELDS
+    from evaluation.models import Judgement
     from evaluator.judge.skills import get_skill
     from evaluator.metrics.aggregate import Unit, figures
     from evaluator.metrics.scopes import Scope
-    from evaluation.models import Judgement
 
     units = defaultdict(list)
-    rows = Judgement.objects.filter(submission__pack=pack, submission__published=True, submission__status="done", **JUDGE).values_list("submission_id", *_UNIT_FIELDS)
+    rows = Judgement.objects.filter(submission__pack=pack, submission__published=True, submission__status="done", **JUDGE).values_list(
+        "submission_id", *_UNIT_FIELDS
+    )
     for submission_id, task_id, category, sample, skill, status, value, backend, render, scale in rows.iterator(chunk_size=10000):
         declared = get_skill(skill)
-        units[submission_id].append(Unit(task_id, category, sample, skill, status, value, backend or "", render or -1, scale, declared.composite, declared.top1_rank))
+        units[submission_id].append(
+            Unit(
+                task_id, category, sample, skill, status, value, backend or "", render or -1, scale, declared.composite, declared.top1_rank
+            )
+        )
     overall = {pk: next((f.value for f in figures(u) if f.scope == Scope.OVERALL), None) for pk, u in units.items()}
     return len(sorted(overall, key=lambda pk: overall[pk] if overall[pk] is not None else float("-inf"), reverse=True)[:50])
 
@@ -130,7 +190,9 @@ def peak_rss_mb(pids: list[int]) -> dict[int, float]:
 
 
 def serve(env: dict) -> subprocess.Popen:
-    server = subprocess.Popen([sys.executable, "-m", "gunicorn", "atelier.wsgi", "-b", "127.0.0.1:8799", "-w", "2", "--log-level", "warning"], cwd=ROOT, env=env)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "atelier.wsgi", "-b", "127.0.0.1:8799", "-w", "2", "--log-level", "warning"], cwd=ROOT, env=env
+    )
     for _ in range(150):
         try:
             timed_get("http://127.0.0.1:8799/")
@@ -151,14 +213,25 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     parser.add_argument("--requests", type=int, default=30)
     parser.add_argument("--live-requests", type=int, default=3, help="live aggregates timed per size (each reads every judgement)")
-    parser.add_argument("--large-samples", type=int, default=200, help="samples per task of the submission whose breakdown download is measured")
+    parser.add_argument(
+        "--large-samples", type=int, default=200, help="samples per task of the submission whose breakdown download is measured"
+    )
     parser.add_argument("--database-url", default="")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="bench-board-"))
-    env = {"DATABASE_URL": args.database_url or f"sqlite:///{workdir / 'db.sqlite3'}", "MEDIA_ROOT": str(workdir / "media"), "DJANGO_SETTINGS_MODULE": "atelier.settings",
-           "DEBUG": "false", "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz", "ALLOWED_HOSTS": "127.0.0.1",
-           "SECURE_SSL_REDIRECT": "false", "SESSION_COOKIE_SECURE": "false", "CSRF_COOKIE_SECURE": "false", "SECURE_HSTS_SECONDS": "0",
-           "STATIC_ROOT": str(workdir / "static")}  # fmt: skip
+    env = {
+        "DATABASE_URL": args.database_url or f"sqlite:///{workdir / 'db.sqlite3'}",
+        "MEDIA_ROOT": str(workdir / "media"),
+        "DJANGO_SETTINGS_MODULE": "atelier.settings",
+        "DEBUG": "false",
+        "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false",
+        "SESSION_COOKIE_SECURE": "false",
+        "CSRF_COOKIE_SECURE": "false",
+        "SECURE_HSTS_SECONDS": "0",
+        "STATIC_ROOT": str(workdir / "static"),
+    }
     os.environ.update(env)
     os.environ.pop("REDIS_URL", None)
     import random
@@ -210,19 +283,37 @@ def main() -> None:
             server.terminate()
             server.wait(timeout=30)
         grown = max((after[p] - before.get(p, after[p]) for p in after), default=0.0)
-        row = {"entries": size, "job_s": job, "board_p50": percentile(board, 0.5), "board_p95": percentile(board, 0.95), "deep_p50": percentile(deep, 0.5),
-               "live_p50": percentile(live, 0.5), "submission_p50": percentile(page, 0.5), "download_p50": percentile(download, 0.5),
-               "rss_peak": max(after.values(), default=0.0), "rss_grown": grown}  # fmt: skip
+        row = {
+            "entries": size,
+            "job_s": job,
+            "board_p50": percentile(board, 0.5),
+            "board_p95": percentile(board, 0.95),
+            "deep_p50": percentile(deep, 0.5),
+            "live_p50": percentile(live, 0.5),
+            "submission_p50": percentile(page, 0.5),
+            "download_p50": percentile(download, 0.5),
+            "rss_peak": max(after.values(), default=0.0),
+            "rss_grown": grown,
+        }
         results.append(row)
-        print(f"[{size:>6} entries] board page p50 {row['board_p50'] * 1000:.0f} ms p95 {row['board_p95'] * 1000:.0f} ms (page {last}: {row['deep_p50'] * 1000:.0f} ms) · "
-              f"live aggregate p50 {row['live_p50'] * 1000:.0f} ms ({row['live_p50'] / row['board_p50']:.0f}x) · large submission page {row['submission_p50'] * 1000:.0f} ms · "
-              f"its breakdown {row['download_p50'] * 1000:.0f} ms, worker peak RSS {row['rss_peak']:.0f} MB (+{row['rss_grown']:.1f} MB while streaming)", flush=True)  # fmt: skip
+        print(
+            f"[{size:>6} entries] board page p50 {row['board_p50'] * 1000:.0f} ms p95 {row['board_p95'] * 1000:.0f} ms (page {last}: {row['deep_p50'] * 1000:.0f} ms) · "
+            f"live aggregate p50 {row['live_p50'] * 1000:.0f} ms ({row['live_p50'] / row['board_p50']:.0f}x) · large submission page {row['submission_p50'] * 1000:.0f} ms · "
+            f"its breakdown {row['download_p50'] * 1000:.0f} ms, worker peak RSS {row['rss_peak']:.0f} MB (+{row['rss_grown']:.1f} MB while streaming)",
+            flush=True,
+        )
     database = "PostgreSQL" if env["DATABASE_URL"].startswith("postgres") else "SQLite"
-    print(f"\nSummary ({database}, gunicorn 2 workers, DEBUG off, this machine; large submission: {args.large_samples} samples x 6 tasks x 2 backends)")
-    print(f"{'entries':>8} {'board p50':>10} {'board p95':>10} {'deep p50':>9} {'live p50':>10} {'ratio':>7} {'job':>7} {'breakdown':>10} {'RSS +':>7}")
+    print(
+        f"\nSummary ({database}, gunicorn 2 workers, DEBUG off, this machine; large submission: {args.large_samples} samples x 6 tasks x 2 backends)"
+    )
+    print(
+        f"{'entries':>8} {'board p50':>10} {'board p95':>10} {'deep p50':>9} {'live p50':>10} {'ratio':>7} {'job':>7} {'breakdown':>10} {'RSS +':>7}"
+    )
     for r in results:
-        print(f"{r['entries']:>8} {r['board_p50'] * 1000:>8.0f}ms {r['board_p95'] * 1000:>8.0f}ms {r['deep_p50'] * 1000:>7.0f}ms {r['live_p50'] * 1000:>8.0f}ms "
-              f"{r['live_p50'] / r['board_p50']:>6.0f}x {r['job_s']:>6.1f}s {r['download_p50'] * 1000:>8.0f}ms {r['rss_grown']:>5.1f}MB")  # fmt: skip
+        print(
+            f"{r['entries']:>8} {r['board_p50'] * 1000:>8.0f}ms {r['board_p95'] * 1000:>8.0f}ms {r['deep_p50'] * 1000:>7.0f}ms {r['live_p50'] * 1000:>8.0f}ms "
+            f"{r['live_p50'] / r['board_p50']:>6.0f}x {r['job_s']:>6.1f}s {r['download_p50'] * 1000:>8.0f}ms {r['rss_grown']:>5.1f}MB"
+        )
 
 
 if __name__ == "__main__":

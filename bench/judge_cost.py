@@ -27,9 +27,14 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="judge-cost-"))
     with ScriptedOpenAIServer() as server:
         server.default = judge_responder
-        os.environ.update(DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}", MEDIA_ROOT=str(workdir / "media"),
-                          OPENAI_BASE_URL=server.base_url, ATELIER_JUDGE_MODEL="scripted-judge", ATELIER_CLIP_PRETRAINED="random",
-                          DJANGO_SETTINGS_MODULE="atelier.settings")  # fmt: skip
+        os.environ.update(
+            DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}",
+            MEDIA_ROOT=str(workdir / "media"),
+            OPENAI_BASE_URL=server.base_url,
+            ATELIER_JUDGE_MODEL="scripted-judge",
+            ATELIER_CLIP_PRETRAINED="random",
+            DJANGO_SETTINGS_MODULE="atelier.settings",
+        )
         os.environ.pop("REDIS_URL", None)
         import django
 
@@ -40,9 +45,9 @@ def main() -> None:
 def run(server) -> None:
     from django.core.management import call_command
 
+    from evaluation.models import Judgement, Submission
     from evaluation.selectors import submission_cost
     from evaluation.units import submission_rescore
-    from evaluation.models import Judgement, Submission
     from submissions.services import submission_create, team_create
     from tasks.loaders import read_own_pack
     from tasks.services import pack_save
@@ -58,14 +63,20 @@ def run(server) -> None:
     submission.refresh_from_db()
     cost = submission_cost(submission)
     judgements = Judgement.objects.filter(submission=submission)
-    print(f"submission: {submission.entries.count()} prompts, {judgements.count()} judgements "
-          f"({judgements.filter(skill='target_similarity').count()} local CLIP scores), status {submission.status}, {first:.1f} s")  # fmt: skip
-    print(f"  first scoring : {cost['calls']} calls, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} completion tokens "
-          f"({server.requests.__len__()} requests seen by the server)")  # fmt: skip
+    print(
+        f"submission: {submission.entries.count()} prompts, {judgements.count()} judgements "
+        f"({judgements.filter(skill='target_similarity').count()} local CLIP scores), status {submission.status}, {first:.1f} s"
+    )
+    print(
+        f"  first scoring : {cost['calls']} calls, {cost['prompt_tokens']} prompt + {cost['completion_tokens']} completion tokens "
+        f"({server.requests.__len__()} requests seen by the server)"
+    )
     before = len(server.requests)
     started = time.perf_counter()
     submission_rescore(submission.pk)
-    print(f"  second scoring: {len(server.requests) - before} calls ({time.perf_counter() - started:.2f} s); status {Submission.objects.get(pk=submission.pk).status}")
+    print(
+        f"  second scoring: {len(server.requests) - before} calls ({time.perf_counter() - started:.2f} s); status {Submission.objects.get(pk=submission.pk).status}"
+    )
 
 
 if __name__ == "__main__":

@@ -35,7 +35,11 @@ OLD_SECONDS_PER_JUDGEMENT = 1.6  # issue 12: a 60-task dev submission, 1,309 s i
 def load_tasks(per_category: int) -> list[dict]:
     tasks = []
     for name in ("oe", "co", "im"):
-        rows = [json.loads(line) for line in (ROOT / "tasks" / "packs" / "atelier-original" / f"{name}.jsonl").read_text().splitlines() if line.strip()]
+        rows = [
+            json.loads(line)
+            for line in (ROOT / "tasks" / "packs" / "atelier-original" / f"{name}.jsonl").read_text().splitlines()
+            if line.strip()
+        ]
         tasks += [r for r in rows if r.get("split") == "dev"][:per_category]
     return tasks
 
@@ -50,9 +54,14 @@ def build_inputs(per_category: int):
     inputs = []
     for row in load_tasks(per_category):
         task = TaskInput(
-            task_id=row["task_id"], category=row["category"], title=row["title"], brief=row["brief"], constraints=dict(row.get("constraints") or {}),
-            prompt_checklist=tuple(row["prompt_checklist"]), image_checklist=tuple(row["image_checklist"]),
-        )  # fmt: skip
+            task_id=row["task_id"],
+            category=row["category"],
+            title=row["title"],
+            brief=row["brief"],
+            constraints=dict(row.get("constraints") or {}),
+            prompt_checklist=tuple(row["prompt_checklist"]),
+            image_checklist=tuple(row["image_checklist"]),
+        )
         prompt = brief_verbatim(task.brief, task.constraints)
         renders, targets = [], {}
         for config in configs:
@@ -61,7 +70,9 @@ def build_inputs(per_category: int):
         if task.category == "IM" and row.get("seed_prompt"):
             target = get_renderer(configs[0]).render(row["seed_prompt"], [derive_seed(f"target:{task.task_id}", 0, 0, configs[0].name)])[0]
             for config in configs:
-                reference = get_renderer(config).render(row["seed_prompt"], [derive_seed(f"reference:{task.task_id}", 0, 0, config.name)])[0]
+                reference = get_renderer(config).render(row["seed_prompt"], [derive_seed(f"reference:{task.task_id}", 0, 0, config.name)])[
+                    0
+                ]
                 targets[config.name] = TargetInput(image=target, reference=reference)
         inputs.append((task, prompt, renders, targets))
     return configs, inputs
@@ -113,23 +124,29 @@ def main() -> None:
     judge = EmbeddingJudge(JudgeConfig(clip_pretrained="random"))
     encoders.clip_model(judge.clip_model, judge.clip_pretrained), encoders._minilm()  # load both before timing
     renders = sum(len(r) for _, _, r, _ in inputs)
-    print(f"{len(inputs)} dev tasks of atelier-original x {renders // len(inputs)} renders ({', '.join(c.name for c in configs)}); "
-          f"judge {judge.label}; {os.cpu_count()} cores, torch default {default_threads} threads")  # fmt: skip
+    print(
+        f"{len(inputs)} dev tasks of atelier-original x {renders // len(inputs)} renders ({', '.join(c.name for c in configs)}); "
+        f"judge {judge.label}; {os.cpu_count()} cores, torch default {default_threads} threads"
+    )
     paths = [
-        ("baseline", "memo, batching, text trim off; torch default threads", dict(memo=False, batch=False, trim_text=False, threads=None)),
-        ("optimised", "memo, batched images, trimmed text; ATELIER_TORCH_THREADS unset", dict(threads=None)),
-        ("+1 thread", "the same with ATELIER_TORCH_THREADS=1", dict(threads=1)),
+        (
+            "baseline",
+            "memo, batching, text trim off; torch default threads",
+            {"memo": False, "batch": False, "trim_text": False, "threads": None},
+        ),
+        ("optimised", "memo, batched images, trimmed text; ATELIER_TORCH_THREADS unset", {"threads": None}),
+        ("+1 thread", "the same with ATELIER_TORCH_THREADS=1", {"threads": 1}),
     ]
     results, forwards = {}, {}
     for _ in range(args.repeats):  # interleaved, best of each: other processes on a shared machine move single runs a lot
-        for name, what, settings in paths:
+        for name, _what, settings in paths:
             encoders._embeddings.clear()
             encoders.forward_seconds.clear()
             with encoders.speed_settings(**settings):
                 out, n, seconds = judge_all(judge, inputs, ahead=settings.get("batch", True))
             if name not in results or seconds < results[name][2]:
                 results[name], forwards[name] = (out, n, seconds), sum(encoders.forward_seconds.values())
-    for name, what, settings in paths:
+    for name, what, _settings in paths:
         out, n, seconds = results[name]
         forward = forwards[name]
         line = f"{name:<10} {n} judgements in {seconds:6.1f} s = {seconds / n:.3f} s per judgement ({forward / seconds:.0%} in forward passes; {what})"
@@ -137,7 +154,9 @@ def main() -> None:
             base, _, base_s = results["baseline"]
             diff = differing(base, out)
             line += f"\n{'':<11}{base_s / seconds:.1f}x the baseline, {OLD_SECONDS_PER_JUDGEMENT / (seconds / n):.1f}x the {OLD_SECONDS_PER_JUDGEMENT} s per judgement of issue 12; "
-            line += "results identical to the baseline (every field)" if not diff else f"{diff} of {len(out)} results differ from the baseline"
+            line += (
+                "results identical to the baseline (every field)" if not diff else f"{diff} of {len(out)} results differ from the baseline"
+            )
         print(line, flush=True)
     if differing(results["baseline"][0], results["optimised"][0]):
         sys.exit(1)

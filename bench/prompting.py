@@ -31,8 +31,13 @@ def main() -> None:
     from tests.openai_server import Reply, ScriptedOpenAIServer, prompter_responder
 
     workdir = Path(tempfile.mkdtemp(prefix="bench-prompting-"))
-    os.environ.update(DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}", MEDIA_ROOT=str(workdir / "media"), DJANGO_SETTINGS_MODULE="atelier.settings",
-                      ATELIER_PROMPTER_ALLOWED_HOSTS="127.0.0.1", ATELIER_MAX_SAMPLES=str(max(8, args.samples)))  # fmt: skip
+    os.environ.update(
+        DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}",
+        MEDIA_ROOT=str(workdir / "media"),
+        DJANGO_SETTINGS_MODULE="atelier.settings",
+        ATELIER_PROMPTER_ALLOWED_HOSTS="127.0.0.1",
+        ATELIER_MAX_SAMPLES=str(max(8, args.samples)),
+    )
     os.environ.pop("REDIS_URL", None)
     import django
 
@@ -47,7 +52,9 @@ def main() -> None:
     print(f"\nPrompting throughput (server answers after {SERVER_DELAY * 1000:.0f} ms; {base['calls']} calls per run; SQLite, in-process)")
     print(f"{'in flight':>9} {'wall s':>8} {'calls/s':>8} {'vs 1':>6} {'overhead ms/call':>17} {'max seen':>9}")
     for r in results:
-        print(f"{r['limit']:>9} {r['wall']:>8.2f} {r['rate']:>8.1f} {r['rate'] / base['rate']:>5.2f}x {r['overhead_ms']:>17.1f} {r['seen']:>9}")
+        print(
+            f"{r['limit']:>9} {r['wall']:>8.2f} {r['rate']:>8.1f} {r['rate'] / base['rate']:>5.2f}x {r['overhead_ms']:>17.1f} {r['seen']:>9}"
+        )
     best = results[-1]
     verdict = "meets" if best["rate"] / base["rate"] >= 6 else "MISSES"
     print(f"\nRatio {best['limit']} vs {base['limit']} in flight: {best['rate'] / base['rate']:.2f}x ({verdict} the >= 6x target).")
@@ -58,21 +65,30 @@ def measure(server, limit: int, samples: int) -> dict:
     from django.core.management import call_command
     from django.db import transaction
 
-    from evaluation.prompting import call_window
     from evaluation.models import CallStatus, Origin, PromptCall, Submission
-    from teams.models import Endpoint
+    from evaluation.prompting import call_window
     from submissions.services import team_create
     from tasks.loaders import read_own_pack
     from tasks.selectors import prompter_tasks
     from tasks.services import pack_save
+    from teams.models import Endpoint
 
     call_command("migrate", verbosity=0)
     pack, _ = pack_save(data=read_own_pack(ROOT / "tasks" / "packs" / "sample"))
     user = __import__("django.contrib.auth", fromlist=["get_user_model"]).get_user_model().objects.create_user(f"bench-{limit}")
     team = team_create(user=user, name=f"bench {limit}")
     endpoint = Endpoint.objects.create(team=team, name="bench", base_url=server.base_url, model="bench", max_in_flight=limit)
-    submission = Submission.objects.create(team=team, pack=pack, prompter="bench", origin=Origin.ENDPOINT, endpoint=endpoint, condition="plain",
-                                           samples=samples, status="prompting", prompting={"budget": {"calls": 10**6, "tokens": 10**9}})  # fmt: skip
+    submission = Submission.objects.create(
+        team=team,
+        pack=pack,
+        prompter="bench",
+        origin=Origin.ENDPOINT,
+        endpoint=endpoint,
+        condition="plain",
+        samples=samples,
+        status="prompting",
+        prompting={"budget": {"calls": 10**6, "tokens": 10**9}},
+    )
     with transaction.atomic():
         tasks = list(prompter_tasks(pack.tasks.all()))  # as prompting_start plans them
         PromptCall.objects.bulk_create(PromptCall(submission=submission, task=t, sample_index=k) for t in tasks for k in range(samples))
@@ -86,7 +102,14 @@ def measure(server, limit: int, samples: int) -> dict:
     n = calls.count()
     ideal = -(-n // limit) * SERVER_DELAY
     print(f"  {limit} in flight: {n} calls in {wall:.2f} s", flush=True)
-    return {"limit": limit, "calls": n, "wall": wall, "rate": n / wall, "overhead_ms": (wall - ideal) / n * 1000, "seen": server.max_in_flight_seen}
+    return {
+        "limit": limit,
+        "calls": n,
+        "wall": wall,
+        "rate": n / wall,
+        "overhead_ms": (wall - ideal) / n * 1000,
+        "seen": server.max_in_flight_seen,
+    }
 
 
 if __name__ == "__main__":

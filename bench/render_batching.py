@@ -31,9 +31,14 @@ def batched(renderer, prompt: str, seeds: list[int]):
     config = renderer.config
     generators = [torch.Generator("cpu").manual_seed(s) for s in seeds]
     output = renderer.pipeline(
-        prompt=[prompt] * len(seeds), num_inference_steps=config.steps, guidance_scale=config.guidance,
-        width=config.width, height=config.height, generator=generators, output_type="pil",
-    )  # fmt: skip
+        prompt=[prompt] * len(seeds),
+        num_inference_steps=config.steps,
+        guidance_scale=config.guidance,
+        width=config.width,
+        height=config.height,
+        generator=generators,
+        output_type="pil",
+    )
     return [image.convert("RGB") for image in output.images]
 
 

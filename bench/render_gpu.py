@@ -140,14 +140,22 @@ def build_pipeline(spec: dict[str, Any], device: str, dtype: Any) -> Any:
     scheduler = getattr(diffusers, spec["scheduler"]["class"])(**spec["scheduler"]["config"])
     if spec["pipeline"] == "StableDiffusionXLPipeline":
         pipeline = diffusers.StableDiffusionXLPipeline(
-            **modules, tokenizer=clip_tokenizer(), tokenizer_2=clip_tokenizer(), scheduler=scheduler,
-            force_zeros_for_empty_prompt=True, add_watermarker=False,
-        )  # fmt: skip
+            **modules,
+            tokenizer=clip_tokenizer(),
+            tokenizer_2=clip_tokenizer(),
+            scheduler=scheduler,
+            force_zeros_for_empty_prompt=True,
+            add_watermarker=False,
+        )
     else:
         pipeline = diffusers.StableDiffusionPipeline(
-            **modules, tokenizer=clip_tokenizer(), scheduler=scheduler,
-            safety_checker=None, feature_extractor=None, requires_safety_checker=False,
-        )  # fmt: skip
+            **modules,
+            tokenizer=clip_tokenizer(),
+            scheduler=scheduler,
+            safety_checker=None,
+            feature_extractor=None,
+            requires_safety_checker=False,
+        )
     pipeline.set_progress_bar_config(disable=True)
     return pipeline
 
@@ -227,10 +235,14 @@ def batched(pipeline: Any, config: BackendConfig, jobs: list[tuple[str, int]], b
     for start in range(0, len(jobs), batch):
         chunk = jobs[start : start + batch]
         output = pipeline(
-            prompt=[prompt for prompt, _ in chunk], num_inference_steps=config.steps, guidance_scale=config.guidance,
-            width=config.width, height=config.height, output_type="pil",
+            prompt=[prompt for prompt, _ in chunk],
+            num_inference_steps=config.steps,
+            guidance_scale=config.guidance,
+            width=config.width,
+            height=config.height,
+            output_type="pil",
             generator=[torch.Generator("cpu").manual_seed(seed) for _, seed in chunk],
-        )  # fmt: skip
+        )
         images += [image.convert("RGB") for image in output.images]
     return images
 
@@ -277,7 +289,9 @@ def bench_arch(name: str, args: argparse.Namespace, device: str, dtype_name: str
 
     started = time.perf_counter()
     pipeline = build_pipeline(spec, device, dtype)
-    params = {k: sum(p.numel() for p in getattr(pipeline, k).parameters()) / 1e6 for k in COMPONENTS if getattr(pipeline, k, None) is not None}
+    params = {
+        k: sum(p.numel() for p in getattr(pipeline, k).parameters()) / 1e6 for k in COMPONENTS if getattr(pipeline, k, None) is not None
+    }
     say(f"   built with random weights in {time.perf_counter() - started:.1f} s: " + ", ".join(f"{k} {v:,.1f}M" for k, v in params.items()))
     processors = sorted({type(p).__name__ for p in pipeline.unet.attn_processors.values()})
     say(f"   attention: {', '.join(processors)} (torch scaled_dot_product_attention, diffusers' default)")
@@ -288,18 +302,29 @@ def bench_arch(name: str, args: argparse.Namespace, device: str, dtype_name: str
         say("   VAE slicing on (decodes one image at a time)")
 
     flops = flops_per_image(spec, size, steps, cfg)
-    say(f"   FLOPs per image: {flops['total'] / 1e12:.4g} T (UNet {flops['unet'] / 1e12:.4g} T over {steps} step(s){' with CFG' if cfg else ''}, "
-        f"VAE decode {flops['vae'] / 1e12:.4g} T, text {flops['text'] / 1e12:.3g} T)")  # fmt: skip
+    say(
+        f"   FLOPs per image: {flops['total'] / 1e12:.4g} T (UNet {flops['unet'] / 1e12:.4g} T over {steps} step(s){' with CFG' if cfg else ''}, "
+        f"VAE decode {flops['vae'] / 1e12:.4g} T, text {flops['text'] / 1e12:.3g} T)"
+    )
     if args.compile:
         pipeline.unet.compile(dynamic=False)
         say("   torch.compile(unet): each new batch shape compiles during its warm-up (not timed)")
 
     config = BackendConfig(
-        name=f"bench-{name}", model=f"bench/architectures/{name}.json", pipeline=spec["pipeline"], steps=steps,
-        guidance=guidance, width=size, height=size, scheduler=None, dtype=dtype_name,
-        images_per_prompt=min(args.images, MAX_IMAGES_PER_PROMPT), seed_policy=f"fixed:{SEED_BASE}",
-        label=f"{name} {shape} - {SMOKE_LABEL}", device=device,
-    )  # fmt: skip
+        name=f"bench-{name}",
+        model=f"bench/architectures/{name}.json",
+        pipeline=spec["pipeline"],
+        steps=steps,
+        guidance=guidance,
+        width=size,
+        height=size,
+        scheduler=None,
+        dtype=dtype_name,
+        images_per_prompt=min(args.images, MAX_IMAGES_PER_PROMPT),
+        seed_policy=f"fixed:{SEED_BASE}",
+        label=f"{name} {shape} - {SMOKE_LABEL}",
+        device=device,
+    )
     renderer = PipelineRenderer(config, pipeline, device)
     jobs = [(PROMPTS[i % len(PROMPTS)], SEED_BASE + i) for i in range(args.images)]
     if device.startswith("cuda"):
@@ -310,8 +335,17 @@ def bench_arch(name: str, args: argparse.Namespace, device: str, dtype_name: str
     def row(mode: str, batch: int, seconds: float, images: list, reference: list | None) -> dict[str, Any]:
         same, worst = compare(reference, images) if reference is not None else (len(images), 0)
         rate = len(images) / seconds
-        result = {"arch": name, "mode": mode, "batch": batch, "images": len(images), "seconds": seconds, "rate": rate,
-                  "tflops": flops["total"] * rate / 1e12, "identical": same, "max_diff": worst}  # fmt: skip
+        result = {
+            "arch": name,
+            "mode": mode,
+            "batch": batch,
+            "images": len(images),
+            "seconds": seconds,
+            "rate": rate,
+            "tflops": flops["total"] * rate / 1e12,
+            "identical": same,
+            "max_diff": worst,
+        }
         rows.append(result)
         return result
 
@@ -319,7 +353,7 @@ def bench_arch(name: str, args: argparse.Namespace, device: str, dtype_name: str
     say("   warm-up: renderer, one call per seed ...")
     renderer.render(jobs[0][0], [jobs[0][1]])
     say(f"   warm-up done in {time.perf_counter() - started:.1f} s; timing {args.images} image(s), one call per seed ...")
-    seconds, reference = timed(device, args.repeats, lambda: per_seed(renderer, jobs))
+    seconds, reference = timed(device, args.repeats, lambda: per_seed(renderer, jobs))  # noqa: F821 - deleted below, after the lambda has run
     say(f"   per-seed: {seconds:.3f} s, {args.images / seconds:.3g} images/s")
     row("per-seed (renderer today)", 1, seconds, reference, None)
 
@@ -327,9 +361,11 @@ def bench_arch(name: str, args: argparse.Namespace, device: str, dtype_name: str
         started = time.perf_counter()
         batched(pipeline, config, jobs[:batch], batch)  # warm-up at this batch shape (compiles with --compile)
         say(f"   batch {batch}: warm-up {time.perf_counter() - started:.1f} s; timing {args.images} image(s) ...")
-        seconds, images = timed(device, args.repeats, lambda b=batch: batched(pipeline, config, jobs, b))
+        seconds, images = timed(device, args.repeats, lambda b=batch: batched(pipeline, config, jobs, b))  # noqa: F821 - as above
         result = row("batched", batch, seconds, images, reference)
-        say(f"   batch {batch}: {seconds:.3f} s, {result['rate']:.3g} images/s, identical to per-seed {result['identical']} of {len(images)}, max |diff| {result['max_diff']}")
+        say(
+            f"   batch {batch}: {seconds:.3f} s, {result['rate']:.3g} images/s, identical to per-seed {result['identical']} of {len(images)}, max |diff| {result['max_diff']}"
+        )
 
     if device.startswith("cuda"):
         say(f"   peak GPU memory: {torch.cuda.max_memory_allocated() / 2**30:.1f} GiB")
@@ -346,12 +382,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--arch", choices=(*ARCHS, "all"), default="all")
     parser.add_argument("--size", type=int, default=None, help="pixels per side (default per arch: 512 / 1024; 64 with --tiny)")
-    parser.add_argument("--steps", type=int, default=None, help="denoising steps (default per arch: 1 as sd-turbo / 30 as sdxl-base; 1 / 4 with --tiny)")
+    parser.add_argument(
+        "--steps", type=int, default=None, help="denoising steps (default per arch: 1 as sd-turbo / 30 as sdxl-base; 1 / 4 with --tiny)"
+    )
     parser.add_argument("--guidance", type=float, default=None, help="guidance scale (default per arch: 0 / 5; > 1 runs CFG)")
     parser.add_argument("--images", type=int, default=8, help="images per measurement (prompts x seeds)")
     parser.add_argument("--batch-sizes", default="1,4,8", help="comma-separated batch sizes for the batched calls")
     parser.add_argument("--repeats", type=int, default=1, help="time each measurement this many times, keep the best")
-    parser.add_argument("--dtype", choices=("float16", "bfloat16", "float32"), default=None, help="default float16 on a GPU, float32 on the CPU")
+    parser.add_argument(
+        "--dtype", choices=("float16", "bfloat16", "float32"), default=None, help="default float16 on a GPU, float32 on the CPU"
+    )
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--compile", action="store_true", help="torch.compile the UNet")
     parser.add_argument("--tiny", action="store_true", help="shrunken architectures at 64 px (CPU smoke)")
@@ -381,8 +421,10 @@ def summary(rows: list[dict[str, Any]], peak: float | None, peak_note: str) -> N
     for r in rows:
         base = next(b for b in rows if b["arch"] == r["arch"] and b["mode"].startswith("per-seed"))
         share = f"{100 * r['tflops'] / peak:.1f}" if peak else "n/a"
-        say(f"{r['arch']:<5} {r['mode']:<26} {r['batch']:>5} {r['images']:>6} {r['seconds']:>8.3f} {r['rate']:>9.3g} {r['rate'] / base['rate']:>10.2f} "
-            f"{r['tflops']:>8.3g} {share:>7} {r['identical']:>4} of {r['images']:<2} {r['max_diff']:>9}")  # fmt: skip
+        say(
+            f"{r['arch']:<5} {r['mode']:<26} {r['batch']:>5} {r['images']:>6} {r['seconds']:>8.3f} {r['rate']:>9.3g} {r['rate'] / base['rate']:>10.2f} "
+            f"{r['tflops']:>8.3g} {share:>7} {r['identical']:>4} of {r['images']:<2} {r['max_diff']:>9}"
+        )
     batched_rows = [r for r in rows if r["mode"] == "batched"]
     same = sum(r["identical"] for r in batched_rows)
     total = sum(r["images"] for r in batched_rows)
@@ -413,14 +455,14 @@ def main(argv: list[str] | None = None) -> None:
     peak, peak_note = peak_tflops(device, dtype_name, args.peak_tflops)
     where = torch.cuda.get_device_name() if device == "cuda" else f"CPU, {torch.get_num_threads()} thread(s)"
     say(f"render_gpu - {SMOKE_LABEL}: images are noise, only timing is meaningful")
-    say(f"device {device} ({where}); torch {torch.__version__}; {dtype_name}; batch sizes {args.batch_sizes}; {args.images} image(s) per measurement"
-        + ("; torch.compile" if args.compile else ""))  # fmt: skip
+    say(
+        f"device {device} ({where}); torch {torch.__version__}; {dtype_name}; batch sizes {args.batch_sizes}; {args.images} image(s) per measurement"
+        + ("; torch.compile" if args.compile else "")
+    )
     warnings.filterwarnings("ignore", message=".*upcast_vae.*")  # SDXL's fp32 VAE decode warns on every call
     # ModelMixin.to(dtype=...) warns about "modules that should be kept in float32: []" on every cast (an
     # empty list), here and in SDXL's per-call VAE upcast; nothing is kept in float32 in these models.
-    logging.getLogger("diffusers.models.modeling_utils").addFilter(
-        lambda record: "should be kept in float32" not in record.getMessage()
-    )
+    logging.getLogger("diffusers.models.modeling_utils").addFilter(lambda record: "should be kept in float32" not in record.getMessage())
     rows = []
     # Random weights can overflow to NaN in 16-bit; casting those to 8-bit pixels warns, harmlessly here.
     with np.errstate(invalid="ignore", over="ignore"):

@@ -74,9 +74,15 @@ def main() -> None:
     parser.add_argument("--split", choices=("dev", "test", "all"), default="all")
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="submission-full-"))
-    os.environ.update(DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}", MEDIA_ROOT=str(workdir / "media"),
-                      ATELIER_BACKENDS_FILE=str(ROOT / "config" / "backends.json"), ATELIER_CLIP_PRETRAINED="random",
-                      DJANGO_SETTINGS_MODULE="atelier.settings", OPENAI_BASE_URL="", ATELIER_DAILY_SUBMISSIONS="0")  # fmt: skip
+    os.environ.update(
+        DATABASE_URL=f"sqlite:///{workdir / 'db.sqlite3'}",
+        MEDIA_ROOT=str(workdir / "media"),
+        ATELIER_BACKENDS_FILE=str(ROOT / "config" / "backends.json"),
+        ATELIER_CLIP_PRETRAINED="random",
+        DJANGO_SETTINGS_MODULE="atelier.settings",
+        OPENAI_BASE_URL="",
+        ATELIER_DAILY_SUBMISSIONS="0",
+    )
     os.environ.pop("REDIS_URL", None)
     import django
 
@@ -91,7 +97,7 @@ def pick_tasks(pack, split: str, count: int | None) -> list:
     for task in tasks:
         by_category[task.category].append(task)
     mixed = [t for group in zip(*by_category.values()) for t in group]
-    mixed += [t for group in by_category.values() for t in group[len(mixed) // len(by_category):]]
+    mixed += [t for group in by_category.values() for t in group[len(mixed) // len(by_category) :]]
     return mixed[: count if count is not None else len(mixed)]
 
 
@@ -103,10 +109,10 @@ def run(count: int | None, split: str) -> None:
     from django.db import connection
 
     from evaluation import jobs, runtime
-    from evaluator.judge import encoders
-    from evaluator.backends.renderer import PipelineRenderer
-    from evaluator.prompters.baselines import brief_verbatim
     from evaluation.models import Judgement, PromptEntry, Render, Submission
+    from evaluator.backends.renderer import PipelineRenderer
+    from evaluator.judge import encoders
+    from evaluator.prompters.baselines import brief_verbatim
     from submissions.services import submission_create, team_create
     from tasks.loaders import read_own_pack
     from tasks.services import pack_save
@@ -118,8 +124,11 @@ def run(count: int | None, split: str) -> None:
     pack, _ = pack_save(data=read_own_pack(ROOT / "tasks" / "packs" / "atelier-original"))
     tasks = pick_tasks(pack, split, count)
     configs = list(runtime.backend_configs().values())
-    print(f"{len(tasks)} tasks of {pack.name} (split {split}) on {', '.join(c.name for c in configs)}; offline judge {runtime.judge().label}; "
-          f"ATELIER_TORCH_THREADS={os.environ.get('ATELIER_TORCH_THREADS', '') or 'unset'} ({encoders.torch_threads() or 'torch default'})", flush=True)
+    print(
+        f"{len(tasks)} tasks of {pack.name} (split {split}) on {', '.join(c.name for c in configs)}; offline judge {runtime.judge().label}; "
+        f"ATELIER_TORCH_THREADS={os.environ.get('ATELIER_TORCH_THREADS', '') or 'unset'} ({encoders.torch_threads() or 'torch default'})",
+        flush=True,
+    )
     im = [t for t in tasks if t.category == "IM" and t.seed_prompt]
     for n, task in enumerate(im, 1):
         target_render(task=task, backend=configs[0], candidates=4)
@@ -187,7 +196,9 @@ def run(count: int | None, split: str) -> None:
     lines = [json.dumps({"task_id": t.task_id, "prompt": brief_verbatim(t.brief, t.constraints or {})}) for t in tasks]
     began[0] = time.perf_counter()
     with connection.execute_wrapper(sql), clock.stage("upload & planning"):
-        submission = submission_create(team=team, pack=pack, prompter="brief verbatim", filename="bench.jsonl", data="\n".join(lines).encode())
+        submission = submission_create(
+            team=team, pack=pack, prompter="brief verbatim", filename="bench.jsonl", data="\n".join(lines).encode()
+        )
     wall = time.perf_counter() - began[0]
     clock.close()
     forward.update({f"judge {k}": v for k, v in encoders.forward_seconds.items()})
@@ -197,21 +208,27 @@ def run(count: int | None, split: str) -> None:
     renders = Render.objects.filter(entry__submission=submission)
     ran = judgements.exclude(status="skipped").count()
     print(f"\nsubmission #{submission.pk}: {submission.status} {submission.error}".rstrip())
-    print(f"{len(tasks)} tasks, {renders.count()} renders ({renders.filter(status='ok').count()} ok), {judgements.count()} judgements "
-          f"({ran} judged, {judgements.filter(status='ok').count()} ok, {judgements.filter(status='failed').count()} failed), "
-          f"wall {wall:.1f} s (+ setup {setup:.1f} s)")  # fmt: skip
+    print(
+        f"{len(tasks)} tasks, {renders.count()} renders ({renders.filter(status='ok').count()} ok), {judgements.count()} judgements "
+        f"({ran} judged, {judgements.filter(status='ok').count()} ok, {judgements.filter(status='failed').count()} failed), "
+        f"wall {wall:.1f} s (+ setup {setup:.1f} s)"
+    )
     print(f"\n{'stage':<20}{'seconds':>10}{'share':>9}")
     for stage in STAGES:
         print(f"{stage:<20}{clock.seconds.get(stage, 0.0):>10.1f}{clock.seconds.get(stage, 0.0) / wall:>9.1%}")
     print(f"{'wall':<20}{wall:>10.1f}")
     model, own = sum(forward.values()), clock.seconds.get("bench's progress", 0.0)
     platform = wall - own  # the bench's progress lines are its own work, not the platform's
-    print(f"\nthe platform's wall (the bench's progress queries left out) {platform:.1f} s: model forward passes {model:.1f} s ({model / platform:.1%}); "
-          f"orchestration {platform - model:.1f} s ({1 - model / platform:.1%})")  # fmt: skip
+    print(
+        f"\nthe platform's wall (the bench's progress queries left out) {platform:.1f} s: model forward passes {model:.1f} s ({model / platform:.1%}); "
+        f"orchestration {platform - model:.1f} s ({1 - model / platform:.1%})"
+    )
     for name, seconds in sorted(forward.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<26}{seconds:>8.1f} s {seconds / platform:>7.1%}")
     if ran:
-        print(f"judging: {clock.seconds['judging'] / ran:.3f} s per judgement outside SQL ({ran} judged); torch threads for the judge: {encoders.torch_threads()}")
+        print(
+            f"judging: {clock.seconds['judging'] / ran:.3f} s per judgement outside SQL ({ran} judged); torch threads for the judge: {encoders.torch_threads()}"
+        )
 
 
 if __name__ == "__main__":

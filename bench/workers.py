@@ -20,8 +20,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atelier.settings")
 
-TASK = ("bench-1", "CO", "Poster", "A poster of a fox in the snow for a winter festival.", {"text": "'WINTER FAIR'"},
-        ("the prompt names a fox", "the prompt quotes 'WINTER FAIR'"), ("a fox is visible", "the words 'WINTER FAIR' are legible"))  # fmt: skip
+TASK = (
+    "bench-1",
+    "CO",
+    "Poster",
+    "A poster of a fox in the snow for a winter festival.",
+    {"text": "'WINTER FAIR'"},
+    ("the prompt names a fox", "the prompt quotes 'WINTER FAIR'"),
+    ("a fox is visible", "the words 'WINTER FAIR' are legible"),
+)
 
 
 def judge_once(k: int) -> float:
@@ -54,7 +61,9 @@ def run(worker_class, jobs: int, connection) -> tuple[float, list[float]]:
     results = [job.latest_result() for job in enqueued]
     failed = [r for r in results if r is None or not r.type == r.Type.SUCCESSFUL]
     if failed:
-        raise SystemExit(f"{len(failed)} of {jobs} jobs failed under {worker_class.__name__}: {failed[0].exc_string if failed[0] else 'no result'}")
+        raise SystemExit(
+            f"{len(failed)} of {jobs} jobs failed under {worker_class.__name__}: {failed[0].exc_string if failed[0] else 'no result'}"
+        )
     queue.empty()
     return wall, [r.return_value for r in results]
 
@@ -63,14 +72,21 @@ def measure(worker_class, jobs: int, connection) -> tuple[str, float, list[float
     print(f"{worker_class.__name__}: {jobs} judge jobs…", flush=True)
     wall, inside = run(worker_class, jobs, connection)
     rest = sorted(inside[1:]) or inside
-    print(f"  {wall:.1f} s wall, {wall / jobs:.2f} s per job (inside the job: first {inside[0]:.2f} s, median of the rest {rest[len(rest) // 2]:.3f} s)", flush=True)
+    print(
+        f"  {wall:.1f} s wall, {wall / jobs:.2f} s per job (inside the job: first {inside[0]:.2f} s, median of the rest {rest[len(rest) // 2]:.3f} s)",
+        flush=True,
+    )
     return worker_class.__name__, wall, inside
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=8)
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9", help="an empty Redis database: the bench refuses one holding keys and empties it after")
+    parser.add_argument(
+        "--redis-url",
+        default="redis://127.0.0.1:6379/9",
+        help="an empty Redis database: the bench refuses one holding keys and empties it after",
+    )
     args = parser.parse_args()
     import logging
 
@@ -82,6 +98,7 @@ def main() -> None:
 
     django.setup()  # as `manage.py` does before any worker starts: the code is imported, no model is loaded yet
     import evaluation.runtime  # noqa: F401
+
     connection = redis.Redis.from_url(args.redis_url)
     if connection.dbsize():
         raise SystemExit(f"{args.redis_url} holds {connection.dbsize()} key(s): give the bench an empty Redis database (--redis-url)")

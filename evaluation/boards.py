@@ -13,11 +13,10 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Count
 
+from evaluation.models import BoardRow, BoardStats, Figure, PromptEntry, Status, Submission
 from evaluator.metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from evaluator.metrics.coverage import FULL, coverage_words, standing
 from evaluator.metrics.scopes import Scope
-from evaluation.models import BoardRow, BoardStats, Figure
-from evaluation.models import PromptEntry, Status, Submission
 from tasks.models import Task, TaskPack
 
 
@@ -25,14 +24,23 @@ def board_inputs(pack: TaskPack, revision: int, judge_id: str, judge_version: st
     """board_stats_compute's keywords for the board's published entries: every, lengths, lists, categories, splits."""
     published = Submission.objects.filter(pack=pack, pack_revision=revision, published=True, status=Status.DONE)
     scores: dict[str, dict[str, float]] = defaultdict(dict)
-    rows = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope=Scope.TASK, value__isnull=False)
+    rows = Figure.objects.filter(
+        submission__in=published, judge_id=judge_id, judge_version=judge_version, scope=Scope.TASK, value__isnull=False
+    )
     for submission_id, task_id, value in rows.values_list("submission_id", "key", "value"):
         scores[str(submission_id)][task_id] = value
     prompts = PromptEntry.objects.filter(submission__in=published).values_list("submission_id", "task__task_id", "text")
     lengths, lists = prompt_styles((str(s), t, text) for s, t, text in prompts.iterator(chunk_size=5000))
     tasks = Task.objects.filter(pack=pack).values_list("task_id", "category", "split")
     feedback = sorted(str(pk) for pk in published.filter(rounds__gt=1).values_list("pk", flat=True))  # never ranked with single-turn runs
-    return {"every": dict(scores), "lengths": lengths, "lists": lists, "categories": {t: c for t, c, _ in tasks}, "splits": {t: s for t, _, s in tasks}, "feedback": feedback}
+    return {
+        "every": dict(scores),
+        "lengths": lengths,
+        "lists": lists,
+        "categories": {t: c for t, c, _ in tasks},
+        "splits": {t: s for t, _, s in tasks},
+        "feedback": feedback,
+    }
 
 
 @transaction.atomic
@@ -50,9 +58,17 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
     for judge_id, judge_version in judges:
         data = board_stats_compute(**board_inputs(pack, revision, judge_id, judge_version), settings=SETTINGS)
         backends, rows = board_rows_rebuild(pack, revision, judge_id, judge_version, published, data)
-        page = {"settings": SETTINGS, "backends": backends, "judge_label": labels[(judge_id, judge_version)], "entry_count": rows, "conditions": conditions,
-                "has_split": any(e.get("test") is not None and e.get("dev") is not None for e in data["entries"].values())}  # fmt: skip
-        BoardStats.objects.update_or_create(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, defaults={**data, **page})
+        page = {
+            "settings": SETTINGS,
+            "backends": backends,
+            "judge_label": labels[(judge_id, judge_version)],
+            "entry_count": rows,
+            "conditions": conditions,
+            "has_split": any(e.get("test") is not None and e.get("dev") is not None for e in data["entries"].values()),
+        }
+        BoardStats.objects.update_or_create(
+            pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, defaults={**data, **page}
+        )
     BoardRow.objects.filter(pack=pack, revision=revision).exclude(submission__in=published).delete()
     return len(judges)
 
@@ -66,11 +82,15 @@ def _standing(figure: Figure) -> dict[str, str]:
     return {} if shown == FULL else {"standing": shown, "rests_on": coverage_words(figure.coverage)}
 
 
-def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_version: str, published, data: dict) -> tuple[dict[str, str], int]:
+def board_rows_rebuild(
+    pack: TaskPack, revision: int, judge_id: str, judge_version: str, published, data: dict
+) -> tuple[dict[str, str], int]:
     """Store one row per published entry as the board page shows it (figures, sort keys, statistics); returns the
     board's backends with their labels (its columns) and the number of rows."""
     rows: dict[int, dict] = defaultdict(lambda: {Scope.CATEGORY: {}, Scope.BACKEND: {}})
-    figures = Figure.objects.filter(submission__in=published, judge_id=judge_id, judge_version=judge_version, scope__in=(Scope.OVERALL, Scope.CATEGORY, Scope.BACKEND))
+    figures = Figure.objects.filter(
+        submission__in=published, judge_id=judge_id, judge_version=judge_version, scope__in=(Scope.OVERALL, Scope.CATEGORY, Scope.BACKEND)
+    )
     for f in figures:
         shown = {**{k: getattr(f, k) for k in FIGURE_FIELDS}, **_standing(f)}
         if f.scope == Scope.OVERALL:
@@ -84,11 +104,29 @@ def board_rows_rebuild(pack: TaskPack, revision: int, judge_id: str, judge_versi
     for submission in published.filter(pk__in=list(rows)).annotate(tasks=Count("entries__task", distinct=True)):
         shown, stats = rows[submission.pk], dict(data["entries"].get(str(submission.pk), {}))
         stats.update(tied=stats.get("rank") is not None and shared[stats["rank"]] > 1, next_gap=gaps.get(str(submission.pk)))
-        sort = {**{c: f["value"] for c, f in shown[Scope.CATEGORY].items()}, **{f"backend:{b}": f["value"] for b, f in shown[Scope.BACKEND].items()}}
+        sort = {
+            **{c: f["value"] for c, f in shown[Scope.CATEGORY].items()},
+            **{f"backend:{b}": f["value"] for b, f in shown[Scope.BACKEND].items()},
+        }
         sort.update({k: stats.get(k) for k in ("lc", "win_rate", "test", "dev", "gap")})  # the ranked score has its own column
         overall = shown.get(Scope.OVERALL, {}).get("value")
         labels = {b["name"]: b.get("label", "") for b in submission.backends if isinstance(b, dict)}
-        made.append(BoardRow(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, submission=submission, condition=submission.condition,
-                             overall=overall, score=stats.get("score"), tasks_covered=submission.tasks, figures=shown, sort=sort, stats=stats, backend_labels=labels))  # fmt: skip
+        made.append(
+            BoardRow(
+                pack=pack,
+                revision=revision,
+                judge_id=judge_id,
+                judge_version=judge_version,
+                submission=submission,
+                condition=submission.condition,
+                overall=overall,
+                score=stats.get("score"),
+                tasks_covered=submission.tasks,
+                figures=shown,
+                sort=sort,
+                stats=stats,
+                backend_labels=labels,
+            )
+        )
     BoardRow.objects.bulk_create(made)
     return {name: label for row in made for name, label in row.backend_labels.items() if name in row.figures[Scope.BACKEND]}, len(made)

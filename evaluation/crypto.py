@@ -47,7 +47,9 @@ def decrypt(token: str) -> str:
     try:
         return _fernet(settings.ATELIER_SECRET_KEYS).decrypt(token.encode()).decode()
     except InvalidToken:
-        raise SecretUnreadable("a stored API key cannot be decrypted with ATELIER_SECRET_KEYS (was its key removed before `rotate_secrets`?)") from None
+        raise SecretUnreadable(
+            "a stored API key cannot be decrypted with ATELIER_SECRET_KEYS (was its key removed before `rotate_secrets`?)"
+        ) from None
 
 
 def rotate(token: str) -> str:

@@ -4,14 +4,23 @@ from __future__ import annotations
 
 from django.db import transaction
 
+from evaluation.models import Figure, Judgement, Render, Submission, UnitStatus
 from evaluator.judge.official.composite import top1_units
 from evaluator.judge.skills import get_skill
 from evaluator.metrics.aggregate import Unit, detail_figures, figures, task_figures
 from evaluator.metrics.coverage import coverage
-from evaluation.models import Figure
-from evaluation.models import Judgement, Render, Submission, UnitStatus
 
-_UNIT_FIELDS = ("entry__task__task_id", "entry__task__category", "entry__sample_index", "skill", "status", "value", "render__backend", "render_id", "scale")
+_UNIT_FIELDS = (
+    "entry__task__task_id",
+    "entry__task__category",
+    "entry__sample_index",
+    "skill",
+    "status",
+    "value",
+    "render__backend",
+    "render_id",
+    "scale",
+)
 _RENDER_FIELDS = ("entry__task__task_id", "entry__task__category", "entry__sample_index", "backend")
 
 
@@ -22,7 +31,11 @@ def submission_units(submission: Submission, judge_id: str, judge_version: str) 
     units = []
     for task_id, category, sample, skill, status, value, backend, render, scale in rows:
         declared = get_skill(skill)
-        units.append(Unit(task_id, category, sample, skill, status, value, backend or "", render or -1, scale, declared.composite, declared.top1_rank))
+        units.append(
+            Unit(
+                task_id, category, sample, skill, status, value, backend or "", render or -1, scale, declared.composite, declared.top1_rank
+            )
+        )
     failed = Render.objects.filter(entry__submission=submission, status=UnitStatus.FAILED).values_list(*_RENDER_FIELDS)
     units += [Unit(t, c, s, "render", UnitStatus.FAILED, None, b) for t, c, s, b in failed]
     return units
@@ -36,8 +49,20 @@ def figures_rebuild(*, submission: Submission) -> list[Figure]:
     units = submission_units(submission, **judge)
     covered = coverage(units)
     return Figure.objects.bulk_create(
-        Figure(submission=submission, **judge, judge_label=submission.judge_label, scope=f.scope, key=f.key, value=f.value,
-               scale=f.scale, n=f.n, failures=f.failures, ci_low=f.ci_low, ci_high=f.ci_high, coverage=covered.get((f.scope, f.key), {}))  # fmt: skip
+        Figure(
+            submission=submission,
+            **judge,
+            judge_label=submission.judge_label,
+            scope=f.scope,
+            key=f.key,
+            value=f.value,
+            scale=f.scale,
+            n=f.n,
+            failures=f.failures,
+            ci_low=f.ci_low,
+            ci_high=f.ci_high,
+            coverage=covered.get((f.scope, f.key), {}),
+        )
         for f in all_figures(units, top1=top1_composite(submission.judge_spec))
     )
 

@@ -6,11 +6,22 @@ from __future__ import annotations
 from evaluation.models import HumanRow
 from tasks.models import TaskPack
 
-
 HUMAN_ROW_FIELDS = (
-    "label", "tier", "scripted", "participants", "tasks_per_participant", "tasks", "protocols", "studies", "first", "last",
-    "judge_id", "judge_version", "judge_label", "figures",
-)  # fmt: skip
+    "label",
+    "tier",
+    "scripted",
+    "participants",
+    "tasks_per_participant",
+    "tasks",
+    "protocols",
+    "studies",
+    "first",
+    "last",
+    "judge_id",
+    "judge_version",
+    "judge_label",
+    "figures",
+)
 
 
 def human_rows_export(*, pack: TaskPack, revision: int, judge_id: str, judge_version: str) -> list[dict]:

@@ -8,16 +8,17 @@ registry keeps the traceback too.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from evaluator.failures import class_name, remote_text
 
 from .boards import board_stats_rebuild
 from .judging import judge_fail, judge_unit
+from .models import Origin, Submission
 from .prompting import feedback_fail, feedback_render, feedback_score, prompt_call_fail, prompt_calls, prompting_start
 from .rendering import render_entry, render_fail
 from .units import submission_fail, submission_finish, submission_start
-from .models import Origin, Submission
 
 
 def why(exc: Exception) -> str:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from evaluation.models import Figure
-from evaluation.models import Submission
+from evaluation.models import Figure, Submission
 from evaluator.metrics.scopes import Scope
 
 

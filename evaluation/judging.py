@@ -25,6 +25,8 @@ from django.db.models import F, Q
 from django.utils import timezone
 from PIL import Image
 
+from evaluation.models import Judgement, Render, UnitStatus
+from evaluator.categories import IMITATION
 from evaluator.judge import encoders
 from evaluator.judge.cache import cache_key
 from evaluator.judge.embedding_judge import clip_image_reader
@@ -32,9 +34,7 @@ from evaluator.judge.gate import Block, block_of, stops
 from evaluator.judge.redact import Redactor
 from evaluator.judge.routes import route_skills
 from evaluator.judge.skills import get_skill, skills_where
-from evaluator.categories import IMITATION
 from evaluator.judge.types import Kind, Side, TargetInput, skipped
-from evaluation.models import Judgement, Render, UnitStatus
 from tasks.models import Task
 
 from . import runtime
@@ -43,7 +43,21 @@ from .units import submission_advance, task_input
 
 log = logging.getLogger(__name__)
 REDACTED_FIELDS = ("reason", "rationales", "raw", "details", "remote_text")  # reason is ours already: redacted all the same
-RESULT_FIELDS = ("status", "value", "scale", "scores", "checklist", "rationales", "raw", "reason", "remote_text", "details", "calls", "prompt_tokens", "completion_tokens")
+RESULT_FIELDS = (
+    "status",
+    "value",
+    "scale",
+    "scores",
+    "checklist",
+    "rationales",
+    "raw",
+    "reason",
+    "remote_text",
+    "details",
+    "calls",
+    "prompt_tokens",
+    "completion_tokens",
+)
 SPENT_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
 GATES = frozenset(skills_where(kind=Kind.GATE))
 TARGET_SKILLS = skills_where(needs_target=True)
@@ -80,7 +94,12 @@ def _judge(judgement: Judgement) -> None:
     key = cache_key(judgement.skill, judge.judge_id, judge.version, task, prompt, image, exemplars, target)
     earlier = Judgement.objects.filter(cache_key=key, status__in=[UnitStatus.OK, UnitStatus.BLOCKED]).exclude(pk=judgement.pk).first()
     if earlier is not None:
-        fields = {name: getattr(earlier, name) for name in RESULT_FIELDS} | {"calls": 0, "prompt_tokens": 0, "completion_tokens": 0, "cached": True}
+        fields = {name: getattr(earlier, name) for name in RESULT_FIELDS} | {
+            "calls": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+            "cached": True,
+        }
     else:
         _embed_ahead(judgement, judge)
         result = judge.run(judgement.skill, task, prompt, image, exemplars=exemplars, target=target)
@@ -123,7 +142,11 @@ def _embed_ahead(judgement: Judgement, judge: Any) -> None:
 
 def _entry_skills(judgement: Judgement) -> set[str]:
     """The target-reading skills planned for this judgement's entry (is the IM target worth embedding ahead?)."""
-    return set(Judgement.objects.filter(entry_id=judgement.entry_id, render__isnull=False).filter(skill__in=TARGET_SKILLS).values_list("skill", flat=True))
+    return set(
+        Judgement.objects.filter(entry_id=judgement.entry_id, render__isnull=False)
+        .filter(skill__in=TARGET_SKILLS)
+        .values_list("skill", flat=True)
+    )
 
 
 def redactor(task: Task) -> Redactor:
@@ -134,7 +157,9 @@ def redactor(task: Task) -> Redactor:
 def judge_fail(judgement_id: int, reason: str, remote: str) -> None:
     """A judge job that raised: the judgement fails with our words (the remote's, redacted, for staff only)."""
     task = Judgement.objects.select_related("entry__task").get(pk=judgement_id).entry.task
-    Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, reason=reason, remote_text=redactor(task).text(remote))
+    Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(
+        status=UnitStatus.FAILED, reason=reason, remote_text=redactor(task).text(remote)
+    )
     submission_advance(Judgement.objects.values_list("submission_id", flat=True).get(pk=judgement_id))
 
 
@@ -154,7 +179,9 @@ def _count_spent(judgement: Judgement, fields: dict[str, Any]) -> None:
 
 
 def _same_sample(judgement: Judgement):
-    return Judgement.objects.filter(entry_id=judgement.entry_id, judge_id=judgement.judge_id, judge_version=judgement.judge_version).exclude(pk=judgement.pk)
+    return Judgement.objects.filter(
+        entry_id=judgement.entry_id, judge_id=judgement.judge_id, judge_version=judgement.judge_version
+    ).exclude(pk=judgement.pk)
 
 
 def _block_siblings(judgement: Judgement, block: Block) -> None:
@@ -172,7 +199,11 @@ def _standing_block(judgement: Judgement) -> Block | None:
     if GATES.isdisjoint(route_skills(judgement.entry.task.category, settings.ATELIER_JUDGE_ROUTE)):
         return None
     gates = _same_sample(judgement).filter(skill__in=GATES, status=UnitStatus.BLOCKED)
-    gates = gates.filter(Q(render__isnull=True) | Q(render_id=judgement.render_id)) if judgement.render_id else gates.filter(render__isnull=True)
+    gates = (
+        gates.filter(Q(render__isnull=True) | Q(render_id=judgement.render_id))
+        if judgement.render_id
+        else gates.filter(render__isnull=True)
+    )
     for skill, reason in gates.values_list("skill", "reason"):
         block = block_of(skill, UnitStatus.BLOCKED, reason)
         if block is not None and stops(block, judgement.skill):

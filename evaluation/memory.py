@@ -18,11 +18,11 @@ import numpy as np
 from django.conf import settings
 from django.db.models import Count, Max, QuerySet
 
+from evaluation.models import Exemplar, ExemplarEmbedding
 from evaluator.judge.encoders import clip_identity, image_embeddings, text_embeddings, text_model_identity
 from evaluator.judge.memory import Exemplar as ExemplarData
 from evaluator.judge.memory import embed_exemplars, retrieve
 from evaluator.judge.types import Side
-from evaluation.models import Exemplar, ExemplarEmbedding
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +52,15 @@ def embeddings_ensure(exemplars: QuerySet[Exemplar]) -> int:
         rows = list(exemplars.filter(side=side).exclude(embeddings__model=model))
         if not rows:
             continue
-        pairs = embed_exemplars([exemplar_data(r) for r in rows], clip_model=settings.ATELIER_CLIP_MODEL, clip_pretrained=settings.ATELIER_CLIP_PRETRAINED)
+        pairs = embed_exemplars(
+            [exemplar_data(r) for r in rows], clip_model=settings.ATELIER_CLIP_MODEL, clip_pretrained=settings.ATELIER_CLIP_PRETRAINED
+        )
         by_id = {r.pk: r for r in rows}
         ExemplarEmbedding.objects.bulk_create(
-            [ExemplarEmbedding(exemplar=by_id[int(data.exemplar_id.removeprefix("db:"))], model=model, vector=[float(x) for x in vec]) for data, vec in pairs],
+            [
+                ExemplarEmbedding(exemplar=by_id[int(data.exemplar_id.removeprefix("db:"))], model=model, vector=[float(x) for x in vec])
+                for data, vec in pairs
+            ],
             ignore_conflicts=True,  # another worker embedding the same exemplar at the same time
         )
         done += len(pairs)

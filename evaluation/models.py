@@ -48,19 +48,31 @@ class Submission(models.Model):
     pack = models.ForeignKey(TaskPack, on_delete=models.PROTECT, related_name="submissions")
     pack_revision = models.PositiveIntegerField(default=1, help_text="the pack's revision when the prompts came in")
     prompter = models.CharField(max_length=200, help_text="who or what wrote the prompts, e.g. a model name")
-    condition = models.CharField(max_length=40, blank=True, help_text="e.g. novice or skilled; an endpoint run's condition name (plain, guided…)")
-    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.FILE,
-                              help_text="where the prompts came from: file (an upload), endpoint (the platform called a team's endpoint) or human (a study participant's prompts)")
-    condition_version = models.CharField(max_length=40, blank=True, help_text="an endpoint run's condition version (evaluator/prompters/conditions.py)")
+    condition = models.CharField(
+        max_length=40, blank=True, help_text="e.g. novice or skilled; an endpoint run's condition name (plain, guided…)"
+    )
+    origin = models.CharField(
+        max_length=20,
+        choices=Origin.choices,
+        default=Origin.FILE,
+        help_text="where the prompts came from: file (an upload), endpoint (the platform called a team's endpoint) or human (a study participant's prompts)",
+    )
+    condition_version = models.CharField(
+        max_length=40, blank=True, help_text="an endpoint run's condition version (evaluator/prompters/conditions.py)"
+    )
     endpoint = models.ForeignKey(Endpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="submissions")
-    prompting = models.JSONField(default=dict, blank=True, help_text="an endpoint run's settings as they were: endpoint, parameters, condition, rounds, budgets")
+    prompting = models.JSONField(
+        default=dict, blank=True, help_text="an endpoint run's settings as they were: endpoint, parameters, condition, rounds, budgets"
+    )
     samples = models.PositiveSmallIntegerField(default=1)
     rounds = models.PositiveSmallIntegerField(default=1, help_text="1 = single-turn; more = feedback rounds")
     feedback_backend = models.CharField(max_length=100, blank=True, help_text="the backend whose first image is fed back between rounds")
     is_baseline = models.BooleanField(default=False)
     baseline_note = models.TextField(blank=True, help_text="provenance of a baseline row")
     source_name = models.CharField(max_length=255, blank=True)
-    idempotency_key = models.CharField(max_length=200, blank=True, help_text="the API's Idempotency-Key: a retried upload returns this submission")
+    idempotency_key = models.CharField(
+        max_length=200, blank=True, help_text="the API's Idempotency-Key: a retried upload returns this submission"
+    )
     request_fingerprint = models.CharField(max_length=64, blank=True, help_text="sha256 of what was uploaded with that key")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
@@ -69,8 +81,12 @@ class Submission(models.Model):
     judge_id = models.CharField(max_length=200, blank=True)
     judge_label = models.CharField(max_length=300, blank=True)
     judge_version = models.CharField(max_length=40, blank=True)
-    judge_endpoint = models.CharField(max_length=300, blank=True, help_text="the host(s) the judge called, without credentials: staff only, never on a public page")
-    judge_spec = models.JSONField(default=dict, blank=True, help_text="the judge's full spec (models, route, rubric version, parameters) as it scored")
+    judge_endpoint = models.CharField(
+        max_length=300, blank=True, help_text="the host(s) the judge called, without credentials: staff only, never on a public page"
+    )
+    judge_spec = models.JSONField(
+        default=dict, blank=True, help_text="the judge's full spec (models, route, rubric version, parameters) as it scored"
+    )
     backends = models.JSONField(default=list, blank=True, help_text="backend configs used, with version hashes")
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
@@ -80,7 +96,7 @@ class Submission(models.Model):
         db_table = "submissions_submission"
         ordering = ["-created"]
         constraints = [
-            models.UniqueConstraint(fields=["team", "idempotency_key"], condition=~Q(idempotency_key=""), name="unique_idempotency_key"),
+            models.UniqueConstraint(fields=["team", "idempotency_key"], condition=~Q(idempotency_key=""), name="unique_idempotency_key")
         ]
 
     def __str__(self) -> str:
@@ -121,8 +137,12 @@ class Render(models.Model):
     image = models.ImageField(upload_to="renders/", blank=True)
     sha256 = models.CharField(max_length=64, blank=True)
     error = models.TextField(blank=True)
-    note = models.CharField(max_length=200, blank=True, help_text="what the backend did to the prompt, e.g. cut it to what its text encoder reads")
-    rewritten = models.TextField(blank=True, help_text="the prompt as the backend's middleware rewrote it before rendering ('' when it has none)")
+    note = models.CharField(
+        max_length=200, blank=True, help_text="what the backend did to the prompt, e.g. cut it to what its text encoder reads"
+    )
+    rewritten = models.TextField(
+        blank=True, help_text="the prompt as the backend's middleware rewrote it before rendering ('' when it has none)"
+    )
     seconds = models.FloatField(null=True, blank=True)
     reused_from = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL)
     queued_at = models.DateTimeField(default=timezone.now, help_text="when its job was last sent")
@@ -149,13 +169,19 @@ class Judgement(models.Model):
     judge_version = models.CharField(max_length=40)
     status = models.CharField(max_length=8, choices=UnitStatus.choices, default=UnitStatus.PENDING)
     value = models.FloatField(null=True, blank=True, help_text="the skill's headline number, on `scale`; empty unless ok")
-    scale = models.CharField(max_length=20, blank=True, choices=[(name, s.label) for name, s in SCALES.items()], help_text="empty for a gate")
+    scale = models.CharField(
+        max_length=20, blank=True, choices=[(name, s.label) for name, s in SCALES.items()], help_text="empty for a gate"
+    )
     scores = models.JSONField(default=dict, blank=True)
     checklist = models.JSONField(default=dict, blank=True)
     rationales = models.JSONField(default=dict, blank=True)
     raw = models.TextField(blank=True)
-    reason = models.TextField(blank=True, help_text="why it failed, was skipped or blocked, in the platform's own words (evaluator.failures)")
-    remote_text = models.TextField(blank=True, help_text="what the judge's endpoint or the exception said, hidden items redacted: staff only")
+    reason = models.TextField(
+        blank=True, help_text="why it failed, was skipped or blocked, in the platform's own words (evaluator.failures)"
+    )
+    remote_text = models.TextField(
+        blank=True, help_text="what the judge's endpoint or the exception said, hidden items redacted: staff only"
+    )
     calls = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
@@ -172,14 +198,10 @@ class Judgement(models.Model):
         # Prompt-side judgements have no render; NULLs never collide in a unique index, so two constraints.
         constraints = [
             models.UniqueConstraint(
-                fields=["entry", "skill", "judge_id", "judge_version"],
-                condition=Q(render__isnull=True),
-                name="unique_prompt_judgement",
+                fields=["entry", "skill", "judge_id", "judge_version"], condition=Q(render__isnull=True), name="unique_prompt_judgement"
             ),
             models.UniqueConstraint(
-                fields=["render", "skill", "judge_id", "judge_version"],
-                condition=Q(render__isnull=False),
-                name="unique_image_judgement",
+                fields=["render", "skill", "judge_id", "judge_version"], condition=Q(render__isnull=False), name="unique_image_judgement"
             ),
         ]
         # "is any judgement of this submission still pending?" after every unit (see Render's index).
@@ -228,7 +250,9 @@ class PromptCall(models.Model):
     # Feedback (rounds > 1): the first image on the submission's feedback backend, and its score on 0-100.
     feedback_status = models.CharField(max_length=8, choices=UnitStatus.choices, blank=True, help_text="'' when the run has one round")
     feedback_image = models.ImageField(upload_to="feedback/", blank=True)
-    feedback_score = models.FloatField(null=True, blank=True, help_text="IM: similarity to the target; OE/CO: share of image checks met; 0-100")
+    feedback_score = models.FloatField(
+        null=True, blank=True, help_text="IM: similarity to the target; OE/CO: share of image checks met; 0-100"
+    )
     feedback_details = models.JSONField(default=dict, blank=True)
     feedback_error = models.TextField(blank=True)
 
@@ -245,7 +269,9 @@ class Figure(models.Model):
     judge_id = models.CharField(max_length=200)
     judge_version = models.CharField(max_length=40)
     judge_label = models.CharField(max_length=300, blank=True)
-    scope = models.CharField(max_length=20, choices=[(s.value, s.value) for s in Scope], help_text="what the figure is of (evaluator.metrics.scopes)")
+    scope = models.CharField(
+        max_length=20, choices=[(s.value, s.value) for s in Scope], help_text="what the figure is of (evaluator.metrics.scopes)"
+    )
     key = models.CharField(max_length=100)
     value = models.FloatField(null=True, blank=True)
     scale = models.CharField(max_length=20, choices=[(name, s.label) for name, s in SCALES.items()], default="score_0_100")
@@ -253,7 +279,11 @@ class Figure(models.Model):
     failures = models.PositiveIntegerField(default=0)
     ci_low = models.FloatField(null=True, blank=True)
     ci_high = models.FloatField(null=True, blank=True)
-    coverage = models.JSONField(default=dict, blank=True, help_text="{scored, planned, skills: {skill: [scored, planned]}}: what it rests on (evaluator.metrics.coverage)")
+    coverage = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="{scored, planned, skills: {skill: [scored, planned]}}: what it rests on (evaluator.metrics.coverage)",
+    )
     computed = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -272,7 +302,9 @@ class HumanRow(models.Model):
 
     pack = models.ForeignKey("tasks.TaskPack", on_delete=models.CASCADE, related_name="human_rows")
     revision = models.PositiveIntegerField()
-    tier = models.CharField(max_length=8, choices=[(t.value, t.value) for t in Tier], help_text="a participant tier, or all of them (evaluator.tiers)")
+    tier = models.CharField(
+        max_length=8, choices=[(t.value, t.value) for t in Tier], help_text="a participant tier, or all of them (evaluator.tiers)"
+    )
     judge_id = models.CharField(max_length=200)
     judge_version = models.CharField(max_length=40)
     judge_label = models.CharField(max_length=300, blank=True)
@@ -289,7 +321,9 @@ class HumanRow(models.Model):
 
     class Meta:
         db_table = "leaderboard_humanrow"
-        constraints = [models.UniqueConstraint(fields=["pack", "revision", "tier", "judge_id", "judge_version", "scripted"], name="unique_human_row")]
+        constraints = [
+            models.UniqueConstraint(fields=["pack", "revision", "tier", "judge_id", "judge_version", "scripted"], name="unique_human_row")
+        ]
         ordering = ["pack", "revision", "-scripted", "tier"]  # people's rows last: a reader keyed by tier alone keeps theirs
 
     TIER_ORDER = ROW_TIERS
@@ -307,15 +341,28 @@ class BoardStats(models.Model):
     revision = models.PositiveIntegerField()
     judge_id = models.CharField(max_length=200)
     judge_version = models.CharField(max_length=40)
-    entries = models.JSONField(default=dict, help_text="submission id -> {score, low, high, rank, rank_high, win_rate, lc, dev, test, gap, length, covers, of, missing}")
-    comparisons = models.JSONField(default=list, help_text="neighbour pairs in score order: upper, lower, difference, tasks, p, p_holm, separated")
+    entries = models.JSONField(
+        default=dict,
+        help_text="submission id -> {score, low, high, rank, rank_high, win_rate, lc, dev, test, gap, length, covers, of, missing}",
+    )
+    comparisons = models.JSONField(
+        default=list, help_text="neighbour pairs in score order: upper, lower, difference, tasks, p, p_holm, separated"
+    )
     wins = models.JSONField(default=dict, help_text="'a:b' -> [wins, ties, losses] of a against b on common tasks")
     length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
-    settings = models.JSONField(default=dict, help_text="seed, alpha, resamples, tie margin, ranked split minimum: what recomputes the same numbers")
+    settings = models.JSONField(
+        default=dict, help_text="seed, alpha, resamples, tie margin, ranked split minimum: what recomputes the same numbers"
+    )
     backends = models.JSONField(default=dict, help_text="the board's backend columns: name -> label")
-    ranked_on = models.JSONField(default=dict, help_text="{split: 'test' or 'all', tasks scored, ranked entries}: what the ranking statistics use")
-    intervals = models.JSONField(default=dict, help_text="{shown, minimum_tasks}: whether the board has enough tasks for intervals and rank ranges")
-    separable = models.JSONField(default=dict, help_text="{possible, best_p_holm, tests}: whether any neighbour test can reach alpha at all")
+    ranked_on = models.JSONField(
+        default=dict, help_text="{split: 'test' or 'all', tasks scored, ranked entries}: what the ranking statistics use"
+    )
+    intervals = models.JSONField(
+        default=dict, help_text="{shown, minimum_tasks}: whether the board has enough tasks for intervals and rank ranges"
+    )
+    separable = models.JSONField(
+        default=dict, help_text="{possible, best_p_holm, tests}: whether any neighbour test can reach alpha at all"
+    )
     style = models.JSONField(default=dict, help_text="{identified, categories, minimum_dof}: where the length control is fitted")
     # What the page needs besides one page of rows, stored so a request never scans the board's entries:
     judge_label = models.CharField(max_length=300, blank=True)

@@ -23,14 +23,14 @@ from django.db.models import F, Sum
 from django.utils import timezone
 from PIL import Image
 
+from evaluation.crypto import decrypt
+from evaluation.models import CallStatus, PromptCall, PromptEntry, Status, Submission, UnitStatus
 from evaluator.categories import IMITATION
 from evaluator.judge.skills import feedback_skill, get_skill
 from evaluator.prompters.client import OK, CallOutcome, EndpointSpec, PrompterClient
 from evaluator.prompters.messages import Feedback, elided, round_messages
-from evaluation.models import CallStatus, PromptCall, PromptEntry, Status, Submission, UnitStatus
 from tasks.selectors import prompter_tasks, prompter_view
 from teams.models import Endpoint
-from evaluation.crypto import decrypt
 
 from . import runtime
 from .judging import redactor, target_for
@@ -44,10 +44,17 @@ TARGET_SKILL, CHECKS_SKILL = feedback_skill(target=True), feedback_skill(target=
 
 def endpoint_spec(endpoint: Endpoint) -> EndpointSpec:
     return EndpointSpec(
-        base_url=endpoint.base_url, model=endpoint.model, api_key=decrypt(endpoint.key_encrypted), temperature=endpoint.temperature,
-        top_p=endpoint.top_p, max_tokens=endpoint.max_tokens, seed=endpoint.seed, timeout=settings.ATELIER_PROMPTER_TIMEOUT,
-        max_retries=settings.ATELIER_PROMPTER_MAX_RETRIES, allowed_hosts=settings.ATELIER_PROMPTER_ALLOWED_HOSTS,
-    )  # fmt: skip
+        base_url=endpoint.base_url,
+        model=endpoint.model,
+        api_key=decrypt(endpoint.key_encrypted),
+        temperature=endpoint.temperature,
+        top_p=endpoint.top_p,
+        max_tokens=endpoint.max_tokens,
+        seed=endpoint.seed,
+        timeout=settings.ATELIER_PROMPTER_TIMEOUT,
+        max_retries=settings.ATELIER_PROMPTER_MAX_RETRIES,
+        allowed_hosts=settings.ATELIER_PROMPTER_ALLOWED_HOSTS,
+    )
 
 
 def in_flight_limit(endpoint: Endpoint) -> int:
@@ -64,7 +71,9 @@ def prompting_start(submission_id: int) -> None:
         submission_fail(submission_id, "no rendering backend is enabled in the backends file")
         return
     if submission.rounds > 1 and submission.feedback_backend not in configs:
-        submission_fail(submission_id, f"feedback backend {submission.feedback_backend!r} is not enabled here; enabled: {', '.join(configs)}")
+        submission_fail(
+            submission_id, f"feedback backend {submission.feedback_backend!r} is not enabled here; enabled: {', '.join(configs)}"
+        )
         return
     temperatures = submission.prompting.get("temperatures") or []
     tasks = list(submission.pack.tasks.order_by("category", "task_id"))
@@ -73,12 +82,19 @@ def prompting_start(submission_id: int) -> None:
     left_out = [t.task_id for t in tasks if t.pk not in shown]
     tasks = [t for t in tasks if t.pk in shown]
     with transaction.atomic():
-        Submission.objects.filter(pk=submission_id).update(**runtime.snapshot_fields(judge, configs), prompting={**submission.prompting, "left_out": left_out})
+        Submission.objects.filter(pk=submission_id).update(
+            **runtime.snapshot_fields(judge, configs), prompting={**submission.prompting, "left_out": left_out}
+        )
         calls = [
             PromptCall(
-                submission=submission, task=task, sample_index=k, round=r, status=CallStatus.PENDING if r == 0 else CallStatus.WAITING,
-                temperature=temperatures[k] if k < len(temperatures) else None, seed=sample_seed(submission, k),
-            )  # fmt: skip
+                submission=submission,
+                task=task,
+                sample_index=k,
+                round=r,
+                status=CallStatus.PENDING if r == 0 else CallStatus.WAITING,
+                temperature=temperatures[k] if k < len(temperatures) else None,
+                seed=sample_seed(submission, k),
+            )
             for task in tasks
             for k in range(submission.samples)
             for r in range(submission.rounds)
@@ -139,7 +155,12 @@ def call_window(submission: Submission, first: int) -> None:
 
 
 def _next_ready(submission_id: int) -> int | None:
-    return PromptCall.objects.filter(submission_id=submission_id, status=CallStatus.PENDING).order_by("round", "pk").values_list("pk", flat=True).first()
+    return (
+        PromptCall.objects.filter(submission_id=submission_id, status=CallStatus.PENDING)
+        .order_by("round", "pk")
+        .values_list("pk", flat=True)
+        .first()
+    )
 
 
 def _claim(pk: int) -> PromptCall | None:
@@ -154,7 +175,9 @@ def _not_made(reason: str) -> CallOutcome:
 
 def _prepare(call: PromptCall, submission: Submission) -> tuple[list, dict] | str:
     """The messages and parameters of a call, or why it cannot be made (the run's budget is spent, no target image)."""
-    spent = PromptCall.objects.filter(submission_id=submission.pk).aggregate(calls=Sum("requests"), tokens=Sum(F("prompt_tokens") + F("completion_tokens")))
+    spent = PromptCall.objects.filter(submission_id=submission.pk).aggregate(
+        calls=Sum("requests"), tokens=Sum(F("prompt_tokens") + F("completion_tokens"))
+    )
     budget = submission.prompting.get("budget", {})
     if (spent["calls"] or 0) >= budget.get("calls", settings.ATELIER_PROMPTER_MAX_CALLS):
         return f"the run's call budget ({budget.get('calls')} requests) is spent"
@@ -180,10 +203,16 @@ def _trajectory(call: PromptCall):
 
 def _finish(call: PromptCall, request: list, outcome: CallOutcome) -> None:
     """Write a call's outcome (dropped, except what it spent, when the run was cancelled meanwhile) and move its trajectory on."""
-    fields = dict(
-        status=outcome.status, text=outcome.text, reply=outcome.reply, error=outcome.error, http_status=outcome.http_status,
-        latency=outcome.latency, request=request, finished_at=timezone.now(),
-    )  # fmt: skip
+    fields = {
+        "status": outcome.status,
+        "text": outcome.text,
+        "reply": outcome.reply,
+        "error": outcome.error,
+        "http_status": outcome.http_status,
+        "latency": outcome.latency,
+        "request": request,
+        "finished_at": timezone.now(),
+    }
     spent = {name: F(name) + getattr(outcome, name) for name in ("requests", "prompt_tokens", "completion_tokens")}
     with transaction.atomic():
         if not PromptCall.objects.filter(pk=call.pk, status=CallStatus.RUNNING).update(**fields, **spent):
@@ -208,7 +237,9 @@ def trajectory_end(call: PromptCall) -> None:
     """The last answered round of a trajectory becomes its entry (none answered: the task stays missing, with the reasons on its calls)."""
     last = _trajectory(call).filter(status=CallStatus.OK).order_by("-round").first()
     if last is not None:
-        PromptEntry.objects.get_or_create(submission_id=call.submission_id, task_id=call.task_id, sample_index=call.sample_index, defaults={"text": last.text})
+        PromptEntry.objects.get_or_create(
+            submission_id=call.submission_id, task_id=call.task_id, sample_index=call.sample_index, defaults={"text": last.text}
+        )
 
 
 def feedback_render(call_id: int) -> None:
@@ -242,7 +273,12 @@ def feedback_score(call_id: int) -> None:
     if result.status == UnitStatus.OK and result.value is not None:
         score = get_skill(skill).scale.to_100(result.value)
         hide = redactor(task)
-        details = {**call.feedback_details, "skill": skill, "line": feedback_line(task, score, result.checklist), "checklist": hide.value(result.checklist)}
+        details = {
+            **call.feedback_details,
+            "skill": skill,
+            "line": feedback_line(task, score, result.checklist),
+            "checklist": hide.value(result.checklist),
+        }
         fields = {"feedback_status": UnitStatus.OK, "feedback_score": score, "feedback_details": details, "feedback_error": ""}
     with transaction.atomic():
         if not PromptCall.objects.filter(pk=call_id, feedback_status=UnitStatus.PENDING).update(**fields):
@@ -250,7 +286,9 @@ def feedback_score(call_id: int) -> None:
         following = _trajectory(call).filter(round=call.round + 1, status=CallStatus.WAITING).first()
         if following is None:
             trajectory_end(call)
-        elif PromptCall.objects.filter(pk=following.pk, status=CallStatus.WAITING).update(status=CallStatus.PENDING, queued_at=timezone.now()):
+        elif PromptCall.objects.filter(pk=following.pk, status=CallStatus.WAITING).update(
+            status=CallStatus.PENDING, queued_at=timezone.now()
+        ):
             enqueue(PROMPT_JOB, following.pk)
     submission_advance(call.submission_id)
 
@@ -277,7 +315,9 @@ def prompt_call_fail(call_id: int, reason: str) -> None:
     """A prompt job that raised: this call fails and its trajectory ends here (calls the job claimed but did not
     finish stay `running` until reconcile's lease runs out)."""
     call = PromptCall.objects.get(pk=call_id)
-    if PromptCall.objects.filter(pk=call_id, status__in=[CallStatus.PENDING, CallStatus.RUNNING]).update(status=CallStatus.FAILED, error=reason):
+    if PromptCall.objects.filter(pk=call_id, status__in=[CallStatus.PENDING, CallStatus.RUNNING]).update(
+        status=CallStatus.FAILED, error=reason
+    ):
         _end_early(call, f"round {call.round + 1} failed: {reason}")
     submission_advance(call.submission_id)
 
@@ -286,6 +326,8 @@ def feedback_fail(call_id: int, reason: str) -> None:
     """A feedback step that raised: the trajectory ends at this round (its prompt is kept), the reason is recorded."""
     with transaction.atomic():
         call = PromptCall.objects.get(pk=call_id)
-        if PromptCall.objects.filter(pk=call_id, feedback_status=UnitStatus.PENDING).update(feedback_status=UnitStatus.FAILED, feedback_error=reason):
+        if PromptCall.objects.filter(pk=call_id, feedback_status=UnitStatus.PENDING).update(
+            feedback_status=UnitStatus.FAILED, feedback_error=reason
+        ):
             _end_early(call, f"no feedback after round {call.round + 1}: {reason}")
     submission_advance(call.submission_id)

@@ -19,9 +19,7 @@ from django.utils import timezone
 from evaluation.models import ACTIVE, CallStatus, Judgement, PromptCall, Render, Status, Submission, UnitStatus
 
 from .units import prompting_open, submission_advance
-from .workqueue import (
-    FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, START_JOB, enqueue, job_alive,
-)  # fmt: skip
+from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, START_JOB, enqueue, job_alive
 
 
 @dataclass

@@ -12,9 +12,9 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
+from evaluation.models import PromptEntry, Render, UnitStatus
 from evaluator.backends import BackendConfig, get_renderer
 from evaluator.backends.middleware import rewriter_for
-from evaluation.models import PromptEntry, Render, UnitStatus
 
 from . import runtime
 from .units import plan_judgements, submission_advance
@@ -51,7 +51,13 @@ def _reuse(render: Render) -> bool:
     )
     if same is None:
         return False
-    render.image, render.sha256, render.reused_from, render.status, render.note = same.image.name, same.sha256, same, UnitStatus.OK, same.note
+    render.image, render.sha256, render.reused_from, render.status, render.note = (
+        same.image.name,
+        same.sha256,
+        same,
+        UnitStatus.OK,
+        same.note,
+    )
     render.rewritten = same.rewritten
     render.save()
     return True

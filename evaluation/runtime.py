@@ -61,5 +61,10 @@ def judge_fields(current: Judge) -> dict:
     """What a submission records of the judge that scores it: id, label, version, its whole spec document and (for
     staff only) the hosts it calls."""
     spec = getattr(current, "spec", None)
-    return {"judge_id": current.judge_id, "judge_label": current.label, "judge_version": current.version, "judge_spec": spec.document() if spec else {},
-            "judge_endpoint": ", ".join(spec.endpoints)[:300] if spec else ""}  # fmt: skip
+    return {
+        "judge_id": current.judge_id,
+        "judge_label": current.label,
+        "judge_version": current.version,
+        "judge_spec": spec.document() if spec else {},
+        "judge_endpoint": ", ".join(spec.endpoints)[:300] if spec else "",
+    }

@@ -15,11 +15,10 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
+from evaluation.models import ACTIVE, Figure, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 from evaluator.categories import CATEGORIES
 from evaluator.metrics.coverage import coverage_words, standing
 from evaluator.metrics.scopes import Scope
-from evaluation.models import Figure
-from evaluation.models import ACTIVE, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
 
 from .judges import JudgeKey, submission_judge
 from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, listening, queue_for
@@ -77,7 +76,13 @@ def submission_eta(submission: Submission, progress: dict[str, dict[str, int]]) 
         return {"done": done, "remaining": remaining, "per_second": None, "seconds_left": None, "finishes_at": None}
     rate = done / elapsed
     left = remaining / rate
-    return {"done": done, "remaining": remaining, "per_second": round(rate, 3), "seconds_left": round(left), "finishes_at": (timezone.now() + timedelta(seconds=left)).isoformat()}
+    return {
+        "done": done,
+        "remaining": remaining,
+        "per_second": round(rate, 3),
+        "seconds_left": round(left),
+        "finishes_at": (timezone.now() + timedelta(seconds=left)).isoformat(),
+    }
 
 
 def submission_cost(submission: Submission) -> dict[str, int]:
@@ -125,7 +130,11 @@ def queues_waiting(submission: Submission) -> list[dict]:
     if Judgement.objects.filter(submission=submission, status=UnitStatus.PENDING).exists():
         needed.append(queue_for(JUDGE_JOB))
     if submission.status == Status.PROMPTING:
-        feedback = [queue_for(FEEDBACK_JUDGE_JOB), queue_for(FEEDBACK_RENDER_JOB, submission.feedback_backend)] if submission.feedback_backend else []
+        feedback = (
+            [queue_for(FEEDBACK_JUDGE_JOB), queue_for(FEEDBACK_RENDER_JOB, submission.feedback_backend)]
+            if submission.feedback_backend
+            else []
+        )
         needed = list(dict.fromkeys([*needed, queue_for(PROMPT_JOB), *feedback]))
     try:
         workers = listening(needed)
@@ -145,4 +154,9 @@ def pack_coverage(submission: Submission) -> dict | None:
         return None
     parts = ", ".join(f"{missing[c]} {c}" for c in CATEGORIES if missing[c])
     words = f"These prompts cover {len(covered & set(tasks))} of the pack's {len(tasks)} tasks (missing: {parts}): they are scored, but listed unranked on the board, where only entries with every ranked task are ranked."
-    return {"covers": len(covered & set(tasks)), "of": len(tasks), "missing": {c: missing[c] for c in CATEGORIES if missing[c]}, "warning": words}
+    return {
+        "covers": len(covered & set(tasks)),
+        "of": len(tasks),
+        "missing": {c: missing[c] for c in CATEGORIES if missing[c]},
+        "warning": words,
+    }

@@ -9,9 +9,9 @@ from dataclasses import asdict
 from django.db.models import Avg, Count, Max, Min, Sum
 from django.utils import timezone
 
+from evaluation.models import CallStatus, PromptCall, Submission, UnitStatus
 from evaluation.units import prompts_missing
 from evaluator.metrics.steerability import steerability
-from evaluation.models import CallStatus, PromptCall, Submission, UnitStatus
 
 SETTLED = (CallStatus.OK, CallStatus.FAILED, CallStatus.REFUSED)
 
@@ -33,7 +33,9 @@ def prompting_progress(submission: Submission) -> dict | None:
     counts["requests"] = span["requests"] or 0
     tokens = calls.aggregate(p=Sum("prompt_tokens"), c=Sum("completion_tokens"))
     counts["prompt_tokens"], counts["completion_tokens"] = tokens["p"] or 0, tokens["c"] or 0
-    feedback = dict(calls.exclude(feedback_status="").values_list("feedback_status").annotate(n=Count("pk")).values_list("feedback_status", "n"))
+    feedback = dict(
+        calls.exclude(feedback_status="").values_list("feedback_status").annotate(n=Count("pk")).values_list("feedback_status", "n")
+    )
     counts["feedback"] = {s: feedback.get(s, 0) for s in (UnitStatus.PENDING, UnitStatus.OK, UnitStatus.FAILED)}
     # Task samples with no usable prompt (every call failed or was refused): not scored, never a zero. Known once no
     # call is open; before that a sample's prompt may still come.
@@ -45,17 +47,25 @@ def prompting_progress(submission: Submission) -> dict | None:
 def trajectories(submission: Submission, limit: int | None = None) -> list[dict]:
     """Per task and sample: its rounds, the round ranked (the last that answered) and the best-scored round."""
     grouped: dict[tuple[int, int], list[PromptCall]] = defaultdict(list)
-    for call in PromptCall.objects.filter(submission=submission).select_related("task").order_by("task__category", "task__task_id", "sample_index", "round"):
+    for call in (
+        PromptCall.objects.filter(submission=submission)
+        .select_related("task")
+        .order_by("task__category", "task__task_id", "sample_index", "round")
+    ):
         grouped[(call.task_id, call.sample_index)].append(call)
     rows = []
     for rounds in list(grouped.values())[:limit]:
         answered = [c for c in rounds if c.status == CallStatus.OK]
         scored = [c for c in answered if c.feedback_score is not None]
-        rows.append({
-            "task": rounds[0].task, "sample": rounds[0].sample_index, "rounds": rounds,
-            "ranked": answered[-1].round if answered else None,
-            "best": max(scored, key=lambda c: c.feedback_score).round if scored else None,
-        })  # fmt: skip
+        rows.append(
+            {
+                "task": rounds[0].task,
+                "sample": rounds[0].sample_index,
+                "rounds": rounds,
+                "ranked": answered[-1].round if answered else None,
+                "best": max(scored, key=lambda c: c.feedback_score).round if scored else None,
+            }
+        )
     return rows
 
 
@@ -80,30 +90,65 @@ def submission_steerability(submission: Submission, seed: int = 0) -> list[dict]
         scores = [c.feedback_score for c in row["rounds"] if c.feedback_score is not None]
         if scores:
             by_category[row["task"].category][row["task"].task_id].append(scores)
-    return [{"category": category, "backend": submission.feedback_backend, **asdict(steerability(by_task, seed=seed))}
-            for category, by_task in sorted(by_category.items())]  # fmt: skip
+    return [
+        {"category": category, "backend": submission.feedback_backend, **asdict(steerability(by_task, seed=seed))}
+        for category, by_task in sorted(by_category.items())
+    ]
 
 
 def call_log(submission: Submission):
     """The run's calls for the team's log page and download (requests already have their images elided)."""
-    return PromptCall.objects.filter(submission=submission).select_related("task").order_by("task__category", "task__task_id", "sample_index", "round")
+    return (
+        PromptCall.objects.filter(submission=submission)
+        .select_related("task")
+        .order_by("task__category", "task__task_id", "sample_index", "round")
+    )
 
 
 CALL_LOG_FIELDS = (
-    "task", "category", "sample", "round", "status", "temperature", "seed", "http_status", "requests", "latency", "prompt_tokens",
-    "completion_tokens", "error", "text", "reply", "request", "feedback_score", "started_at", "finished_at",
-)  # fmt: skip
+    "task",
+    "category",
+    "sample",
+    "round",
+    "status",
+    "temperature",
+    "seed",
+    "http_status",
+    "requests",
+    "latency",
+    "prompt_tokens",
+    "completion_tokens",
+    "error",
+    "text",
+    "reply",
+    "request",
+    "feedback_score",
+    "started_at",
+    "finished_at",
+)
 
 
 def call_log_rows(submission: Submission):
     """One dict per call, in CALL_LOG_FIELDS order: what the log download holds (no key, no image bytes)."""
     for call in call_log(submission).iterator():
         yield {
-            "task": call.task.task_id, "category": call.task.category, "sample": call.sample_index, "round": call.round + 1,
-            "status": call.status, "temperature": call.temperature, "seed": call.seed, "http_status": call.http_status,
-            "requests": call.requests, "latency": call.latency, "prompt_tokens": call.prompt_tokens,
-            "completion_tokens": call.completion_tokens, "error": call.error, "text": call.text, "reply": call.reply,
-            "request": call.request, "feedback_score": call.feedback_score,
+            "task": call.task.task_id,
+            "category": call.task.category,
+            "sample": call.sample_index,
+            "round": call.round + 1,
+            "status": call.status,
+            "temperature": call.temperature,
+            "seed": call.seed,
+            "http_status": call.http_status,
+            "requests": call.requests,
+            "latency": call.latency,
+            "prompt_tokens": call.prompt_tokens,
+            "completion_tokens": call.completion_tokens,
+            "error": call.error,
+            "text": call.text,
+            "reply": call.reply,
+            "request": call.request,
+            "feedback_score": call.feedback_score,
             "started_at": call.started_at.isoformat() if call.started_at else None,
             "finished_at": call.finished_at.isoformat() if call.finished_at else None,
-        }  # fmt: skip
+        }

@@ -15,11 +15,23 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from evaluation.models import (
+    ACTIVE,
+    OPEN_CALLS,
+    RESUMABLE,
+    CallStatus,
+    Judgement,
+    PromptCall,
+    PromptEntry,
+    Render,
+    Status,
+    Submission,
+    UnitStatus,
+)
 from evaluator.backends import BackendConfig
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side, TaskInput
-from evaluation.models import ACTIVE, OPEN_CALLS, RESUMABLE, CallStatus, Judgement, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
 from tasks.models import Task
 
 from . import runtime
@@ -33,10 +45,14 @@ from .workqueue import BOARD_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue
 def task_input(task: Task) -> TaskInput:
     """The judge's view of a task."""
     return TaskInput(
-        task_id=task.task_id, category=task.category, title=task.title, brief=task.brief,
-        constraints=dict(task.constraints or {}), prompt_checklist=tuple(task.prompt_checklist),
+        task_id=task.task_id,
+        category=task.category,
+        title=task.title,
+        brief=task.brief,
+        constraints=dict(task.constraints or {}),
+        prompt_checklist=tuple(task.prompt_checklist),
         image_checklist=tuple(task.image_checklist),
-    )  # fmt: skip
+    )
 
 
 def submission_start(submission_id: int) -> None:
@@ -65,9 +81,11 @@ def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id:
     for config in configs.values():
         for k, seed in enumerate(config.seeds_for(entry.task.task_id, entry.sample_index)):
             Render.objects.get_or_create(
-                entry=entry, backend=config.name, image_index=k,
+                entry=entry,
+                backend=config.name,
+                image_index=k,
                 defaults={"seed": seed, "config_hash": config.version_hash(), "prompt_sha": prompt_sha},
-            )  # fmt: skip
+            )
         enqueue(RENDER_JOB, entry.pk, config.name, backend=config.name)
     for judgement in plan_judgements(entry, judge_id, judge_version, [None]):
         enqueue(JUDGE_JOB, judgement.pk)
@@ -80,8 +98,15 @@ def plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, rende
     one insert and one read per call, not a query per row."""
     skills = route_for_task(task_input(entry.task), settings.ATELIER_JUDGE_ROUTE)
     planned = [
-        Judgement(submission_id=entry.submission_id, entry=entry, render=render, skill=skill, judge_id=judge_id,
-                  judge_version=judge_version, scale=spec.scale.name if spec.scale else "")  # fmt: skip
+        Judgement(
+            submission_id=entry.submission_id,
+            entry=entry,
+            render=render,
+            skill=skill,
+            judge_id=judge_id,
+            judge_version=judge_version,
+            scale=spec.scale.name if spec.scale else "",
+        )
         for render in renders
         for skill, spec in ((s, get_skill(s)) for s in skills)
         if spec.side == (Side.PROMPT if render is None else Side.IMAGE)
@@ -146,10 +171,14 @@ def submission_cancel(submission_id: int, reason: str) -> bool:
     """Stop a run: calls not made yet are cancelled (a call in flight finishes, and its result is dropped), units
     still pending are skipped with the reason. Finished runs are left as they are."""
     with transaction.atomic():
-        if not Submission.objects.filter(pk=submission_id, status__in=ACTIVE).update(status=Status.CANCELLED, error=reason, finished=timezone.now()):
+        if not Submission.objects.filter(pk=submission_id, status__in=ACTIVE).update(
+            status=Status.CANCELLED, error=reason, finished=timezone.now()
+        ):
             return False
         PromptCall.objects.filter(submission_id=submission_id, status__in=OPEN_CALLS).update(status=CallStatus.CANCELLED, error=reason)
-        PromptCall.objects.filter(submission_id=submission_id, feedback_status=UnitStatus.PENDING).update(feedback_status=UnitStatus.SKIPPED, feedback_error=reason)
+        PromptCall.objects.filter(submission_id=submission_id, feedback_status=UnitStatus.PENDING).update(
+            feedback_status=UnitStatus.SKIPPED, feedback_error=reason
+        )
         Render.objects.filter(entry__submission_id=submission_id, status=UnitStatus.PENDING).update(status=UnitStatus.SKIPPED, error=reason)
         Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING).update(status=UnitStatus.SKIPPED, reason=reason)
     return True
@@ -168,7 +197,9 @@ def submission_rescore(submission_id: int) -> int:
     queued = 0
     with transaction.atomic():
         same_judge = Judgement.objects.filter(submission_id=submission_id, judge_id=judge.judge_id, judge_version=judge.version)
-        same_judge.filter(status=UnitStatus.FAILED).update(status=UnitStatus.PENDING, reason="", remote_text="", queued_at=timezone.now(), started_at=None)
+        same_judge.filter(status=UnitStatus.FAILED).update(
+            status=UnitStatus.PENDING, reason="", remote_text="", queued_at=timezone.now(), started_at=None
+        )
         for entry in PromptEntry.objects.filter(submission_id=submission_id).select_related("task"):
             renders = [None, *entry.renders.filter(status=UnitStatus.OK)]
             for judgement in plan_judgements(entry, judge.judge_id, judge.version, renders):
@@ -215,7 +246,9 @@ def prompts_missing(submission: Submission) -> tuple[int, int]:
 
 
 def submission_fail(submission_id: int, reason: str) -> None:
-    Submission.objects.filter(pk=submission_id).exclude(status__in=RESUMABLE).update(status=Status.FAILED, error=reason, finished=timezone.now())
+    Submission.objects.filter(pk=submission_id).exclude(status__in=RESUMABLE).update(
+        status=Status.FAILED, error=reason, finished=timezone.now()
+    )
 
 
 def pending_units(submission_id: int) -> tuple[list[tuple[int, str]], list[int]]:

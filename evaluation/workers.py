@@ -18,7 +18,7 @@ import logging
 import signal
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import redis
 from django.conf import settings

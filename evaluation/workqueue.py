@@ -21,11 +21,11 @@ import queue
 import re
 import threading
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 import django_rq
 import redis
@@ -50,11 +50,15 @@ RENDER = "render-{backend}"  # a render job runs on its backend's own queue, whe
 # The one table of work: every job enqueue() accepts and the queue it runs on. This layer's jobs are here; an app
 # above adds its own from its AppConfig.ready() (register_jobs), so this layer never imports it.
 JOBS: dict[str, str] = {
-    START_JOB: "default", FINISH_JOB: "default", BOARD_JOB: "default",
-    RENDER_JOB: RENDER, FEEDBACK_RENDER_JOB: RENDER,
-    JUDGE_JOB: "judge", FEEDBACK_JUDGE_JOB: "judge",
+    START_JOB: "default",
+    FINISH_JOB: "default",
+    BOARD_JOB: "default",
+    RENDER_JOB: RENDER,
+    FEEDBACK_RENDER_JOB: RENDER,
+    JUDGE_JOB: "judge",
+    FEEDBACK_JUDGE_JOB: "judge",
     PROMPT_JOB: "prompter",
-}  # fmt: skip
+}
 
 
 def register_jobs(jobs: dict[str, str]) -> None:

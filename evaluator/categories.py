@@ -7,11 +7,7 @@ aggregation order, validation) is derived from this table.
 
 from __future__ import annotations
 
-CATEGORY_NAMES: dict[str, str] = {
-    "OE": "Open-ended",
-    "CO": "Constrained",
-    "IM": "Imitation",
-}
+CATEGORY_NAMES: dict[str, str] = {"OE": "Open-ended", "CO": "Constrained", "IM": "Imitation"}
 CATEGORIES: tuple[str, ...] = tuple(CATEGORY_NAMES)
 # The category whose tasks carry a target image (and a hidden seed prompt that rendered it).
 IMITATION = "IM"

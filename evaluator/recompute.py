@@ -99,7 +99,9 @@ def read(path) -> Download:
         for row in _lines(archive, "trajectories.jsonl"):
             found.trajectories.setdefault(row["entry"], []).append(row)
         found.participants = list(_lines(archive, "humans.jsonl"))
-        found.statistics_inputs = json.loads(archive.read("statistics_inputs.json")) if "statistics_inputs.json" in archive.namelist() else {}
+        found.statistics_inputs = (
+            json.loads(archive.read("statistics_inputs.json")) if "statistics_inputs.json" in archive.namelist() else {}
+        )
     return found
 
 
@@ -119,7 +121,12 @@ def recompute_download(download: Download) -> dict:
     for entry, units in download.units.items():
         steered = steerability_rows(download.trajectories.get(entry, []), categories)
         entries.append(_entry(entry, top1_units(units) if top1 else units, rate, len(tasks[entry]), steered))
-    return {"statistics_settings": SETTINGS, "entries": entries, "statistics": _statistics(entries, download), "humans": _humans(entries, download)}
+    return {
+        "statistics_settings": SETTINGS,
+        "entries": entries,
+        "statistics": _statistics(entries, download),
+        "humans": _humans(entries, download),
+    }
 
 
 def _max_missing(board: dict) -> float | None:
@@ -139,12 +146,19 @@ def _entry(entry, units: list[Unit], rate: float | None, tasks: int, steered: li
     covered = coverage(units)
     rests_on = {f"{f.scope}:{f.key}": covered[(f.scope, f.key)] for f in made if covered.get((f.scope, f.key))}
     return {
-        "entry": entry, "tasks": tasks,
+        "entry": entry,
+        "tasks": tasks,
         "figures": {f"{f.scope}:{f.key}": figure_fields(f) for f in made},
-        "coverage": {key: {"scored": c["scored"], "planned": c["planned"], "standing": standing(c, done=True, max_missing=rate) if rate is not None else None}
-                     for key, c in rests_on.items()},
+        "coverage": {
+            key: {
+                "scored": c["scored"],
+                "planned": c["planned"],
+                "standing": standing(c, done=True, max_missing=rate) if rate is not None else None,
+            }
+            for key, c in rests_on.items()
+        },
         "steerability": steered,
-    }  # fmt: skip
+    }
 
 
 def steerability_rows(trajectories: list[dict], categories: dict[str, str]) -> list[dict]:
@@ -160,10 +174,22 @@ def steerability_rows(trajectories: list[dict], categories: dict[str, str]) -> l
 
 def _statistics(entries: list[dict], download: Download) -> dict:
     """board_stats_compute on the entries' recomputed task scores, with the counts the board page stores beside them."""
-    every = {str(e["entry"]): {k.split(":", 1)[1]: f["value"] for k, f in e["figures"].items() if k.startswith(f"{Scope.TASK}:") and f["value"] is not None} for e in entries}
+    every = {
+        str(e["entry"]): {
+            k.split(":", 1)[1]: f["value"] for k, f in e["figures"].items() if k.startswith(f"{Scope.TASK}:") and f["value"] is not None
+        }
+        for e in entries
+    }
     lengths, lists = prompt_styles((str(p["entry"]), p["task_id"], p["prompt"]) for p in download.prompts)
     splits = {t["task_id"]: t["split"] for t in download.tasks}
-    inputs = {**download.statistics_inputs, "every": every, "lengths": lengths, "lists": lists, "categories": download.categories, "splits": splits}
+    inputs = {
+        **download.statistics_inputs,
+        "every": every,
+        "lengths": lengths,
+        "lists": lists,
+        "categories": download.categories,
+        "splits": splits,
+    }
     data = board_stats_compute(**inputs, settings=SETTINGS)
     has_split = any(e.get("test") is not None and e.get("dev") is not None for e in data["entries"].values())
     return {**data, "entry_count": len(entries), "has_split": has_split}
@@ -176,21 +202,37 @@ def _humans(entries: list[dict], download: Download) -> dict:
     rows = []
     for scripted in (False, True):
         pool = [p for p in download.participants if bool(p.get("scripted")) == scripted]
-        rows += [_human_row(scripted, tier, members, download.human_units) for tier in ROW_TIERS if (members := [p for p in pool if tier in (Tier.ALL, p["tier"])])]
+        rows += [
+            _human_row(scripted, tier, members, download.human_units)
+            for tier in ROW_TIERS
+            if (members := [p for p in pool if tier in (Tier.ALL, p["tier"])])
+        ]
     pooled = sorted((r for r in rows if r["tier"] == Tier.ALL), key=lambda r: r["scripted"])
     tasks = pooled[0]["tasks"] if pooled else []
     partial = bool(rows) and len(tasks) < len(download.tasks)
-    return {"rows": rows, "partial": partial, "tasks": len(tasks), "common": _common_scores(entries, tasks, download.categories) if partial else {}}
+    return {
+        "rows": rows,
+        "partial": partial,
+        "tasks": len(tasks),
+        "common": _common_scores(entries, tasks, download.categories) if partial else {},
+    }
 
 
 def _human_row(scripted: bool, tier: str, group: list[dict], units: dict[int, list[Unit]]) -> dict:
     pooled = [replace(u, sample=sample) for sample, p in enumerate(group) for u in units.get(p["participant"], [])]
     done = sorted(p["completed"] for p in group if p["completed"])
     return {
-        "tier": tier, "scripted": scripted, "participants": len(group), "tasks_per_participant": sum(p["entries"] for p in group) / len(group),
-        "tasks": sorted({u.task_id for u in pooled}), "protocols": sorted({p["protocol"] for p in group}), "studies": sorted({p["study"] for p in group}),
-        "first": done[0] if done else None, "last": done[-1] if done else None, "figures": [asdict(f) for f in (*figures(pooled), *task_figures(pooled))],
-    }  # fmt: skip
+        "tier": tier,
+        "scripted": scripted,
+        "participants": len(group),
+        "tasks_per_participant": sum(p["entries"] for p in group) / len(group),
+        "tasks": sorted({u.task_id for u in pooled}),
+        "protocols": sorted({p["protocol"] for p in group}),
+        "studies": sorted({p["study"] for p in group}),
+        "first": done[0] if done else None,
+        "last": done[-1] if done else None,
+        "figures": [asdict(f) for f in (*figures(pooled), *task_figures(pooled))],
+    }
 
 
 def _common_scores(entries: list[dict], tasks: list[str], categories: dict[str, str]) -> dict[str, float]:
@@ -298,8 +340,16 @@ def _short(value: Any, limit: int = 90) -> str:
 def judge_spec(document: dict) -> JudgeSpec:
     """The JudgeSpec a spec document (JudgeSpec.document()) describes."""
     members = tuple(judge_spec(m) for m in document["members"])
-    return JudgeSpec(engine=document["engine"], models=tuple(document["models"]), route=document["route"], base_version=document["base_version"],
-                     clip=ClipSpec(**document["clip"]), parameters=document["parameters"], templates=document["templates"], members=members)  # fmt: skip
+    return JudgeSpec(
+        engine=document["engine"],
+        models=tuple(document["models"]),
+        route=document["route"],
+        base_version=document["base_version"],
+        clip=ClipSpec(**document["clip"]),
+        parameters=document["parameters"],
+        templates=document["templates"],
+        members=members,
+    )
 
 
 def judge_differences(judge: Any, stamps: list[tuple]) -> list[str]:
@@ -314,9 +364,17 @@ def judge_differences(judge: Any, stamps: list[tuple]) -> list[str]:
         return [f"judge.spec: not a judge spec document ({type(error).__name__}: {error})"]
     found: list[str] = []
     compare(judge["spec"], document, "judge.spec", 0.0, found)  # a field the spec does not have is reported too
-    found += [f"judge.{name}: published {_short(judge.get(name))}, the spec gives {_short(value)}" for name, value in derived.items() if judge.get(name) != value]
+    found += [
+        f"judge.{name}: published {_short(judge.get(name))}, the spec gives {_short(value)}"
+        for name, value in derived.items()
+        if judge.get(name) != value
+    ]
     versions = Counter(version for version, _, _ in stamps)
-    return found + [f"units: {n} scored by judge version {v}, board.json names {_short(judge.get('version'))}" for v, n in versions.items() if v != judge.get("version")]
+    return found + [
+        f"units: {n} scored by judge version {v}, board.json names {_short(judge.get('version'))}"
+        for v, n in versions.items()
+        if v != judge.get("version")
+    ]
 
 
 def backend_differences(backends: Any, stamps: list[tuple]) -> list[str]:
@@ -335,8 +393,14 @@ def backend_differences(backends: Any, stamps: list[tuple]) -> list[str]:
             found.append(f"backends[{i}].version_hash: published {_short(config.get('version_hash'))}, its config hashes to {digest}")
         listed.add((config["name"], digest))
     used = Counter((backend, digest) for _, backend, digest in stamps if backend)
-    found += [f"units: {n} rendered by backend {b} with config {d}, which backends does not list" for (b, d), n in used.items() if (b, d) not in listed]
-    return found + [f"backends: {b} with config {d} added in board.json, no unit was rendered with it" for b, d in sorted(listed - set(used))]
+    found += [
+        f"units: {n} rendered by backend {b} with config {d}, which backends does not list"
+        for (b, d), n in used.items()
+        if (b, d) not in listed
+    ]
+    return found + [
+        f"backends: {b} with config {d} added in board.json, no unit was rendered with it" for b, d in sorted(listed - set(used))
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -18,9 +18,14 @@ from jsonschema.exceptions import ValidationError
 from jsonschema.validators import extend
 
 _KINDS = {
-    "object": "a JSON object", "array": "a list", "string": "a string", "integer": "an integer",
-    "number": "a number", "boolean": "true or false", "null": "null",
-}  # fmt: skip
+    "object": "a JSON object",
+    "array": "a list",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
 
 
 def _is_integer(_checker: object, instance: object) -> bool:

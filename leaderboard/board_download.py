@@ -19,16 +19,15 @@ from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.figures import submission_units
 from evaluation.humans import human_rows_export
 from evaluation.judges import JudgeKey
+from evaluation.models import BoardRow, BoardStats, Figure, Judgement, Origin, PromptEntry, Render, Status, Submission
 from evaluation.trajectories import submission_steerability, trajectories
 from evaluator.metrics.aggregate import Figure as Computed
 from evaluator.metrics.coverage import standing
 from evaluator.metrics.scopes import Scope
 from studies.models import Participant
-from evaluation.models import Judgement, Origin, PromptEntry, Render, Status, Submission
 from tasks.models import Split
 
 from .downloads import COLUMNS, breakdown_rows
-from evaluation.models import BoardRow, BoardStats, Figure
 from .selectors import Board, Row, board_submissions, human_section
 
 README = """# {board} scored by {judge}
@@ -57,11 +56,22 @@ DERIVED_INPUTS = ("every", "lengths", "lists", "categories", "splits")  # board_
 
 
 def board_files(board: Board, judge: JudgeKey, absolute: Callable[[str], str]) -> Iterator[tuple[str, Iterator[str]]]:
-    entries = list(board_submissions(board).filter(figures__judge_id=judge.judge_id, figures__judge_version=judge.version, figures__scope=Scope.OVERALL).distinct().order_by("pk"))
+    entries = list(
+        board_submissions(board)
+        .filter(figures__judge_id=judge.judge_id, figures__judge_version=judge.version, figures__scope=Scope.OVERALL)
+        .distinct()
+        .order_by("pk")
+    )
     participants = board_participants(board, judge)
     yield "README.md", iter([README.format(board=board, judge=judge)])
     yield "board.json", iter([json.dumps(_board_json(board, judge, entries, participants), indent=1, ensure_ascii=False)])
-    yield "tasks.csv", csv_lines(({"task_id": t, "category": c, "split": s} for t, c, s in board.pack.tasks.values_list("task_id", "category", "split")), ("task_id", "category", "split"))
+    yield (
+        "tasks.csv",
+        csv_lines(
+            ({"task_id": t, "category": c, "split": s} for t, c, s in board.pack.tasks.values_list("task_id", "category", "split")),
+            ("task_id", "category", "split"),
+        ),
+    )
     yield "units.jsonl", jsonl_lines(unit_lines((({"entry": s.pk}, s) for s in entries), judge))
     prompts = PromptEntry.objects.filter(submission__in=entries).values_list("submission_id", "task__task_id", "sample_index", "text")
     yield "prompts.jsonl", jsonl_lines({"entry": e, "task_id": t, "sample": k, "prompt": p} for e, t, k, p in prompts.iterator())
@@ -81,8 +91,15 @@ def statistics_inputs(board: Board, judge: JudgeKey) -> dict:
 
 def board_participants(board: Board, judge: JudgeKey) -> list[Participant]:
     """The human baseline's participants scored by this judge, as evaluation.humans pools them (in id order)."""
-    found = Participant.objects.filter(submission__origin=Origin.HUMAN, submission__pack=board.pack, submission__pack_revision=board.revision, submission__status=Status.DONE,
-                                       withdrawn__isnull=True, submission__judge_id=judge.judge_id, submission__judge_version=judge.version)  # fmt: skip
+    found = Participant.objects.filter(
+        submission__origin=Origin.HUMAN,
+        submission__pack=board.pack,
+        submission__pack_revision=board.revision,
+        submission__status=Status.DONE,
+        withdrawn__isnull=True,
+        submission__judge_id=judge.judge_id,
+        submission__judge_version=judge.version,
+    )
     return list(found.select_related("submission", "study").order_by("pk"))
 
 
@@ -90,10 +107,17 @@ def unit_lines(named: Iterable[tuple[dict, Submission]], judge: JudgeKey) -> Ite
     """Every unit of each (name, submission), stamped with the judge version that scored it and the config hash of the
     backend that rendered it (the Render rows' own, so board.json's backends can be checked against them)."""
     for name, submission in named:
-        rendered = Render.objects.filter(entry__submission=submission).values_list("entry__task__task_id", "entry__sample_index", "backend", "config_hash")
+        rendered = Render.objects.filter(entry__submission=submission).values_list(
+            "entry__task__task_id", "entry__sample_index", "backend", "config_hash"
+        )
         hashes = {(t, k, b): h for t, k, b, h in rendered}
         for u in submission_units(submission, judge.judge_id, judge.version):
-            yield {**name, **u.__dict__, "judge_version": judge.version, "config_hash": hashes.get((u.task_id, u.sample, u.backend)) if u.backend else None}
+            yield {
+                **name,
+                **u.__dict__,
+                "judge_version": judge.version,
+                "config_hash": hashes.get((u.task_id, u.sample, u.backend)) if u.backend else None,
+            }
 
 
 def trajectory_lines(submission: Submission) -> Iterator[dict]:
@@ -103,31 +127,76 @@ def trajectory_lines(submission: Submission) -> Iterator[dict]:
     for row in trajectories(submission):
         scores = [c.feedback_score for c in row["rounds"] if c.feedback_score is not None]
         if scores:
-            yield {"entry": submission.pk, "task_id": row["task"].task_id, "sample": row["sample"], "backend": submission.feedback_backend, "scores": scores}
+            yield {
+                "entry": submission.pk,
+                "task_id": row["task"].task_id,
+                "sample": row["sample"],
+                "backend": submission.feedback_backend,
+                "scores": scores,
+            }
 
 
 def participant_lines(participants: list[Participant]) -> Iterator[dict]:
     """Each participant by number: tier, scripted or a person, study, protocol, prompts written and when they finished."""
     for index, p in enumerate(participants):
-        yield {"participant": index, "tier": p.tier, "scripted": p.scripted, "entries": p.submission.entries.count(), "study": p.study.name,
-               "protocol": p.study.protocol_version, "completed": p.completed.isoformat() if p.completed else None}  # fmt: skip
+        yield {
+            "participant": index,
+            "tier": p.tier,
+            "scripted": p.scripted,
+            "entries": p.submission.entries.count(),
+            "study": p.study.name,
+            "protocol": p.study.protocol_version,
+            "completed": p.completed.isoformat() if p.completed else None,
+        }
 
 
 def _board_json(board: Board, judge: JudgeKey, entries: list, participants: list) -> dict:
-    stats = BoardStats.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).first()
-    shown = dict(BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).values_list("submission_id", "tasks_covered"))
+    stats = BoardStats.objects.filter(
+        pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version
+    ).first()
+    shown = dict(
+        BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version).values_list(
+            "submission_id", "tasks_covered"
+        )
+    )
     figures, covered = _figures(entries, judge)
-    backends = {(b["name"], b.get("version_hash")): b for s in (*entries, *(p.submission for p in participants)) for b in s.backends if isinstance(b, dict)}
+    backends = {
+        (b["name"], b.get("version_hash")): b
+        for s in (*entries, *(p.submission for p in participants))
+        for b in s.backends
+        if isinstance(b, dict)
+    }
     return {
         "pack": {"name": board.pack.name, "version": board.pack.version, "revision": board.revision},
-        "judge": {"id": judge.judge_id, "version": judge.version, "label": judge.label, "spec": next((s.judge_spec for s in entries if s.judge_version == judge.version and s.judge_spec), None)},
-        "code_version": settings.ATELIER_CODE_VERSION, "backends": list(backends.values()),
-        "statistics_settings": stats.settings if stats else None, "coverage_settings": {"max_missing_rate": settings.ATELIER_MAX_MISSING_RATE},
-        "entries": [{"entry": s.pk, "prompter": s.prompter, "team": s.team.name, "condition": s.condition, "origin": s.origin, "tasks": shown.get(s.pk),
-                     "figures": figures[s.pk], "coverage": covered[s.pk], "steerability": submission_steerability(s) if s.rounds > 1 else []} for s in entries],
-        "statistics": {f.name: getattr(stats, f.name) for f in BoardStats._meta.concrete_fields if f.name not in STATS_LEFT_OUT} if stats else None,
+        "judge": {
+            "id": judge.judge_id,
+            "version": judge.version,
+            "label": judge.label,
+            "spec": next((s.judge_spec for s in entries if s.judge_version == judge.version and s.judge_spec), None),
+        },
+        "code_version": settings.ATELIER_CODE_VERSION,
+        "backends": list(backends.values()),
+        "statistics_settings": stats.settings if stats else None,
+        "coverage_settings": {"max_missing_rate": settings.ATELIER_MAX_MISSING_RATE},
+        "entries": [
+            {
+                "entry": s.pk,
+                "prompter": s.prompter,
+                "team": s.team.name,
+                "condition": s.condition,
+                "origin": s.origin,
+                "tasks": shown.get(s.pk),
+                "figures": figures[s.pk],
+                "coverage": covered[s.pk],
+                "steerability": submission_steerability(s) if s.rounds > 1 else [],
+            }
+            for s in entries
+        ],
+        "statistics": {f.name: getattr(stats, f.name) for f in BoardStats._meta.concrete_fields if f.name not in STATS_LEFT_OUT}
+        if stats
+        else None,
         "humans": _humans(board, judge, entries),
-    }  # fmt: skip
+    }
 
 
 def _figures(entries: list, judge: JudgeKey) -> tuple[dict, dict]:
@@ -139,7 +208,11 @@ def _figures(entries: list, judge: JudgeKey) -> tuple[dict, dict]:
         figures[submission_id][f"{scope}:{key}"] = dict(zip(FIGURE_FIELDS, values))
         if coverage:  # entries on a board are done: what a figure rests on decides its standing
             standing_of = standing(coverage, done=True, max_missing=settings.ATELIER_MAX_MISSING_RATE)
-            covered[submission_id][f"{scope}:{key}"] = {"scored": coverage["scored"], "planned": coverage["planned"], "standing": standing_of}
+            covered[submission_id][f"{scope}:{key}"] = {
+                "scored": coverage["scored"],
+                "planned": coverage["planned"],
+                "standing": standing_of,
+            }
     return figures, covered
 
 
@@ -148,11 +221,25 @@ def _humans(board: Board, judge: JudgeKey, entries: list) -> dict:
     overall on those tasks, as the board shows them (leaderboard.selectors.human_section)."""
     section = human_section(board, judge, [Row(submission=s) for s in entries])
     rows = human_rows_export(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
-    return {"rows": rows, "partial": section["partial"], "tasks": section["human_tasks"], "common": {str(k): v for k, v in section["common"].items()}}
+    return {
+        "rows": rows,
+        "partial": section["partial"],
+        "tasks": section["human_tasks"],
+        "common": {str(k): v for k, v in section["common"].items()},
+    }
 
 
 def _rationales(entries: list, judge: JudgeKey) -> Iterator[dict]:
-    rows = Judgement.objects.filter(submission__in=entries, judge_id=judge.judge_id, judge_version=judge.version, entry__task__split=Split.DEV).exclude(rationales={})
+    rows = Judgement.objects.filter(
+        submission__in=entries, judge_id=judge.judge_id, judge_version=judge.version, entry__task__split=Split.DEV
+    ).exclude(rationales={})
     for j in rows.select_related("entry__task", "render").iterator():
-        yield {"entry": j.submission_id, "task_id": j.entry.task.task_id, "sample": j.entry.sample_index, "backend": j.render.backend if j.render else "",
-               "image_index": j.render.image_index if j.render else None, "skill": j.skill, "rationales": j.rationales}  # fmt: skip
+        yield {
+            "entry": j.submission_id,
+            "task_id": j.entry.task.task_id,
+            "sample": j.entry.sample_index,
+            "backend": j.render.backend if j.render else "",
+            "image_index": j.render.image_index if j.render else None,
+            "skill": j.skill,
+            "rationales": j.rationales,
+        }

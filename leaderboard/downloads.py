@@ -14,10 +14,10 @@ from collections.abc import Callable, Iterator
 from evaluation import exports
 from evaluation.exports import csv_cell, jsonl_lines  # noqa: F401 - the breakdown view and tests read them here
 from evaluation.judges import JudgeKey
+from evaluation.models import Judgement, PromptEntry, Submission, UnitStatus
 from evaluation.selectors import entry_breakdown
 from evaluator.judge.skills import ALL_SKILLS, get_skill, skills_where
 from evaluator.judge.types import DIMENSIONS, Kind, Side
-from evaluation.models import Judgement, PromptEntry, Submission, UnitStatus
 from tasks.models import Split
 
 CHUNK = 200
@@ -26,11 +26,27 @@ RUBRIC = {side: skills_where(side=side, kind=Kind.RUBRIC, composite=True)[0] for
 CHECKLIST = {side: skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[0] for side in Side}
 OTHER_SKILLS = tuple(s for s in ALL_SKILLS if s not in RUBRIC.values() and s not in CHECKLIST.values())
 COLUMNS = [
-    "submission", "pack", "task_id", "category", "split", "sample", "backend", "image_index", "seed",
-    "image_url", "render_status", "render_note", "prompt", "rewritten_prompt",
+    "submission",
+    "pack",
+    "task_id",
+    "category",
+    "split",
+    "sample",
+    "backend",
+    "image_index",
+    "seed",
+    "image_url",
+    "render_status",
+    "render_note",
+    "prompt",
+    "rewritten_prompt",
     *(column for side in Side for column in (RUBRIC[side], *DIMENSIONS[side], f"{side}_accuracy", f"{side}_checklist")),
-    *OTHER_SKILLS, "scales", "failures", "judge", "backend_config_hash",
-]  # fmt: skip
+    *OTHER_SKILLS,
+    "scales",
+    "failures",
+    "judge",
+    "backend_config_hash",
+]
 
 
 def breakdown_rows(submission: Submission, judge: JudgeKey, image_url: Callable[[str], str]) -> Iterator[dict]:
@@ -46,7 +62,9 @@ def breakdown_rows(submission: Submission, judge: JudgeKey, image_url: Callable[
             yield from _entry_rows(submission, judge, entry, details[entry.pk], image_url)
 
 
-def _entry_rows(submission: Submission, judge: JudgeKey, entry: PromptEntry, detail: dict, image_url: Callable[[str], str]) -> Iterator[dict]:
+def _entry_rows(
+    submission: Submission, judge: JudgeKey, entry: PromptEntry, detail: dict, image_url: Callable[[str], str]
+) -> Iterator[dict]:
     prompt_side = {j.skill: j for j in detail["judgements"] if j.render_id is None}
     image_side: dict[int, dict[str, Judgement]] = {}
     for j in detail["judgements"]:
@@ -55,12 +73,23 @@ def _entry_rows(submission: Submission, judge: JudgeKey, entry: PromptEntry, det
     for render in sorted(detail["renders"], key=lambda r: (r.backend, r.image_index)):
         judged = {**prompt_side, **image_side.get(render.pk, {})}
         row = {
-            "submission": submission.pk, "pack": f"{submission.pack.name} v{submission.pack.version} rev {submission.pack_revision}", "task_id": entry.task.task_id,
-            "category": entry.task.category, "split": entry.task.split, "sample": entry.sample_index,
-            "backend": render.backend, "image_index": render.image_index, "seed": render.seed,
-            "image_url": image_url(render.image.url) if render.image else "", "render_status": render.status, "render_note": render.note,
-            "prompt": entry.text, "rewritten_prompt": render.rewritten, "judge": judge.key, "backend_config_hash": render.config_hash,
-        }  # fmt: skip
+            "submission": submission.pk,
+            "pack": f"{submission.pack.name} v{submission.pack.version} rev {submission.pack_revision}",
+            "task_id": entry.task.task_id,
+            "category": entry.task.category,
+            "split": entry.task.split,
+            "sample": entry.sample_index,
+            "backend": render.backend,
+            "image_index": render.image_index,
+            "seed": render.seed,
+            "image_url": image_url(render.image.url) if render.image else "",
+            "render_status": render.status,
+            "render_note": render.note,
+            "prompt": entry.text,
+            "rewritten_prompt": render.rewritten,
+            "judge": judge.key,
+            "backend_config_hash": render.config_hash,
+        }
         row.update(_skill_columns(judged, entry.task))
         row.update(_other_columns(judged))
         row["scales"] = {j.skill: j.scale for j in judged.values() if j.scale}

@@ -14,8 +14,7 @@ from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
-from evaluation.models import Exemplar
-from evaluation.models import PromptCall, Render
+from evaluation.models import Exemplar, PromptCall, Render
 from tasks.models import TargetReference, Task
 
 from .selectors import visible_to

@@ -13,16 +13,14 @@ from django.db.models.fields.json import KT
 from django.db.models.functions import Cast
 
 from evaluation.judges import JudgeKey
+from evaluation.models import BoardRow, BoardStats, Figure, HumanRow, PromptEntry, Status, Submission
 from evaluation.selectors import entry_breakdown
 from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
 from evaluator.categories import CATEGORIES
 from evaluator.judge.scales import scale_named
 from evaluator.metrics.scopes import RankedOn, Scope, split_cell_key
 from evaluator.tiers import Tier
-from evaluation.models import PromptEntry, Status, Submission
 from tasks.models import TaskPack
-
-from evaluation.models import BoardRow, BoardStats, Figure, HumanRow
 
 
 @dataclass
@@ -85,7 +83,10 @@ def leaderboard_boards() -> list[Board]:
         entries[(pack_id, revision)] = max(entries[(pack_id, revision)], count)
     pairs = {*entries, *HumanRow.objects.values_list("pack_id", "revision").distinct()}
     packs = TaskPack.objects.in_bulk({p for p, _ in pairs})
-    return sorted((Board(packs[p], r) for p, r in pairs), key=lambda b: (-entries.get((b.pack.pk, b.revision), 0), b.pack.name, -b.pack.loaded_at.timestamp(), -b.revision))
+    return sorted(
+        (Board(packs[p], r) for p, r in pairs),
+        key=lambda b: (-entries.get((b.pack.pk, b.revision), 0), b.pack.name, -b.pack.loaded_at.timestamp(), -b.revision),
+    )
 
 
 def board_judges(board: Board, humans: bool = True) -> list[JudgeKey]:
@@ -123,7 +124,16 @@ def board_rows(board: Board, judge: JudgeKey, condition: str = "") -> QuerySet[B
     return stored.filter(condition=condition) if condition else stored
 
 
-def leaderboard_page(board: Board, judge: JudgeKey, stats: BoardStats | None, sort: str = "overall", descending: bool = True, condition: str = "", number=None, per_page: int | None = None):
+def leaderboard_page(
+    board: Board,
+    judge: JudgeKey,
+    stats: BoardStats | None,
+    sort: str = "overall",
+    descending: bool = True,
+    condition: str = "",
+    number=None,
+    per_page: int | None = None,
+):
     """One page of the board's stored rows (BoardRow, rebuilt by the board job), sorted in the database, and the
     board's backend columns: one indexed query for the rows, whatever the board's size."""
     stored = board_rows(board, judge, condition)
@@ -142,13 +152,18 @@ def leaderboard_page(board: Board, judge: JudgeKey, stats: BoardStats | None, so
     page = paginator.get_page(number)
     ids = list(page.object_list)
     loaded = stored.filter(submission_id__in=ids).select_related("submission__team", "submission__pack")
-    by_id = {r.submission_id: r for r in loaded.defer("sort", "backend_labels", "submission__judge_spec", "submission__prompting", "submission__error")}
+    by_id = {
+        r.submission_id: r
+        for r in loaded.defer("sort", "backend_labels", "submission__judge_spec", "submission__prompting", "submission__error")
+    }
     page.object_list = _rows(board, [by_id[i] for i in ids])
     return page, sorted(backends.items())
 
 
 def _rows(board: Board, stored: list[BoardRow]) -> list[Row]:
-    tries = Submission.objects.filter(pack=board.pack, pack_revision=board.revision, team__in={r.submission.team_id for r in stored}).exclude(status__in=[Status.FAILED, Status.CANCELLED])
+    tries = Submission.objects.filter(
+        pack=board.pack, pack_revision=board.revision, team__in={r.submission.team_id for r in stored}
+    ).exclude(status__in=[Status.FAILED, Status.CANCELLED])
     tries_by_team = dict(tries.values_list("team").annotate(n=Count("pk")).values_list("team", "n"))
     rows = []
     for r in stored:
@@ -213,13 +228,20 @@ TRAJECTORIES_SHOWN = 50
 def prompting_section(submission: Submission) -> dict:
     """What the submission page shows of an endpoint run: progress, the settings it ran with, the first trajectories
     and, with feedback rounds, the mean score by round (chart and table from the same rows) and steerability."""
-    section = {"progress": prompting_progress(submission), "settings": submission.prompting or {}, "trajectories": trajectories(submission, limit=TRAJECTORIES_SHOWN)}
+    section = {
+        "progress": prompting_progress(submission),
+        "settings": submission.prompting or {},
+        "trajectories": trajectories(submission, limit=TRAJECTORIES_SHOWN),
+    }
     if submission.rounds > 1:
         by_category: dict[str, list[dict]] = defaultdict(list)
         for point in round_scores(submission):
             by_category[point["category"]].append(point)
         section["rounds"] = [{"category": c, "points": points} for c, points in sorted(by_category.items())]
-        section["chart"] = [{"category": c, "x": [p["round"] for p in points], "y": [p["mean"] for p in points]} for c, points in sorted(by_category.items())]
+        section["chart"] = [
+            {"category": c, "x": [p["round"] for p in points], "y": [p["mean"] for p in points]}
+            for c, points in sorted(by_category.items())
+        ]
         section["steerability"] = submission_steerability(submission)
     return section
 
@@ -237,7 +259,9 @@ class HumanView:
 
 def human_judges(board: Board) -> list[JudgeKey]:
     rows = HumanRow.objects.filter(pack=board.pack, revision=board.revision, tier=Tier.ALL)
-    found = {(r.judge_id, r.judge_version): JudgeKey(r.judge_id, r.judge_version, r.judge_label) for r in rows}  # people's and scripted rows
+    found = {
+        (r.judge_id, r.judge_version): JudgeKey(r.judge_id, r.judge_version, r.judge_label) for r in rows
+    }  # people's and scripted rows
     return list(found.values())
 
 
@@ -266,7 +290,13 @@ def common_task_scores(board: Board, judge: JudgeKey, rows: list[Row], tasks: li
     per-task figures; a row with no stored task figures (scored before they existed: run rescore) is left out."""
     category = dict(board.pack.tasks.filter(task_id__in=tasks).values_list("task_id", "category"))
     per_row: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    figures = Figure.objects.filter(submission__in=[r.submission.pk for r in rows], judge_id=judge.judge_id, judge_version=judge.version, scope=Scope.TASK, key__in=tasks)
+    figures = Figure.objects.filter(
+        submission__in=[r.submission.pk for r in rows],
+        judge_id=judge.judge_id,
+        judge_version=judge.version,
+        scope=Scope.TASK,
+        key__in=tasks,
+    )
     for submission_id, task_id, value in figures.values_list("submission_id", "key", "value"):
         if value is not None:
             per_row[submission_id][category[task_id]].append(value)
@@ -279,7 +309,12 @@ def human_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
     pooled = [h for h in humans if h.row.tier == Tier.ALL and not h.row.scripted] or [h for h in humans if h.row.tier == Tier.ALL]
     tasks = pooled[0].row.tasks if pooled else []  # people's "all" row (else the scripted one): every task any participant did
     partial = bool(humans) and len(tasks) < board.pack.tasks.count()
-    return {"humans": humans, "partial": partial, "human_tasks": len(tasks), "common": common_task_scores(board, judge, rows, tasks) if partial else {}}
+    return {
+        "humans": humans,
+        "partial": partial,
+        "human_tasks": len(tasks),
+        "common": common_task_scores(board, judge, rows, tasks) if partial else {},
+    }
 
 
 def board_stats(board: Board, judge: JudgeKey) -> BoardStats | None:
@@ -328,7 +363,11 @@ class StatsSection:
     @cached_property
     def comparisons(self) -> list[dict]:
         names = self._names
-        gaps = [row["next_gap"] for _, _, row, _ in self._top[:COMPARISONS_SHOWN] if row.get("next_gap") and (not self.condition or row["next_gap"]["lower"] in names)]
+        gaps = [
+            row["next_gap"]
+            for _, _, row, _ in self._top[:COMPARISONS_SHOWN]
+            if row.get("next_gap") and (not self.condition or row["next_gap"]["lower"] in names)
+        ]
         missing = [int(c["lower"]) for c in gaps if c["lower"] not in names]
         found = Submission.objects.filter(pk__in=missing).values_list("pk", "prompter", "team__name") if missing else []
         lower = {str(pk): row_name(p, team, None) for pk, p, team in found}
@@ -336,7 +375,11 @@ class StatsSection:
 
     @cached_property
     def scatter(self) -> list[dict]:
-        return [{"name": self._names[str(pk)], "x": row["length"], "y": row["score"]} for pk, _, row, _ in self._top if row.get("length") and row.get("score") is not None]
+        return [
+            {"name": self._names[str(pk)], "x": row["length"], "y": row["score"]}
+            for pk, _, row, _ in self._top
+            if row.get("length") and row.get("score") is not None
+        ]
 
     @property
     def length(self) -> list[dict]:
@@ -363,12 +406,20 @@ def entry_views(submission: Submission, judge: JudgeKey, figures: dict[str, list
     matrix = [{"category": c, "cells": [cells.get((c, b)) for b in backends]} for c in categories]
     means = {f.key: f for f in figures.get(Scope.SKILL, [])}
     top1 = [{"skill": f.key, "mean": means.get(f.key), "top1": f} for f in figures.get(Scope.TOP1, [])]
-    tasks = Figure.objects.filter(submission=submission, judge_id=judge.judge_id, judge_version=judge.version, scope=Scope.TASK, value__isnull=False)
+    tasks = Figure.objects.filter(
+        submission=submission, judge_id=judge.judge_id, judge_version=judge.version, scope=Scope.TASK, value__isnull=False
+    )
     scores = dict(tasks.values_list("key", "value"))
     by_tag: dict[tuple[str, str], list[float]] = defaultdict(list)
     for task in submission.pack.tasks.filter(task_id__in=list(scores)).prefetch_related("tags"):
         for tag in task.tags.all():
             by_tag[(tag.group, tag.name)].append(scores[task.task_id])
     tags = [{"group": g, "tag": t, "mean": fmean(v), "n": len(v)} for (g, t), v in sorted(by_tag.items())]
-    return {"backends": backends, "matrix": matrix, "parts": figures.get(Scope.PART, []), "top1": top1, "tags": tags,
-            "tag_chart": {"x": [r["tag"] for r in tags], "y": [round(r["mean"], 2) for r in tags], "n": [r["n"] for r in tags]}}  # fmt: skip
+    return {
+        "backends": backends,
+        "matrix": matrix,
+        "parts": figures.get(Scope.PART, []),
+        "top1": top1,
+        "tags": tags,
+        "tag_chart": {"x": [r["tag"] for r in tags], "y": [round(r["mean"], 2) for r in tags], "n": [r["n"] for r in tags]},
+    }

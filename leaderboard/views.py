@@ -9,8 +9,8 @@ from django.views.decorators.http import require_GET
 from evaluation import selectors as units
 from evaluation.exports import zip_stream
 from evaluation.judges import judges_of, pick_judge, submission_judge
-from evaluator.categories import CATEGORIES
 from evaluation.models import ACTIVE, Origin, Submission
+from evaluator.categories import CATEGORIES
 
 from . import selectors
 from .board_download import board_files
@@ -27,11 +27,27 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     conditions = stats.conditions if stats else []
     condition = request.GET.get("condition", "") if request.GET.get("condition") in (*conditions, *selectors.TURNS) else ""
     sort, descending = request.GET.get("sort") or selectors.default_sort(stats), request.GET.get("dir", "desc") != "asc"
-    page, backends = selectors.leaderboard_page(board, judge, stats, sort, descending, condition, request.GET.get("page")) if judge else (None, [])
+    page, backends = (
+        selectors.leaderboard_page(board, judge, stats, sort, descending, condition, request.GET.get("page")) if judge else (None, [])
+    )
     rows = page.object_list if page else []
-    context = {"boards": boards, "board": board, "judges": judges, "judge": judge, "rows": rows, "page": page, "backends": backends,
-               "categories": CATEGORIES, "sort": sort, "descending": descending, "conditions": conditions, "condition": condition, "turns": selectors.TURNS,
-               **(selectors.human_section(board, judge, rows) if judge else {}), **(selectors.stats_section(board, judge, stats, condition) if judge else {})}  # fmt: skip
+    context = {
+        "boards": boards,
+        "board": board,
+        "judges": judges,
+        "judge": judge,
+        "rows": rows,
+        "page": page,
+        "backends": backends,
+        "categories": CATEGORIES,
+        "sort": sort,
+        "descending": descending,
+        "conditions": conditions,
+        "condition": condition,
+        "turns": selectors.TURNS,
+        **(selectors.human_section(board, judge, rows) if judge else {}),
+        **(selectors.stats_section(board, judge, stats, condition) if judge else {}),
+    }
     return render(request, "leaderboard/index.html", context)
 
 
@@ -56,15 +72,26 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     judges = judges_of([submission.pk])
     judge = pick_judge(judges, request.GET.get("judge"), submission_judge(submission)) or submission_judge(submission)
     context = {
-        "submission": submission, "page": page, "judges": judges, "judge": judge, "figures": (figures := units.submission_figures(submission, judge, every=True)),
+        "submission": submission,
+        "page": page,
+        "judges": judges,
+        "judge": judge,
+        "figures": (figures := units.submission_figures(submission, judge, every=True)),
         "views": selectors.entry_views(submission, judge, figures),
-        "progress": (progress := units.submission_progress(submission)), "eta": units.submission_eta(submission, progress), "rows": selectors.entry_rows(list(page), judge),
-        "cost": units.submission_cost(submission), "missing": units.skill_missing(submission, judge), "running": submission.status in ACTIVE,
-        "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [], "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
-        "on_team": selectors.on_team(request.user, submission), "selection_limit": settings.ATELIER_BOARD_SELECTION, "max_missing": 100 * settings.ATELIER_MAX_MISSING_RATE,
+        "progress": (progress := units.submission_progress(submission)),
+        "eta": units.submission_eta(submission, progress),
+        "rows": selectors.entry_rows(list(page), judge),
+        "cost": units.submission_cost(submission),
+        "missing": units.skill_missing(submission, judge),
+        "running": submission.status in ACTIVE,
+        "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [],
+        "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
+        "on_team": selectors.on_team(request.user, submission),
+        "selection_limit": settings.ATELIER_BOARD_SELECTION,
+        "max_missing": 100 * settings.ATELIER_MAX_MISSING_RATE,
         "prompting": selectors.prompting_section(submission) if submission.origin == Origin.ENDPOINT else None,
         "pack_coverage": units.pack_coverage(submission),
-    }  # fmt: skip
+    }
     return render(request, "leaderboard/submission.html", context)
 
 

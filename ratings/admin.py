@@ -1,6 +1,7 @@
 from django.contrib import admin
 
 from evaluation.models import Exemplar, ExemplarEmbedding
+
 from .models import ExpertRating, RatingAssignment, TaskPool
 
 

@@ -14,13 +14,26 @@ from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
 
 from evaluation.judges import JudgeKey, judges_of
+from evaluation.models import Judgement, UnitStatus
 from evaluator.categories import CATEGORIES
-from evaluator.metrics.agreement import MIN_ITEMS, OVERALL, Agreement, ChecklistAgreement, ChecklistLabel, LikeForLike, Pair, PeopleAgreement, Rating
-from evaluator.metrics.agreement import agreement, checklist_agreement, judge_against_experts, people_agreement
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import Kind, Side
 from evaluator.metrics import agreement as agreement_metrics
-from evaluation.models import Judgement, UnitStatus
+from evaluator.metrics.agreement import (
+    MIN_ITEMS,
+    OVERALL,
+    Agreement,
+    ChecklistAgreement,
+    ChecklistLabel,
+    LikeForLike,
+    Pair,
+    PeopleAgreement,
+    Rating,
+    agreement,
+    checklist_agreement,
+    judge_against_experts,
+    people_agreement,
+)
 
 from .models import ExpertRating, Pool
 
@@ -108,7 +121,9 @@ def judge_scores(judge: JudgeKey) -> dict[tuple[str, str], float]:
 def like_for_like(judge: JudgeKey, resamples: int = 1000) -> list[LikeForLike]:
     """Per category, then overall: the judge against each expert beside expert against expert, on the same units."""
     scores = judge_scores(judge)
-    return [judge_against_experts(ratings, scores, group=group, resamples=resamples) for group, ratings in people_inputs().items() if ratings]
+    return [
+        judge_against_experts(ratings, scores, group=group, resamples=resamples) for group, ratings in people_inputs().items() if ratings
+    ]
 
 
 def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int]:
@@ -117,7 +132,10 @@ def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int
     task_of, unmatched = {}, 0
     for rating in _evaluation().select_related("entry__task"):
         side = _side(rating)
-        rubric, checklist = judged.get((rating.entry_id, rating.render_id, _RUBRIC[side])), judged.get((rating.entry_id, rating.render_id, _CHECKLIST[side]))
+        rubric, checklist = (
+            judged.get((rating.entry_id, rating.render_id, _RUBRIC[side])),
+            judged.get((rating.entry_id, rating.render_id, _CHECKLIST[side])),
+        )
         unmatched += int((bool(rating.scores) and rubric is None) or (bool(rating.checklist) and checklist is None))
         task_of[rating.item_id] = rating.entry.task.task_id
         for dim, score in rating.scores.items():

@@ -32,15 +32,23 @@ class RatingForm(forms.Form):
         self.task = task
         for side in Side:
             for dim in RUBRIC.dimensions_of(side):
-                self.fields[f"{side}-{dim.key}"] = forms.TypedChoiceField(choices=SCORES, coerce=int, error_messages={
-                    "required": f"{dim.key}: choose a score from 1 to 5",
-                    "invalid_choice": f"{dim.key}: %(value)s is not a score from 1 to 5",
-                })  # fmt: skip
+                self.fields[f"{side}-{dim.key}"] = forms.TypedChoiceField(
+                    choices=SCORES,
+                    coerce=int,
+                    error_messages={
+                        "required": f"{dim.key}: choose a score from 1 to 5",
+                        "invalid_choice": f"{dim.key}: %(value)s is not a score from 1 to 5",
+                    },
+                )
             for n, item in enumerate(self.checklist(side), start=1):
-                self.fields[f"{side}-check-{n}"] = forms.TypedChoiceField(choices=YES_NO, coerce=int, error_messages={
-                    "required": f"{side} checklist item {n} ({item}): answer yes or no",
-                    "invalid_choice": f"{side} checklist item {n} ({item}): answer yes or no",
-                })  # fmt: skip
+                self.fields[f"{side}-check-{n}"] = forms.TypedChoiceField(
+                    choices=YES_NO,
+                    coerce=int,
+                    error_messages={
+                        "required": f"{side} checklist item {n} ({item}): answer yes or no",
+                        "invalid_choice": f"{side} checklist item {n} ({item}): answer yes or no",
+                    },
+                )
 
     def checklist(self, side: Side) -> list[str]:
         return self.task.prompt_checklist if side == Side.PROMPT else self.task.image_checklist
@@ -54,13 +62,17 @@ class RatingForm(forms.Form):
     def sections(self) -> list[dict]:
         """What the template draws, per side: each dimension with its anchored levels, then the checklist;
         every question with the value sent back (after an error) and its errors."""
+
         def answer(name: str) -> dict:
             return {"name": name, "value": self.data.get(name, ""), "errors": self.errors.get(name, [])}
 
         return [
             {
                 "side": side,
-                "dimensions": [{**answer(f"{side}-{d.key}"), "dimension": d, "levels": list(enumerate(d.levels, start=1))} for d in RUBRIC.dimensions_of(side)],
+                "dimensions": [
+                    {**answer(f"{side}-{d.key}"), "dimension": d, "levels": list(enumerate(d.levels, start=1))}
+                    for d in RUBRIC.dimensions_of(side)
+                ],
                 "checklist": [{**answer(f"{side}-check-{n}"), "item": item} for n, item in enumerate(self.checklist(side), start=1)],
             }
             for side in Side

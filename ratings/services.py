@@ -23,13 +23,12 @@ from django.utils import timezone
 from PIL import Image
 
 from evaluation.memory import embeddings_ensure
+from evaluation.models import Exemplar, ExemplarEmbedding, PromptEntry, Render, Submission, UnitStatus
 from evaluator.categories import CATEGORIES
 from evaluator.judge.memory import Exemplar as ExemplarData
 from evaluator.judge.types import DIMENSIONS, Side
-from evaluation.models import PromptEntry, Render, Submission, UnitStatus
 from tasks.models import Task, TaskPack
 
-from evaluation.models import Exemplar, ExemplarEmbedding
 from .models import ExpertRating, Pool, RatingAssignment, TaskPool
 
 RATE_PERMISSION = "ratings.rate_items"
@@ -78,12 +77,16 @@ def expert_ratings_import(*, submission: Submission, filename: str, data: bytes)
         if rating.rater not in users:
             users[rating.rater] = get_user_model().objects.filter(**{get_user_model().USERNAME_FIELD: rating.rater}).first()
         if not may_rate(users[rating.rater], task):
-            problems.append(f"{filename}:{number}: task {task.task_id} is hidden (test split) and rater {rating.rater!r} may not see its checklists "
-                            f"(no active user of that name with the permission {HIDDEN_PERMISSION})")  # fmt: skip
+            problems.append(
+                f"{filename}:{number}: task {task.task_id} is hidden (test split) and rater {rating.rater!r} may not see its checklists "
+                f"(no active user of that name with the permission {HIDDEN_PERMISSION})"
+            )
             continue
         if pools.setdefault(task.pk, task_pool(task.task_id, task.category)) == Pool.EXEMPLAR:
-            problems.append(f"{filename}:{number}: task {task.task_id} is in the exemplar pool (its ratings calibrate the judge); "
-                            "an evaluation rating of it would test the judge on what calibrated it")  # fmt: skip
+            problems.append(
+                f"{filename}:{number}: task {task.task_id} is in the exemplar pool (its ratings calibrate the judge); "
+                "an evaluation rating of it would test the judge on what calibrated it"
+            )
             continue
         key = (rating.rater, rating.entry.pk, rating.render.pk if rating.render else None)
         if key in seen:
@@ -95,9 +98,11 @@ def expert_ratings_import(*, submission: Submission, filename: str, data: bytes)
     with transaction.atomic():
         for r in ratings:
             ExpertRating.objects.update_or_create(
-                rater=r.rater, entry=r.entry, render=r.render,
+                rater=r.rater,
+                entry=r.entry,
+                render=r.render,
                 defaults={"scores": r.scores, "checklist": r.checklist, "note": r.note, "source": filename},
-            )  # fmt: skip
+            )
     return len(ratings)
 
 
@@ -126,7 +131,11 @@ def _parse(where: str, line: str, entries: dict, renders: dict, problems: list[s
     if not raw.get("scores") and not raw.get("checklist"):
         found.append("give 'scores' or 'checklist' (or both)")
     problems += [f"{where}: {p}" for p in found]
-    return None if found else _Rating(raw["rater"].strip(), entry, render, raw.get("scores", {}), raw.get("checklist", {}), str(raw.get("note", "")))
+    return (
+        None
+        if found
+        else _Rating(raw["rater"].strip(), entry, render, raw.get("scores", {}), raw.get("checklist", {}), str(raw.get("note", "")))
+    )
 
 
 def _score_problems(scores: object, dimensions: tuple[str, ...]) -> list[str]:
@@ -164,9 +173,15 @@ def _own_exemplar(where: str, line: str, folder: Path, problems: list[str]) -> E
         raw = json.loads(line)
         image = Image.open(folder / raw["image"]).convert("RGB") if raw.get("image") else None
         exemplar = ExemplarData(
-            exemplar_id=where, task_id=str(raw["task_id"]), category=raw["category"], side=raw["side"],
-            text=raw.get("text", ""), image=image, scores=raw.get("scores", {}), notes=raw.get("notes", {}),
-        )  # fmt: skip
+            exemplar_id=where,
+            task_id=str(raw["task_id"]),
+            category=raw["category"],
+            side=raw["side"],
+            text=raw.get("text", ""),
+            image=image,
+            scores=raw.get("scores", {}),
+            notes=raw.get("notes", {}),
+        )
     except json.JSONDecodeError as exc:
         problems.append(f"{where}: invalid JSON ({exc.msg} at column {exc.colno})")
         return None
@@ -189,8 +204,9 @@ def exemplar_pool_problems(exemplars: list[ExemplarData]) -> list[str]:
     return [
         f"{ex.exemplar_id}: task {ex.task_id} ({ex.category}) is in the evaluation pool (its expert ratings test the judge on /judge/); "
         "an exemplar of it would calibrate the judge on what tests it"
-        for ex in exemplars if pools[(ex.task_id, ex.category)] == Pool.EVALUATION
-    ]  # fmt: skip
+        for ex in exemplars
+        if pools[(ex.task_id, ex.category)] == Pool.EVALUATION
+    ]
 
 
 def exemplar_task_problems(exemplars: list[ExemplarData], pack: TaskPack | None) -> list[str]:
@@ -198,7 +214,11 @@ def exemplar_task_problems(exemplars: list[ExemplarData], pack: TaskPack | None)
     tasks = Task.objects.filter(pack=pack) if pack is not None else Task.objects.all()
     known = set(tasks.values_list("task_id", "category"))
     where = f"pack {pack}" if pack is not None else "any loaded pack"
-    return [f"{ex.exemplar_id}: field 'task_id': no {ex.category} task {ex.task_id!r} in {where}" for ex in exemplars if (ex.task_id, ex.category) not in known]
+    return [
+        f"{ex.exemplar_id}: field 'task_id': no {ex.category} task {ex.task_id!r} in {where}"
+        for ex in exemplars
+        if (ex.task_id, ex.category) not in known
+    ]
 
 
 def content_sha(text: str, image_bytes: bytes) -> str:
@@ -217,9 +237,12 @@ def exemplars_save(*, exemplars: list[ExemplarData], source: str, embed: bool = 
         image_bytes = _png(data.image) if data.image is not None else b""
         sha = content_sha(data.text, image_bytes)
         row, created = Exemplar.objects.get_or_create(
-            side=data.side, category=data.category, task_id=data.task_id, content_sha=sha,
+            side=data.side,
+            category=data.category,
+            task_id=data.task_id,
+            content_sha=sha,
             defaults={"text": data.text, "scores": data.scores, "notes": data.notes, "source": source},
-        )  # fmt: skip
+        )
         if created and image_bytes:
             row.image.save(f"{data.category.lower()}/{sha[:16]}.png", ContentFile(image_bytes))
         new += created
@@ -354,7 +377,12 @@ def task_pool(task_id: str, category: str) -> str | None:
     """The pool of a task, known by its task id and category as exemplars know it (so across versions of its pack):
     the one decided when it was first queued; before that, evaluation if it has evaluation ratings (e.g. an imported
     file: it has tested the judge), exemplar if it has exemplars (it calibrates the judge); None if neither."""
-    decided = TaskPool.objects.filter(task__task_id=task_id, task__category=category).order_by("created", "pk").values_list("pool", flat=True).first()
+    decided = (
+        TaskPool.objects.filter(task__task_id=task_id, task__category=category)
+        .order_by("created", "pk")
+        .values_list("pool", flat=True)
+        .first()
+    )
     if decided:
         return decided
     if ExpertRating.objects.filter(entry__task__task_id=task_id, entry__task__category=category, pool=Pool.EVALUATION).exists():
@@ -400,12 +428,21 @@ def expert_rating_save(*, assignment: RatingAssignment, rating: RatingInput) -> 
             if RatingAssignment.objects.filter(pk=assignment.pk, done_at=None).update(done_at=timezone.now()) != 1:
                 raise RatingError(ALREADY_RATED)  # a double submit, or a second tab
             rater, entry = assignment.rater.get_username(), assignment.entry
-            sides = ((None, rating.prompt_scores, rating.prompt_checklist), (assignment.render, rating.image_scores, rating.image_checklist))
+            sides = (
+                (None, rating.prompt_scores, rating.prompt_checklist),
+                (assignment.render, rating.image_scores, rating.image_checklist),
+            )
             for render, scores, checklist in sides:
                 ExpertRating.objects.create(
-                    rater=rater, entry=entry, render=render, scores=scores, checklist=checklist,
-                    note=rating.rationale, source=SITE_SOURCE, pool=assignment.pool,
-                )  # fmt: skip
+                    rater=rater,
+                    entry=entry,
+                    render=render,
+                    scores=scores,
+                    checklist=checklist,
+                    note=rating.rationale,
+                    source=SITE_SOURCE,
+                    pool=assignment.pool,
+                )
             if assignment.pool == Pool.EXEMPLAR:
                 _exemplars_rebuild(entry, assignment.render)
     except IntegrityError as exc:  # a rating of this item under the same name came in from a file
@@ -431,7 +468,9 @@ def _exemplars_rebuild(entry: PromptEntry, render: Render) -> None:
         shas.append(content_sha(text, _png(picture) if picture is not None else b""))
     exemplars_save(exemplars=found, source=source, embed=False)
     for data, sha in zip(found, shas):
-        stored = Exemplar.objects.filter(side=data.side, category=task.category, task_id=task.task_id, content_sha=sha, source__startswith=SITE_SOURCE)
+        stored = Exemplar.objects.filter(
+            side=data.side, category=task.category, task_id=task.task_id, content_sha=sha, source__startswith=SITE_SOURCE
+        )
         stale = [r.pk for r in stored if r.scores != data.scores]
         ExemplarEmbedding.objects.filter(exemplar__in=stale).delete()
         Exemplar.objects.filter(pk__in=stale).update(scores=data.scores, source=source)

@@ -21,7 +21,10 @@ class StudyForm(forms.ModelForm):
 
     def clean(self):
         data = super().clean()
-        given = {name: data.get(name) if name in self.fields else getattr(self.instance, name) for name in ("questionnaire", "tier_rule", "modules")}
+        given = {
+            name: data.get(name) if name in self.fields else getattr(self.instance, name)
+            for name in ("questionnaire", "tier_rule", "modules")
+        }
         try:
             protocol.check(given["questionnaire"] or {}, given["tier_rule"] or {}, given["modules"] or {})
         except protocol.ProtocolError as exc:
@@ -36,7 +39,18 @@ class StudyAdmin(admin.ModelAdmin):
     readonly_fields = ("protocol_version",)
     # What a participant is shown or scored by (the protocol version covers it): editable until the first participant
     # opens a link, then frozen, so every participant of a study ran one protocol version (a change is a new study).
-    FROZEN = ("pack", "split", "per_category", "rounds", "retry_attempts", "retry_backend", "consent_text", "questionnaire", "tier_rule", "modules")
+    FROZEN = (
+        "pack",
+        "split",
+        "per_category",
+        "rounds",
+        "retry_attempts",
+        "retry_backend",
+        "consent_text",
+        "questionnaire",
+        "tier_rule",
+        "modules",
+    )
 
     def get_readonly_fields(self, request, obj=None):
         started = obj is not None and obj.participants.exists()
@@ -45,7 +59,10 @@ class StudyAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         """The protocol version follows what participants see; a new study gets its own (member-less) team."""
         design = [obj.pack_id, obj.split, obj.per_category, obj.rounds, obj.retry_attempts, obj.retry_backend]
-        obj.protocol_version = protocol.version({"consent_text": obj.consent_text, "questionnaire": obj.questionnaire, "tier_rule": obj.tier_rule, "modules": obj.modules}, design)
+        obj.protocol_version = protocol.version(
+            {"consent_text": obj.consent_text, "questionnaire": obj.questionnaire, "tier_rule": obj.tier_rule, "modules": obj.modules},
+            design,
+        )
         if not change:
             obj.slug = obj.slug or slugify(obj.name)[:90]
             obj.team = study_team(obj.name, obj.slug)

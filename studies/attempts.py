@@ -7,14 +7,14 @@ from __future__ import annotations
 from django.utils import timezone
 from PIL import Image
 
-from evaluator.judge.skills import get_skill
 from evaluation import runtime
+from evaluation.judging import target_for
 from evaluation.models import UnitStatus
 from evaluation.prompting import TARGET_SKILL
 from evaluation.rendering import render_prompt, store_png
-from evaluation.judging import target_for
 from evaluation.units import task_input
 from evaluation.workqueue import enqueue
+from evaluator.judge.skills import get_skill
 
 from .models import Attempt
 
@@ -46,7 +46,9 @@ def attempt_judge(attempt_id: int) -> None:
     task, study = attempt.assignment.task, attempt.assignment.participant.study
     with attempt.image.open("rb") as handle:
         image = Image.open(handle).convert("RGB")
-    target = target_for(task, runtime.backend_configs()[study.retry_backend].version_hash())  # an attempt records no hash: the file's config, as attempt_render read it
+    target = target_for(
+        task, runtime.backend_configs()[study.retry_backend].version_hash()
+    )  # an attempt records no hash: the file's config, as attempt_render read it
     result = runtime.judge().run(TARGET_SKILL, task_input(task), attempt.text, image, target=target)
     if result.status != UnitStatus.OK or result.value is None:
         attempt_fail(attempt_id, result.reason or f"similarity {result.status}")
@@ -56,4 +58,6 @@ def attempt_judge(attempt_id: int) -> None:
 
 
 def attempt_fail(attempt_id: int, reason: str) -> None:
-    Attempt.objects.filter(pk=attempt_id, status=UnitStatus.PENDING).update(status=UnitStatus.FAILED, error=reason[:500], finished=timezone.now())
+    Attempt.objects.filter(pk=attempt_id, status=UnitStatus.PENDING).update(
+        status=UnitStatus.FAILED, error=reason[:500], finished=timezone.now()
+    )

@@ -28,7 +28,9 @@ Pool = tuple[str, str, bool]  # judge id, judge version, scripted
 
 @transaction.atomic
 def human_rows_rebuild(*, pack: TaskPack, revision: int) -> list[HumanRow]:
-    finished = Submission.objects.filter(origin=Origin.HUMAN, pack=pack, pack_revision=revision, status=Status.DONE, participant__withdrawn__isnull=True)
+    finished = Submission.objects.filter(
+        origin=Origin.HUMAN, pack=pack, pack_revision=revision, status=Status.DONE, participant__withdrawn__isnull=True
+    )
     participants = Participant.objects.filter(submission__in=finished).select_related("submission", "study")
     HumanRow.objects.filter(pack=pack, revision=revision).delete()
     rows = []
@@ -58,11 +60,22 @@ def _row(pack: TaskPack, revision: int, tier: str, pool: Pool, group: list[Parti
     done = sorted(p.completed for p in group if p.completed)
     label = min(p.submission.judge_label for p in group)
     return HumanRow(
-        pack=pack, revision=revision, tier=tier, judge_id=judge_id, judge_version=judge_version, judge_label=label, scripted=scripted,
-        figures=[asdict(f) for f in (*figures(units), *task_figures(units))], tasks=tasks, participants=len(group),
-        tasks_per_participant=sum(per_participant) / len(group), protocols=sorted({p.study.protocol_version for p in group}),
-        studies=sorted({p.study.name for p in group}), first=done[0] if done else None, last=done[-1] if done else None,
-    )  # fmt: skip
+        pack=pack,
+        revision=revision,
+        tier=tier,
+        judge_id=judge_id,
+        judge_version=judge_version,
+        judge_label=label,
+        scripted=scripted,
+        figures=[asdict(f) for f in (*figures(units), *task_figures(units))],
+        tasks=tasks,
+        participants=len(group),
+        tasks_per_participant=sum(per_participant) / len(group),
+        protocols=sorted({p.study.protocol_version for p in group}),
+        studies=sorted({p.study.name for p in group}),
+        first=done[0] if done else None,
+        last=done[-1] if done else None,
+    )
 
 
 def human_rows_after_finish(sender, *, submission: Submission, **kwargs) -> None:

@@ -34,7 +34,9 @@ class Study(models.Model):
     split = models.CharField(max_length=4, blank=True, help_text="dev, test, or '' for both splits")
     per_category = models.PositiveSmallIntegerField(default=5, help_text="tasks of each category per round")
     rounds = models.PositiveSmallIntegerField(default=2)
-    retry_attempts = models.PositiveSmallIntegerField(default=0, help_text="IM retry mode: at most this many rendered attempts per IM task (0 = off)")
+    retry_attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="IM retry mode: at most this many rendered attempts per IM task (0 = off)"
+    )
     retry_backend = models.CharField(max_length=100, blank=True, help_text="the fast backend that renders IM attempts")
     protocol_version = models.CharField(max_length=40)
     consent_text = models.TextField()
@@ -43,7 +45,9 @@ class Study(models.Model):
     modules = models.JSONField(help_text="the introduction screen of each module (category)")
     max_prompt_chars = models.PositiveIntegerField(default=2000)
     is_open = models.BooleanField(default=True, help_text="closed: links stop working for new and unfinished participants")
-    team = models.OneToOneField(Team, on_delete=models.PROTECT, related_name="study", help_text="owns the participants' submissions (no members)")
+    team = models.OneToOneField(
+        Team, on_delete=models.PROTECT, related_name="study", help_text="owns the participants' submissions (no members)"
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -87,8 +91,11 @@ class Participant(models.Model):
     completed = models.DateTimeField(null=True, blank=True)
     withdrawn = models.DateTimeField(null=True, blank=True)
     submission = models.OneToOneField(Submission, null=True, blank=True, on_delete=models.SET_NULL, related_name="participant")
-    scripted = models.BooleanField(default=False, help_text="a scripted demo participant (a rule, not a person): its rows are labelled "
-                                   "scripted (demo) and never pooled with real people's")  # fmt: skip
+    scripted = models.BooleanField(
+        default=False,
+        help_text="a scripted demo participant (a rule, not a person): its rows are labelled "
+        "scripted (demo) and never pooled with real people's",
+    )
 
     class Meta:
         ordering = ["study", "started"]

@@ -22,7 +22,11 @@ FOLDER = Path(__file__).resolve().parent / "protocol"
 BASE_VERSION = "human-1"
 TEXT_LIMIT = 300  # characters of a free-text answer
 
-_OPTION = {"type": "object", "required": ["key", "label"], "properties": {"key": {"type": "string", "minLength": 1}, "label": {"type": "string", "minLength": 1}}}
+_OPTION = {
+    "type": "object",
+    "required": ["key", "label"],
+    "properties": {"key": {"type": "string", "minLength": 1}, "label": {"type": "string", "minLength": 1}},
+}
 QUESTIONNAIRE_SCHEMA = {
     "type": "object",
     "required": ["questions"],
@@ -50,13 +54,23 @@ TIER_RULE_SCHEMA = {
     "properties": {
         "points": {"type": "object", "additionalProperties": {"type": "object", "additionalProperties": {"type": "number"}}},
         "skilled_at": {"type": "number"},
-        "require": {"type": "array", "items": {"type": "object", "required": ["question", "min_points"], "properties": {"question": {"type": "string"}, "min_points": {"type": "number"}}}},
+        "require": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["question", "min_points"],
+                "properties": {"question": {"type": "string"}, "min_points": {"type": "number"}},
+            },
+        },
     },
 }
 MODULES_SCHEMA = {
     "type": "object",
     "required": list(CATEGORIES),
-    "properties": {c: {"type": "object", "required": ["title", "intro"], "properties": {"title": {"type": "string"}, "intro": {"type": "string"}}} for c in CATEGORIES},
+    "properties": {
+        c: {"type": "object", "required": ["title", "intro"], "properties": {"title": {"type": "string"}, "intro": {"type": "string"}}}
+        for c in CATEGORIES
+    },
 }
 
 
@@ -76,7 +90,11 @@ def defaults() -> dict:
 
 def check(questionnaire: dict, tier_rule: dict, modules: dict) -> None:
     """Raise ProtocolError naming the first problem: schema, duplicate keys, or a rule naming unknown answers."""
-    for name, value, schema in (("questionnaire", questionnaire, QUESTIONNAIRE_SCHEMA), ("tier rule", tier_rule, TIER_RULE_SCHEMA), ("modules", modules, MODULES_SCHEMA)):
+    for name, value, schema in (
+        ("questionnaire", questionnaire, QUESTIONNAIRE_SCHEMA),
+        ("tier rule", tier_rule, TIER_RULE_SCHEMA),
+        ("modules", modules, MODULES_SCHEMA),
+    ):
         try:
             jsonschema.validate(value, schema)
         except jsonschema.ValidationError as exc:
@@ -99,7 +117,9 @@ def check(questionnaire: dict, tier_rule: dict, modules: dict) -> None:
 
 def version(protocol: dict, design: Iterable) -> str:
     """'human-1+<8 hex>' over everything a participant is shown or scored by, so an edit is a new version."""
-    blob = json.dumps([protocol["consent_text"], protocol["questionnaire"], protocol["tier_rule"], protocol["modules"], list(design)], sort_keys=True)
+    blob = json.dumps(
+        [protocol["consent_text"], protocol["questionnaire"], protocol["tier_rule"], protocol["modules"], list(design)], sort_keys=True
+    )
     return f"{BASE_VERSION}+{hashlib.sha256(blob.encode()).hexdigest()[:8]}"
 
 

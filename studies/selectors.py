@@ -35,11 +35,16 @@ def study_progress(study: Study) -> dict:
     rows = list(study.participants.all())
     by_state = Counter(p.state for p in rows)
     tiers = sorted({p.tier for p in rows if p.tier})
-    table = [{"tier": t, **{s: sum(1 for p in rows if p.tier == t and p.state == s) for s in ("tasks", "completed", "withdrawn")}} for t in tiers]
+    table = [
+        {"tier": t, **{s: sum(1 for p in rows if p.tier == t and p.state == s) for s in ("tasks", "completed", "withdrawn")}} for t in tiers
+    ]
     return {
-        "invitations": study.invitations.count(), "started": len(rows), "by_state": dict(by_state), "by_tier": table,
+        "invitations": study.invitations.count(),
+        "started": len(rows),
+        "by_state": dict(by_state),
+        "by_tier": table,
         "submitted": Assignment.objects.filter(participant__study=study, submitted__isnull=False).count(),
-    }  # fmt: skip
+    }
 
 
 def export_prompts(study: Study) -> QuerySet:
@@ -52,8 +57,33 @@ def export_prompts(study: Study) -> QuerySet:
 
 
 EXPORT_FIELDS = {
-    "prompts": ("participant", "tier", "round", "position", "category", "task_id", "prompt", "draft", "shown", "submitted", "seconds", "attempts"),
-    "participants": ("participant", "tier", "scripted", "points", "state", "consented", "started", "completed", "withdrawn", "protocol", "answers"),
+    "prompts": (
+        "participant",
+        "tier",
+        "round",
+        "position",
+        "category",
+        "task_id",
+        "prompt",
+        "draft",
+        "shown",
+        "submitted",
+        "seconds",
+        "attempts",
+    ),
+    "participants": (
+        "participant",
+        "tier",
+        "scripted",
+        "points",
+        "state",
+        "consented",
+        "started",
+        "completed",
+        "withdrawn",
+        "protocol",
+        "answers",
+    ),
 }
 
 
@@ -65,14 +95,31 @@ def export_rows(study: Study, kind: str):
     if kind == "prompts":
         for a in export_prompts(study).prefetch_related("attempts"):
             yield {
-                "participant": a.participant.code, "tier": a.participant.tier, "round": a.round + 1, "position": a.position + 1,
-                "category": a.task.category, "task_id": a.task.task_id, "prompt": a.text, "draft": "" if a.submitted else a.draft,
-                "shown": _iso(a.shown), "submitted": _iso(a.submitted), "seconds": a.seconds,
+                "participant": a.participant.code,
+                "tier": a.participant.tier,
+                "round": a.round + 1,
+                "position": a.position + 1,
+                "category": a.task.category,
+                "task_id": a.task.task_id,
+                "prompt": a.text,
+                "draft": "" if a.submitted else a.draft,
+                "shown": _iso(a.shown),
+                "submitted": _iso(a.submitted),
+                "seconds": a.seconds,
                 "attempts": [{"number": t.number, "text": t.text, "status": t.status, "score": t.score} for t in a.attempts.all()],
-            }  # fmt: skip
+            }
     else:
         for p in study.participants.order_by("code"):
             yield {
-                "participant": p.code, "tier": p.tier, "scripted": p.scripted, "points": p.points, "state": p.state, "consented": _iso(p.consented), "started": _iso(p.started),
-                "completed": _iso(p.completed), "withdrawn": _iso(p.withdrawn), "protocol": study.protocol_version, "answers": p.answers,
-            }  # fmt: skip
+                "participant": p.code,
+                "tier": p.tier,
+                "scripted": p.scripted,
+                "points": p.points,
+                "state": p.state,
+                "consented": _iso(p.consented),
+                "started": _iso(p.started),
+                "completed": _iso(p.completed),
+                "withdrawn": _iso(p.withdrawn),
+                "protocol": study.protocol_version,
+                "answers": p.answers,
+            }

@@ -15,13 +15,13 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.text import slugify
 
-from evaluation.workqueue import START_JOB, enqueue, enqueued_or_unchanged
 from evaluation import runtime
-from evaluator.categories import IMITATION
 from evaluation.models import Origin, PromptCall, PromptEntry, Render, Submission, UnitStatus
-from teams.models import Team
+from evaluation.workqueue import START_JOB, enqueue, enqueued_or_unchanged
+from evaluator.categories import IMITATION
 from tasks.models import Task, TaskPack
 from tasks.selectors import prompter_tasks
+from teams.models import Team
 
 from . import protocol
 from .attempts import ATTEMPT_RENDER_JOB
@@ -38,8 +38,17 @@ class StudyError(ValueError):
         self.can_withdraw = can_withdraw
 
 
-def study_create(*, name: str, pack: TaskPack, split: str = "", per_category: int = 5, rounds: int = 2, retry_attempts: int = 0,
-                 retry_backend: str = "", **protocol_overrides) -> Study:  # fmt: skip
+def study_create(
+    *,
+    name: str,
+    pack: TaskPack,
+    split: str = "",
+    per_category: int = 5,
+    rounds: int = 2,
+    retry_attempts: int = 0,
+    retry_backend: str = "",
+    **protocol_overrides,
+) -> Study:
     """A study on `pack` with the shipped protocol (or the given consent_text / questionnaire / tier_rule / modules)."""
     chosen = {**protocol.defaults(), **protocol_overrides}
     protocol.check(chosen["questionnaire"], chosen["tier_rule"], chosen["modules"])
@@ -49,7 +58,9 @@ def study_create(*, name: str, pack: TaskPack, split: str = "", per_category: in
     counts = dict(tasks.values_list("category").annotate(n=Count("pk")).values_list("category", "n"))
     short = [f"{c}: {counts.get(c, 0)}" for c in chosen["modules"] if c != "about" and counts.get(c, 0) < rounds * per_category]
     if short:
-        raise StudyError(f"pack {pack} has too few {split or 'dev+test'} tasks (IM: with a target image) for {rounds} round(s) × {per_category} per category ({'; '.join(short)})")
+        raise StudyError(
+            f"pack {pack} has too few {split or 'dev+test'} tasks (IM: with a target image) for {rounds} round(s) × {per_category} per category ({'; '.join(short)})"
+        )
     design = [pack.pk, split, per_category, rounds, retry_attempts, retry_backend]
     slug = slugify(name)[:90] or "study"
     if Study.objects.filter(slug=slug).exists() or Team.objects.filter(slug=f"study-{slug}"[:100]).exists():
@@ -57,11 +68,21 @@ def study_create(*, name: str, pack: TaskPack, split: str = "", per_category: in
     with transaction.atomic():
         team = study_team(name, slug)
         return Study.objects.create(
-            name=name, slug=slug, pack=pack, split=split, per_category=per_category, rounds=rounds, retry_attempts=retry_attempts,
-            retry_backend=retry_backend, protocol_version=protocol.version(chosen, design), team=team,
-            consent_text=chosen["consent_text"], questionnaire=chosen["questionnaire"], tier_rule=chosen["tier_rule"],
+            name=name,
+            slug=slug,
+            pack=pack,
+            split=split,
+            per_category=per_category,
+            rounds=rounds,
+            retry_attempts=retry_attempts,
+            retry_backend=retry_backend,
+            protocol_version=protocol.version(chosen, design),
+            team=team,
+            consent_text=chosen["consent_text"],
+            questionnaire=chosen["questionnaire"],
+            tier_rule=chosen["tier_rule"],
             modules={c: v for c, v in chosen["modules"].items() if c != "about"},
-        )  # fmt: skip
+        )
 
 
 def study_team(name: str, slug: str) -> Team:
@@ -132,13 +153,19 @@ def _plan(participant: Participant) -> None:
     by_category: dict[str, list[str]] = {}
     for task_id, category in tasks.values_list("task_id", "category"):
         by_category.setdefault(category, []).append(task_id)
-    taken = Assignment.objects.filter(participant__study=study, participant__withdrawn__isnull=True).values_list("task__task_id").annotate(n=Count("pk"))
+    taken = (
+        Assignment.objects.filter(participant__study=study, participant__withdrawn__isnull=True)
+        .values_list("task__task_id")
+        .annotate(n=Count("pk"))
+    )
     plan = protocol.draw_plan(by_category, dict(taken), study.rounds, study.per_category, seed=participant.code)
     ids = dict(tasks.values_list("task_id", "pk"))
     previous = None
     rows = []
     for position, (rnd, category, task_id) in enumerate(plan):
-        rows.append(Assignment(participant=participant, position=position, round=rnd, task_id=ids[task_id], intro=(rnd, category) != previous))
+        rows.append(
+            Assignment(participant=participant, position=position, round=rnd, task_id=ids[task_id], intro=(rnd, category) != previous)
+        )
         previous = (rnd, category)
     Assignment.objects.bulk_create(rows)
 
@@ -167,7 +194,9 @@ def draft_save(*, participant: Participant, position: int, text: str) -> str:
     """Keep what the participant has typed so far. Returns a problem ('' when saved)."""
     if len(text) > participant.study.max_prompt_chars * 2:
         return "This draft is far over the length limit and was not saved."
-    saved = Assignment.objects.filter(participant=participant, position=position, submitted__isnull=True).update(draft=text, draft_saved=timezone.now())
+    saved = Assignment.objects.filter(participant=participant, position=position, submitted__isnull=True).update(
+        draft=text, draft_saved=timezone.now()
+    )
     return "" if saved else "This task was already submitted."
 
 
@@ -196,11 +225,18 @@ def _complete(participant: Participant) -> None:
     """The last task is in: the prompts become a submission of kind human, evaluated like any other (not published alone)."""
     study = participant.study
     submission = Submission.objects.create(
-        team=study.team, pack=study.pack, pack_revision=study.pack.revision, prompter=f"participant {participant.code}",
-        condition=participant.tier, origin=Origin.HUMAN, source_name=f"study {study.slug}", baseline_note=f"study {study.name}, protocol {study.protocol_version}",
-    )  # fmt: skip
+        team=study.team,
+        pack=study.pack,
+        pack_revision=study.pack.revision,
+        prompter=f"participant {participant.code}",
+        condition=participant.tier,
+        origin=Origin.HUMAN,
+        source_name=f"study {study.slug}",
+        baseline_note=f"study {study.name}, protocol {study.protocol_version}",
+    )
     PromptEntry.objects.bulk_create(
-        PromptEntry(submission=submission, task_id=a.task_id, sample_index=0, text=a.text, line=a.position + 1) for a in participant.assignments.all()
+        PromptEntry(submission=submission, task_id=a.task_id, sample_index=0, text=a.text, line=a.position + 1)
+        for a in participant.assignments.all()
     )
     participant.completed, participant.submission = timezone.now(), submission
     participant.save(update_fields=["completed", "submission"])
@@ -259,7 +295,10 @@ def _participant_files(participant: Participant, submission: Submission | None) 
     renders and feedback images."""
     rows = [(Attempt.objects.filter(assignment__participant=participant), "image")]
     if submission is not None:
-        rows += [(Render.objects.filter(entry__submission=submission), "image"), (PromptCall.objects.filter(submission=submission), "feedback_image")]
+        rows += [
+            (Render.objects.filter(entry__submission=submission), "image"),
+            (PromptCall.objects.filter(submission=submission), "feedback_image"),
+        ]
     files: dict[str, Storage] = {}
     for queryset, field in rows:
         storage = queryset.model._meta.get_field(field).storage

@@ -31,7 +31,9 @@ def with_participant(json: bool = False, withdrawing: bool = False):
             except services.StudyError as exc:
                 if json:
                     return JsonResponse({"error": str(exc)}, status=410)
-                return render(request, "studies/refused.html", {"why": str(exc), "withdraw_token": token if exc.can_withdraw else ""}, status=410)
+                return render(
+                    request, "studies/refused.html", {"why": str(exc), "withdraw_token": token if exc.can_withdraw else ""}, status=410
+                )
             return view(request, participant, token, *args, **kwargs)
 
         return inner
@@ -52,8 +54,13 @@ def session(request: HttpRequest, participant: Participant, token: str) -> HttpR
         return render(request, "studies/intro.html", context)
     services.task_shown(assignment=current)
     shown = prompter_view(current.task, with_image=False)  # the target image is shown by its URL
-    context.update(shown=shown, bullets=selectors.constraint_bullets(shown), attempts=list(current.attempts.all()), max_chars=participant.study.max_prompt_chars,
-                   attempts_smoke=bool(participant.study.retry_attempts) and selectors.attempts_are_smoke(participant.study))
+    context.update(
+        shown=shown,
+        bullets=selectors.constraint_bullets(shown),
+        attempts=list(current.attempts.all()),
+        max_chars=participant.study.max_prompt_chars,
+        attempts_smoke=bool(participant.study.retry_attempts) and selectors.attempts_are_smoke(participant.study),
+    )
     return render(request, "studies/task.html", context)
 
 
@@ -68,16 +75,30 @@ def _then_session(request: HttpRequest, token: str, problem: str | None) -> Http
 @with_participant()
 def consent(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
     agreed = request.POST.get("agree") == "yes"
-    return _then_session(request, token, services.consent_give(participant=participant) if agreed else "Tick the box to agree, or close this page to leave.")
+    return _then_session(
+        request, token, services.consent_give(participant=participant) if agreed else "Tick the box to agree, or close this page to leave."
+    )
 
 
 @require_POST
 @with_participant()
 def questionnaire(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
-    answers = {q["key"]: request.POST.getlist(q["key"]) if q["kind"] == "multi" else request.POST.get(q["key"], "").strip() for q in participant.study.questionnaire["questions"]}
-    problems = services.questionnaire_submit(participant=participant, answers=answers) if participant.consented else {"": "Please agree to the consent first."}
+    answers = {
+        q["key"]: request.POST.getlist(q["key"]) if q["kind"] == "multi" else request.POST.get(q["key"], "").strip()
+        for q in participant.study.questionnaire["questions"]
+    }
+    problems = (
+        services.questionnaire_submit(participant=participant, answers=answers)
+        if participant.consented
+        else {"": "Please agree to the consent first."}
+    )
     if problems:
-        return render(request, "studies/questionnaire.html", {"p": participant, "study": participant.study, "token": token, "problems": problems, "answers": answers}, status=400)
+        return render(
+            request,
+            "studies/questionnaire.html",
+            {"p": participant, "study": participant.study, "token": token, "problems": problems, "answers": answers},
+            status=400,
+        )
     return redirect("study-session", token=token)
 
 
@@ -105,7 +126,12 @@ def submit(request: HttpRequest, participant: Participant, token: str) -> HttpRe
     try:
         problem = services.assignment_submit(participant=participant, position=_position(request), text=request.POST.get("text", ""))
     except QueueUnavailable:
-        page = render(request, "studies/queue_down.html", {"p": participant, "study": participant.study, "token": token, "why": QUEUE_DOWN}, status=503)
+        page = render(
+            request,
+            "studies/queue_down.html",
+            {"p": participant, "study": participant.study, "token": token, "why": QUEUE_DOWN},
+            status=503,
+        )
         page["Retry-After"] = str(RETRY_AFTER)
         return page
     return _then_session(request, token, problem)
@@ -162,7 +188,11 @@ def attempt_image(request: HttpRequest, participant: Participant, token: str, nu
 def withdraw(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
     if request.method == "POST" and request.POST.get("confirm") == "yes":
         services.participant_withdraw(participant=participant)
-        return render(request, "studies/refused.html", {"why": "You have withdrawn. Your prompts and answers were deleted. Thank you for your time.", "withdrawn": True})
+        return render(
+            request,
+            "studies/refused.html",
+            {"why": "You have withdrawn. Your prompts and answers were deleted. Thank you for your time.", "withdrawn": True},
+        )
     return render(request, "studies/withdraw.html", {"p": participant, "study": participant.study, "token": token})
 
 
@@ -173,12 +203,17 @@ def study_staff(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
     if request.method == "POST":
         try:
-            made = services.invitations_create(study=study, count=int(request.POST.get("count") or 0), valid_days=int(request.POST.get("days") or 0) or None)
+            made = services.invitations_create(
+                study=study, count=int(request.POST.get("count") or 0), valid_days=int(request.POST.get("days") or 0) or None
+            )
             messages.success(request, f"{len(made)} new link(s) below.")
         except (ValueError, services.StudyError) as exc:
             messages.error(request, f"count / days: {exc}")
         return redirect("study-staff", slug=slug)
-    links = [(request.build_absolute_uri(reverse("study-session", args=[i.token])), i) for i in study.invitations.select_related("participant").order_by("-created")[:200]]
+    links = [
+        (request.build_absolute_uri(reverse("study-session", args=[i.token])), i)
+        for i in study.invitations.select_related("participant").order_by("-created")[:200]
+    ]
     return render(request, "studies/staff.html", {"study": study, "progress": selectors.study_progress(study), "links": links})
 
 
@@ -190,7 +225,9 @@ def study_export(request: HttpRequest, slug: str, kind: str, fmt: str) -> Stream
         raise Http404("Exports: prompts or participants, as .csv or .jsonl")
     rows = selectors.export_rows(study, kind)
     lines = csv_lines(rows, selectors.EXPORT_FIELDS[kind]) if fmt == "csv" else jsonl_lines(rows)
-    response = StreamingHttpResponse(lines, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson; charset=utf-8")
+    response = StreamingHttpResponse(
+        lines, content_type="text/csv; charset=utf-8" if fmt == "csv" else "application/x-ndjson; charset=utf-8"
+    )
     response["Content-Disposition"] = f'attachment; filename="study-{study.slug}-{kind}.{fmt}"'
     return response
 

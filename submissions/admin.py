@@ -1,10 +1,10 @@
 from django.contrib import admin, messages
 
+from evaluation.models import Judgement, PromptEntry, Render, Submission
 from evaluation.workqueue import QueueUnavailable
+from teams.models import ApiToken, Membership, Team
 
 from . import services
-from evaluation.models import Judgement, PromptEntry, Render, Submission
-from teams.models import ApiToken, Membership, Team
 
 
 @admin.register(Team)

@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from evaluation.models import Origin, Submission
 from evaluation.runtime import conditions
 from evaluation.selectors import pack_coverage, submission_cost, submission_eta, submission_figures, submission_progress
 from evaluation.trajectories import call_log_rows, prompting_progress
@@ -24,11 +25,10 @@ from evaluation.units import submission_cancel
 from evaluation.workqueue import QueueUnavailable
 from evaluator.metrics.coverage import FULL, WITHHELD
 from tasks.models import TaskPack
+from teams.models import Endpoint
 
 from . import ratelimit, services
 from .forms import EchoSafeForm, EndpointForm, RunForm, refusal_field
-from evaluation.models import Origin, Submission
-from teams.models import Endpoint
 from .parsing import PromptFileError
 from .views import shown_test_call
 
@@ -45,7 +45,11 @@ class ApiSubmitForm(EchoSafeForm):
 
 
 def _queue_down() -> JsonResponse:
-    return JsonResponse({"error": "the work queue is unavailable right now; nothing was stored. Retry later (send an Idempotency-Key to retry safely)."}, status=503, headers={"Retry-After": str(RETRY_SECONDS)})
+    return JsonResponse(
+        {"error": "the work queue is unavailable right now; nothing was stored. Retry later (send an Idempotency-Key to retry safely)."},
+        status=503,
+        headers={"Retry-After": str(RETRY_SECONDS)},
+    )
 
 
 def token_required(view):
@@ -53,7 +57,11 @@ def token_required(view):
     def wrapper(request: HttpRequest, *args, **kwargs):
         if ratelimit.locked_out(request):
             window = settings.ATELIER_TOKEN_FAILURE_WINDOW
-            return JsonResponse({"error": f"too many invalid tokens from this address; try again in up to {window} s"}, status=429, headers={"Retry-After": str(window)})
+            return JsonResponse(
+                {"error": f"too many invalid tokens from this address; try again in up to {window} s"},
+                status=429,
+                headers={"Retry-After": str(window)},
+            )
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
         team = services.token_team(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
         if team is None:
@@ -77,18 +85,33 @@ def _pack(name_at_version: str) -> TaskPack | None:
 def submit(request: HttpRequest) -> JsonResponse:
     form = ApiSubmitForm(request.POST, request.FILES)
     if not form.is_valid():
-        return JsonResponse({"error": "send multipart fields 'file' and 'prompter' (and optionally 'pack', 'condition')", "fields": form.errors}, status=400)
+        return JsonResponse(
+            {"error": "send multipart fields 'file' and 'prompter' (and optionally 'pack', 'condition')", "fields": form.errors}, status=400
+        )
     pack = _pack(form.cleaned_data["pack"])
     if pack is None:
         return JsonResponse({"error": f"no pack {form.cleaned_data['pack']!r}", "fields": {"pack": ["no such pack"]}}, status=400)
     upload = form.cleaned_data["file"]
     try:
         submission = services.submission_create(
-            team=request.team, pack=pack, prompter=form.cleaned_data["prompter"], condition=form.cleaned_data["condition"],
-            filename=upload.name, data=upload.read(services.upload_limits().max_bytes + 1), idempotency_key=request.headers.get("Idempotency-Key", "")[:200],
-        )  # fmt: skip
+            team=request.team,
+            pack=pack,
+            prompter=form.cleaned_data["prompter"],
+            condition=form.cleaned_data["condition"],
+            filename=upload.name,
+            data=upload.read(services.upload_limits().max_bytes + 1),
+            idempotency_key=request.headers.get("Idempotency-Key", "")[:200],
+        )
     except PromptFileError as exc:
-        return JsonResponse({"error": "the prompt file was rejected; nothing was stored", "file": exc.filename, "errors": exc.errors, "problems": exc.total}, status=400)
+        return JsonResponse(
+            {
+                "error": "the prompt file was rejected; nothing was stored",
+                "file": exc.filename,
+                "errors": exc.errors,
+                "problems": exc.total,
+            },
+            status=400,
+        )
     except services.IdempotencyConflict as exc:
         return JsonResponse({"error": str(exc)}, status=422)
     except services.CapReached as exc:
@@ -109,23 +132,36 @@ def status(request: HttpRequest, submission_id: int) -> JsonResponse:
 def _status(request: HttpRequest, submission: Submission) -> dict:
     figures = submission_figures(submission)  # scope -> [Figure]
     return {
-        "id": submission.pk, "status": submission.status, "error": submission.error, "pack": str(submission.pack),
+        "id": submission.pk,
+        "status": submission.status,
+        "error": submission.error,
+        "pack": str(submission.pack),
         "status_url": request.build_absolute_uri(reverse("api-status", args=[submission.pk])),
         "page_url": request.build_absolute_uri(reverse("submission", args=[submission.pk])),
-        "progress": (progress := submission_progress(submission)), "eta": submission_eta(submission, progress), "judge": submission.judge_label, "judge_version": submission.judge_version,
+        "progress": (progress := submission_progress(submission)),
+        "eta": submission_eta(submission, progress),
+        "judge": submission.judge_label,
+        "judge_version": submission.judge_version,
         "cost": submission_cost(submission),
         "figures": {f"{f.scope}:{f.key}": _figure(f) for group in figures.values() for f in group},
-        "origin": submission.origin, "condition": submission.condition, "condition_version": submission.condition_version,
+        "origin": submission.origin,
+        "condition": submission.condition,
+        "condition_version": submission.condition_version,
         "warnings": [c["warning"]] if (c := pack_coverage(submission)) else [],
         **({"prompting": _jsonable(prompting_progress(submission))} if submission.origin == Origin.ENDPOINT else {}),
-    }  # fmt: skip
+    }
 
 
 def _figure(figure) -> dict:
     """A figure with what it rests on: a withheld one has no value; a partial one says so (evaluator.metrics.coverage)."""
     covered = {"scored": figure.coverage["scored"], "planned": figure.coverage["planned"]} if figure.coverage else None
-    return {"value": None if figure.standing == WITHHELD else figure.value, "scale": figure.scale, "partial": figure.standing != FULL,
-            "withheld": figure.standing == WITHHELD, "coverage": covered}  # fmt: skip
+    return {
+        "value": None if figure.standing == WITHHELD else figure.value,
+        "scale": figure.scale,
+        "partial": figure.standing != FULL,
+        "withheld": figure.standing == WITHHELD,
+        "coverage": covered,
+    }
 
 
 def _jsonable(progress: dict | None) -> dict | None:
@@ -170,10 +206,16 @@ def _refused(exc: services.EndpointRefused, form: forms.Form) -> JsonResponse:
 def _endpoint(request: HttpRequest, endpoint: Endpoint) -> dict:
     """An endpoint as the API shows it: never the key, only whether one is set."""
     return {
-        "id": endpoint.pk, "name": endpoint.name, "model": endpoint.model, "host": urlparse(endpoint.base_url).netloc,
-        "has_key": endpoint.has_key, "parameters": endpoint.parameters(), "max_in_flight": endpoint.max_in_flight,
-        "archived": endpoint.archived, "runs_url": request.build_absolute_uri(reverse("api-endpoint-runs", args=[endpoint.pk])),
-    }  # fmt: skip
+        "id": endpoint.pk,
+        "name": endpoint.name,
+        "model": endpoint.model,
+        "host": urlparse(endpoint.base_url).netloc,
+        "has_key": endpoint.has_key,
+        "parameters": endpoint.parameters(),
+        "max_in_flight": endpoint.max_in_flight,
+        "archived": endpoint.archived,
+        "runs_url": request.build_absolute_uri(reverse("api-endpoint-runs", args=[endpoint.pk])),
+    }
 
 
 @csrf_exempt

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 
+from evaluation.models import Status, Submission
 from evaluator.prompters.baselines import BASELINES, brief_verbatim
 from tasks.models import TaskPack
-
-from evaluation.models import Status, Submission
 from teams.models import Team
+
 from .services import submission_create, submissions_publish
 
 BASELINE_TEAM = "Baselines"
@@ -26,7 +26,9 @@ def baseline_create(*, pack: TaskPack, baseline: str, publish: bool = False) -> 
 
 
 def _create(team: Team, pack: TaskPack, baseline: str) -> Submission:
-    lines = [json.dumps({"task_id": t.task_id, "prompt": brief_verbatim(t.brief, t.constraints or {})}) for t in pack.tasks.order_by("task_id")]
+    lines = [
+        json.dumps({"task_id": t.task_id, "prompt": brief_verbatim(t.brief, t.constraints or {})}) for t in pack.tasks.order_by("task_id")
+    ]
     submission = submission_create(
         team=team, pack=pack, prompter=baseline, filename=f"{baseline}.jsonl", data="\n".join(lines).encode(), is_baseline=True
     )

@@ -1,8 +1,8 @@
 from django import forms
 
 from tasks.models import TaskPack
-
 from teams.models import Team
+
 from .parsing import text_problem
 
 
@@ -79,9 +79,12 @@ class EndpointForm(EchoSafeForm):
     base_url = forms.CharField(max_length=500, label="Base URL", help_text="OpenAI-compatible, e.g. https://api.example.com/v1")
     model = forms.CharField(max_length=200)
     api_key = forms.CharField(
-        max_length=500, required=False, label="API key", widget=forms.PasswordInput(render_value=False),
+        max_length=500,
+        required=False,
+        label="API key",
+        widget=forms.PasswordInput(render_value=False),
         help_text="Stored encrypted; never shown again. Leave empty for an endpoint without a key.",
-    )  # fmt: skip
+    )
     temperature = forms.FloatField(required=False, min_value=0, max_value=2)
     top_p = forms.FloatField(required=False, min_value=0, max_value=1)
     max_tokens = forms.IntegerField(required=False, min_value=1)
@@ -105,8 +108,12 @@ class RunForm(EchoSafeForm):
     temperatures = forms.CharField(
         max_length=500, required=False, help_text="Optional: comma-separated, one per sample (e.g. 0.2, 0.7); default: the endpoint's."
     )
-    rounds = forms.IntegerField(min_value=1, initial=1, help_text="1 = single-turn; more = the prompter sees its image and a score, and tries again.")
-    feedback_backend = forms.ChoiceField(choices=_backend_choices, required=False, help_text="Required when rounds > 1: the backend whose first image is fed back.")
+    rounds = forms.IntegerField(
+        min_value=1, initial=1, help_text="1 = single-turn; more = the prompter sees its image and a score, and tries again."
+    )
+    feedback_backend = forms.ChoiceField(
+        choices=_backend_choices, required=False, help_text="Required when rounds > 1: the backend whose first image is fed back."
+    )
     call_budget = forms.IntegerField(required=False, min_value=1, help_text="Most HTTP requests for the run (default: the site's limit).")
     token_budget = forms.IntegerField(required=False, min_value=1, help_text="Most prompt + completion tokens (optional).")
 

@@ -56,7 +56,7 @@ def text_problem(value: str) -> str | None:
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
-        return f"contains an unpaired surrogate ({shown(exc.object[exc.start:exc.end])})"
+        return f"contains an unpaired surrogate ({shown(exc.object[exc.start : exc.end])})"
     return None
 
 
@@ -90,7 +90,9 @@ def _decode(filename: str, data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise PromptFileError(filename, [f"line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8"]) from None
+        raise PromptFileError(
+            filename, [f"line {line}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); save the file as UTF-8"]
+        ) from None
 
 
 def _format_of(filename: str, text: str) -> str:

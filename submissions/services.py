@@ -14,14 +14,14 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
+from evaluation.crypto import SecretUnreadable, encrypt
+from evaluation.models import Origin, PromptEntry, Status, Submission
 from evaluation.workqueue import BOARD_JOB, START_JOB, enqueue, enqueued_or_unchanged
 from evaluator.prompters.client import CallOutcome, PrompterClient
 from tasks.models import Split, TaskPack
 from tasks.selectors import prompter_tasks, prompter_view
-
-from evaluation.models import Origin, PromptEntry, Status, Submission
 from teams.models import ApiToken, Endpoint, Membership, Team
-from evaluation.crypto import SecretUnreadable, encrypt
+
 from .parsing import Limits, parse_prompt_file
 
 TOKEN_PREFIX = "atl_"
@@ -51,9 +51,7 @@ def token_team(token: str) -> Team | None:
 
 def upload_limits() -> Limits:
     return Limits(
-        max_bytes=settings.ATELIER_MAX_UPLOAD_BYTES,
-        max_chars=settings.ATELIER_MAX_PROMPT_CHARS,
-        max_samples=settings.ATELIER_MAX_SAMPLES,
+        max_bytes=settings.ATELIER_MAX_UPLOAD_BYTES, max_chars=settings.ATELIER_MAX_PROMPT_CHARS, max_samples=settings.ATELIER_MAX_SAMPLES
     )
 
 
@@ -74,7 +72,14 @@ def _replay(team: Team, key: str, fingerprint: str) -> Submission | None:
 
 
 def submission_create(
-    *, team: Team, pack: TaskPack, prompter: str, filename: str, data: bytes, condition: str = "", is_baseline: bool = False,
+    *,
+    team: Team,
+    pack: TaskPack,
+    prompter: str,
+    filename: str,
+    data: bytes,
+    condition: str = "",
+    is_baseline: bool = False,
     idempotency_key: str = "",
 ) -> Submission:
     """Parse the file (raises PromptFileError listing every bad line), then store all prompts and enqueue the start
@@ -89,9 +94,16 @@ def submission_create(
     if not is_baseline:
         daily_cap_check(team)
     submission = Submission(
-        team=team, pack=pack, pack_revision=pack.revision, prompter=prompter, condition=condition, source_name=_safe_name(filename),
-        is_baseline=is_baseline, idempotency_key=idempotency_key, request_fingerprint=fingerprint if idempotency_key else "",
-    )  # fmt: skip
+        team=team,
+        pack=pack,
+        pack_revision=pack.revision,
+        prompter=prompter,
+        condition=condition,
+        source_name=_safe_name(filename),
+        is_baseline=is_baseline,
+        idempotency_key=idempotency_key,
+        request_fingerprint=fingerprint if idempotency_key else "",
+    )
     try:
         with enqueued_or_unchanged():
             submission.save()
@@ -118,7 +130,9 @@ def daily_cap_check(team: Team) -> None:
     counted = Submission.objects.filter(team=team, created__gte=since).exclude(status__in=[Status.FAILED, Status.CANCELLED])
     if counted.count() >= cap:
         first = counted.order_by("created").first().created + timedelta(days=1)
-        raise CapReached(f"submissions: this team has made {cap} submissions in the last 24 hours (the cap; failed and cancelled runs do not count); the next is possible after {first:%Y-%m-%d %H:%M} UTC")
+        raise CapReached(
+            f"submissions: this team has made {cap} submissions in the last 24 hours (the cap; failed and cancelled runs do not count); the next is possible after {first:%Y-%m-%d %H:%M} UTC"
+        )
 
 
 def entry_select(*, submission: Submission) -> None:
@@ -129,7 +143,9 @@ def entry_select(*, submission: Submission) -> None:
         Team.objects.select_for_update().get(pk=submission.team_id)
         if submission.status != Status.DONE:
             raise CapReached("only a finished (done) submission can be shown on the board")
-        shown = Submission.objects.filter(team=submission.team_id, pack=submission.pack_id, pack_revision=submission.pack_revision, published=True).exclude(pk=submission.pk)
+        shown = Submission.objects.filter(
+            team=submission.team_id, pack=submission.pack_id, pack_revision=submission.pack_revision, published=True
+        ).exclude(pk=submission.pk)
         if shown.count() >= limit:
             raise CapReached(f"this team already shows {limit} entries on this board (the limit); withdraw one first")
         Submission.objects.filter(pk=submission.pk).update(published=True, withdrawn=None)
@@ -200,9 +216,13 @@ def endpoint_create(*, team: Team, name: str, base_url: str, model: str, api_key
     if limit > settings.ATELIER_PROMPTER_MAX_IN_FLIGHT:
         raise EndpointRefused(f"max in flight: at most {settings.ATELIER_PROMPTER_MAX_IN_FLIGHT} calls at once are allowed here")
     return Endpoint.objects.create(
-        team=team, name=name.strip(), base_url=_check_endpoint_url(base_url.strip()), model=model.strip(), key_encrypted=encrypt(api_key.strip()),
+        team=team,
+        name=name.strip(),
+        base_url=_check_endpoint_url(base_url.strip()),
+        model=model.strip(),
+        key_encrypted=encrypt(api_key.strip()),
         **{**{k: v for k, v in params.items() if v is not None}, "max_in_flight": limit},
-    )  # fmt: skip
+    )
 
 
 @dataclass(frozen=True)
@@ -231,8 +251,18 @@ def endpoint_test_call(*, endpoint: Endpoint, pack: TaskPack, condition: str = "
 
 
 def endpoint_run_create(
-    *, team: Team, endpoint: Endpoint, pack: TaskPack, condition: str = "plain", samples: int = 1, temperatures: list[float] | None = None,
-    rounds: int = 1, feedback_backend: str = "", call_budget: int | None = None, token_budget: int | None = None, idempotency_key: str = "",
+    *,
+    team: Team,
+    endpoint: Endpoint,
+    pack: TaskPack,
+    condition: str = "plain",
+    samples: int = 1,
+    temperatures: list[float] | None = None,
+    rounds: int = 1,
+    feedback_backend: str = "",
+    call_budget: int | None = None,
+    token_budget: int | None = None,
+    idempotency_key: str = "",
 ) -> Submission:
     """An endpoint run: the submission is stored and its start enqueued; the prompting stage makes the entries."""
     from evaluation.runtime import backend_configs, conditions
@@ -255,22 +285,40 @@ def endpoint_run_create(
         raise EndpointRefused(str(exc)) from None
     if rounds > 1 and feedback_backend not in backend_configs():
         raise EndpointRefused(f"feedback backend: choose one of {', '.join(backend_configs())} for feedback rounds")
-    budget = {"calls": min(call_budget or settings.ATELIER_PROMPTER_MAX_CALLS, settings.ATELIER_PROMPTER_MAX_CALLS),
-              "tokens": min(token_budget or settings.ATELIER_PROMPTER_MAX_TOKENS, settings.ATELIER_PROMPTER_MAX_TOKENS)}  # fmt: skip
+    budget = {
+        "calls": min(call_budget or settings.ATELIER_PROMPTER_MAX_CALLS, settings.ATELIER_PROMPTER_MAX_CALLS),
+        "tokens": min(token_budget or settings.ATELIER_PROMPTER_MAX_TOKENS, settings.ATELIER_PROMPTER_MAX_TOKENS),
+    }
     snapshot = {
         "endpoint": {"name": endpoint.name, "host": urlparse(endpoint.base_url).netloc, **endpoint.parameters()},
-        "condition": chosen.label, "temperatures": temperatures, "budget": budget, "max_in_flight": endpoint.max_in_flight,
-    }  # fmt: skip
-    fingerprint = hashlib.sha256(json.dumps([pack.pk, endpoint.pk, condition, samples, temperatures, rounds, feedback_backend, budget]).encode()).hexdigest()
+        "condition": chosen.label,
+        "temperatures": temperatures,
+        "budget": budget,
+        "max_in_flight": endpoint.max_in_flight,
+    }
+    fingerprint = hashlib.sha256(
+        json.dumps([pack.pk, endpoint.pk, condition, samples, temperatures, rounds, feedback_backend, budget]).encode()
+    ).hexdigest()
     earlier = _replay(team, idempotency_key, fingerprint)
     if earlier is not None:
         return earlier
     submission = Submission(
-        team=team, pack=pack, pack_revision=pack.revision, prompter=f"{endpoint.model} ({endpoint.name})", condition=condition,
-        condition_version=chosen.version, origin=Origin.ENDPOINT, endpoint=endpoint, prompting=snapshot, samples=samples, rounds=rounds,
-        feedback_backend=feedback_backend if rounds > 1 else "", source_name=f"endpoint {endpoint.name}",
-        idempotency_key=idempotency_key, request_fingerprint=fingerprint if idempotency_key else "",
-    )  # fmt: skip
+        team=team,
+        pack=pack,
+        pack_revision=pack.revision,
+        prompter=f"{endpoint.model} ({endpoint.name})",
+        condition=condition,
+        condition_version=chosen.version,
+        origin=Origin.ENDPOINT,
+        endpoint=endpoint,
+        prompting=snapshot,
+        samples=samples,
+        rounds=rounds,
+        feedback_backend=feedback_backend if rounds > 1 else "",
+        source_name=f"endpoint {endpoint.name}",
+        idempotency_key=idempotency_key,
+        request_fingerprint=fingerprint if idempotency_key else "",
+    )
     with enqueued_or_unchanged():  # QueueUnavailable: nothing stored
         submission.save()
         enqueue(START_JOB, submission.pk)

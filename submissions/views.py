@@ -14,17 +14,17 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from evaluation.exports import csv_lines, jsonl_lines
+from evaluation.models import Submission
 from evaluation.selectors import pack_coverage
 from evaluation.trajectories import CALL_LOG_FIELDS, call_log, call_log_rows
-from evaluation.units import submission_cancel as cancel_run, submission_rescore
+from evaluation.units import submission_cancel as cancel_run
+from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
+from teams.models import ApiToken, Endpoint, Team
 
 from . import services
 from .forms import EndpointForm, EndpointTestForm, RunForm, SubmitForm, TeamForm, TokenForm, add_refusal
-from evaluation.models import Submission
-from teams.models import ApiToken, Endpoint, Team
 from .parsing import PromptFileError
-
 
 RETRY_AFTER = 30  # seconds, as the API's 503 says
 
@@ -68,9 +68,12 @@ def teams(request: HttpRequest) -> HttpResponse:
 def team(request: HttpRequest, slug: str) -> HttpResponse:
     team = _my_team(request, slug)
     context = {
-        "team": team, "submissions": team.submissions.select_related("pack"), "tokens": team.tokens.filter(revoked=False),
-        "token_form": TokenForm(), "endpoints": [(e, urlparse(e.base_url).netloc) for e in team.endpoints.order_by("archived", "name")],
-    }  # fmt: skip
+        "team": team,
+        "submissions": team.submissions.select_related("pack"),
+        "tokens": team.tokens.filter(revoked=False),
+        "token_form": TokenForm(),
+        "endpoints": [(e, urlparse(e.base_url).netloc) for e in team.endpoints.order_by("archived", "name")],
+    }
     return render(request, "submissions/team.html", context)
 
 
@@ -101,9 +104,13 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
         upload = form.cleaned_data["file"]
         try:
             submission = services.submission_create(
-                team=team, pack=form.cleaned_data["pack"], prompter=form.cleaned_data["prompter"],
-                condition=form.cleaned_data["condition"], filename=upload.name, data=_read_limited(upload),
-            )  # fmt: skip
+                team=team,
+                pack=form.cleaned_data["pack"],
+                prompter=form.cleaned_data["prompter"],
+                condition=form.cleaned_data["condition"],
+                filename=upload.name,
+                data=_read_limited(upload),
+            )
         except PromptFileError as exc:
             errors, status = exc.errors, 400
         except services.CapReached as exc:
@@ -204,10 +211,18 @@ def shown_test_call(test: services.TestCall) -> dict:
     """A test call as the page and the API show it: the request as JSON, the outcome, latency in ms."""
     o = test.outcome
     return {
-        "task_id": test.task_id, "request": test.request, "request_json": json.dumps(test.request, indent=2, ensure_ascii=False),
-        "status": o.status, "reply": o.reply, "text": o.text, "error": o.error, "http_status": o.http_status, "requests": o.requests,
-        "latency_ms": round(o.latency * 1000), "tokens": {"prompt": o.prompt_tokens, "completion": o.completion_tokens},
-    }  # fmt: skip
+        "task_id": test.task_id,
+        "request": test.request,
+        "request_json": json.dumps(test.request, indent=2, ensure_ascii=False),
+        "status": o.status,
+        "reply": o.reply,
+        "text": o.text,
+        "error": o.error,
+        "http_status": o.http_status,
+        "requests": o.requests,
+        "latency_ms": round(o.latency * 1000),
+        "tokens": {"prompt": o.prompt_tokens, "completion": o.completion_tokens},
+    }
 
 
 @login_required

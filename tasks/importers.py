@@ -45,11 +45,14 @@ def read_ateliereval(root: Path, *, require_checklists: bool = True, require_ima
     notes = [] if require_checklists else ["checklists optional"]
     notes += [] if require_images else ["target images optional"]
     return PackData(
-        name="ateliereval", version=f"official-{digest.hexdigest()[:10]}", source="ateliereval",
-        title="AtelierEval (official release)", license="CC BY 4.0, the AtelierEval authors",
+        name="ateliereval",
+        version=f"official-{digest.hexdigest()[:10]}",
+        source="ateliereval",
+        title="AtelierEval (official release)",
+        license="CC BY 4.0, the AtelierEval authors",
         description="Imported from a copy of the official AtelierEval release" + (f" ({', '.join(notes)})" if notes else "") + ".",
         tasks=tasks,
-    )  # fmt: skip
+    )
 
 
 def _json_list(path: Path, problems: list[str], digest, required: bool = True) -> list:
@@ -94,7 +97,11 @@ def _checklists(root: Path, category: str, problems: list[str], digest, required
 def _orphan_checklists(category: str, checklists: dict[str, tuple[list[str], list[str], str]], records: list) -> list[str]:
     """Checklist records whose task_id names no task of the category's task file."""
     ids = {r.get("task_id") for r in records if isinstance(r, dict)}
-    return [f"{where} ({task_id}): field 'task_id': no task with this id in {FILES[category]}" for task_id, (_, _, where) in checklists.items() if task_id not in ids]
+    return [
+        f"{where} ({task_id}): field 'task_id': no task with this id in {FILES[category]}"
+        for task_id, (_, _, where) in checklists.items()
+        if task_id not in ids
+    ]
 
 
 def _task(category, record, where, root, checklists, require_images, problems) -> TaskRecord | None:
@@ -104,7 +111,9 @@ def _task(category, record, where, root, checklists, require_images, problems) -
     text_fields = ("task_id", "gt_prompt", "origin_image") if category == IMITATION else ("task_id", "title", "task")
     text_fields += CO_FIELDS if category == "CO" else ()
     found = [f"{where}: field '{k}' missing or not a string" for k in text_fields if not isinstance(record.get(k), str)]
-    found += [f"{where}: field '{k}' must not be empty" for k in text_fields[:3] if isinstance(record.get(k), str) and not record[k].strip()]
+    found += [
+        f"{where}: field '{k}' must not be empty" for k in text_fields[:3] if isinstance(record.get(k), str) and not record[k].strip()
+    ]
     tags = record.get("category")
     if not isinstance(tags, list) or not all(isinstance(t, str) and t.lstrip("#") in TAG_GROUP_OF for t in tags):
         found.append(f"{where}: field 'category' must be a list of known tags, got {tags!r}")
@@ -117,12 +126,19 @@ def _task(category, record, where, root, checklists, require_images, problems) -
         problems.append(f"{where} ({task_id}): no checklist record for this task")
     target = _target(record, where, root, require_images, problems) if category == IMITATION else None
     return TaskRecord(
-        task_id=task_id, category=category, split="dev", title=record.get("title") or f"Imitation {task_id}",
-        brief=IM_BRIEF if category == IMITATION else record["task"].strip(), tags=[t.lstrip("#") for t in tags],
-        prompt_checklist=prompt_items, image_checklist=image_items,
+        task_id=task_id,
+        category=category,
+        split="dev",
+        title=record.get("title") or f"Imitation {task_id}",
+        brief=IM_BRIEF if category == IMITATION else record["task"].strip(),
+        tags=[t.lstrip("#") for t in tags],
+        prompt_checklist=prompt_items,
+        image_checklist=image_items,
         constraints={k: record[k] for k in CO_FIELDS} if category == "CO" else {},
-        seed_prompt=record.get("gt_prompt", "").strip(), target_image=target, where=where,
-    )  # fmt: skip
+        seed_prompt=record.get("gt_prompt", "").strip(),
+        target_image=target,
+        where=where,
+    )
 
 
 def _target(record: dict, where: str, root: Path, required: bool, problems: list[str]) -> Path | None:

@@ -163,11 +163,19 @@ def _task_from_json(raw: object, category: str, where: str, root: Path, problems
         return None
     target = raw.get("target_image")
     return TaskRecord(
-        task_id=raw["task_id"], category=category, split=raw["split"], title=raw["title"].strip(),
-        brief=raw["brief"].strip(), tags=list(raw["tags"]), prompt_checklist=list(raw["prompt_checklist"]),
-        image_checklist=list(raw["image_checklist"]), constraints=dict(raw.get("constraints") or {}),
-        seed_prompt=raw.get("seed_prompt", "").strip(), target_image=(root / target) if target else None, where=where,
-    )  # fmt: skip
+        task_id=raw["task_id"],
+        category=category,
+        split=raw["split"],
+        title=raw["title"].strip(),
+        brief=raw["brief"].strip(),
+        tags=list(raw["tags"]),
+        prompt_checklist=list(raw["prompt_checklist"]),
+        image_checklist=list(raw["image_checklist"]),
+        constraints=dict(raw.get("constraints") or {}),
+        seed_prompt=raw.get("seed_prompt", "").strip(),
+        target_image=(root / target) if target else None,
+        where=where,
+    )
 
 
 def _message(problem: Problem) -> str:

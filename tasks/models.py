@@ -16,15 +16,7 @@ TAG_GROUPS: dict[str, tuple[str, ...]] = {
         "UI_Interface",
     ),
     "style": ("Photorealistic", "3D_Render", "Cel_Shaded", "Vector_Flat", "Traditional_Media"),
-    "theme": (
-        "Corporate_Clean",
-        "Cute_Pop",
-        "Retro_Vintage",
-        "Fantasy_Mythic",
-        "SciFi_Cyberpunk",
-        "Horror_Dark",
-        "Abstract_Conceptual",
-    ),
+    "theme": ("Corporate_Clean", "Cute_Pop", "Retro_Vintage", "Fantasy_Mythic", "SciFi_Cyberpunk", "Horror_Dark", "Abstract_Conceptual"),
 }
 TAG_GROUP_OF = {tag: group for group, tags in TAG_GROUPS.items() for tag in tags}
 

@@ -23,7 +23,9 @@ def browsable_tasks(pack: TaskPack, category: str = "", tag: str = "", split: st
 
 def coverage(pack: TaskPack) -> dict:
     """Category × tag task counts, in tag-group order, for the heatmap."""
-    counts = {(c, t): n for c, t, n in Tag.objects.filter(tasks__pack=pack).values_list("tasks__category", "name").annotate(n=Count("tasks"))}
+    counts = {
+        (c, t): n for c, t, n in Tag.objects.filter(tasks__pack=pack).values_list("tasks__category", "name").annotate(n=Count("tasks"))
+    }
     tags = [tag for group in TAG_GROUPS.values() for tag in group]
     categories = list(Category.values)
     return {"tags": tags, "categories": categories, "z": [[counts.get((c, t), 0) for t in tags] for c in categories]}
@@ -31,7 +33,11 @@ def coverage(pack: TaskPack) -> dict:
 
 def public_view(task: Task) -> dict:
     """What the task page may show: everything on dev, the brief and target alone on test."""
-    shown = {"task": task, "tags": [t.name for t in task.tags.all()], "constraints": {k: v for k, v in (task.constraints or {}).items() if v}}
+    shown = {
+        "task": task,
+        "tags": [t.name for t in task.tags.all()],
+        "constraints": {k: v for k, v in (task.constraints or {}).items() if v},
+    }
     if task.is_public:
         shown.update(prompt_checklist=task.prompt_checklist, image_checklist=task.image_checklist, seed_prompt=task.seed_prompt)
     return shown
@@ -55,7 +61,9 @@ def prompter_view(task: Task, *, with_image: bool = True) -> Request:
     if with_image and task.category == IMITATION and task.target_image:
         with task.target_image.open("rb") as handle:
             target = handle.read()
-    return Request(category=task.category, title=prompter_title(task), brief=task.brief, constraints=dict(task.constraints or {}), target_png=target)
+    return Request(
+        category=task.category, title=prompter_title(task), brief=task.brief, constraints=dict(task.constraints or {}), target_png=target
+    )
 
 
 def prompter_title(task: Task) -> str:

@@ -22,10 +22,17 @@ from .models import TAG_GROUP_OF, Tag, Task, TaskPack
 
 def task_hash(task: Task, tag_names: list[str], target_sha: str) -> str:
     content = {
-        "title": task.title, "brief": task.brief, "constraints": task.constraints, "tags": sorted(tag_names),
-        "prompt_checklist": task.prompt_checklist, "image_checklist": task.image_checklist,
-        "seed_prompt": task.seed_prompt, "target": target_sha, "split": task.split, "category": task.category,
-    }  # fmt: skip
+        "title": task.title,
+        "brief": task.brief,
+        "constraints": task.constraints,
+        "tags": sorted(tag_names),
+        "prompt_checklist": task.prompt_checklist,
+        "image_checklist": task.image_checklist,
+        "seed_prompt": task.seed_prompt,
+        "target": target_sha,
+        "split": task.split,
+        "category": task.category,
+    }
     return hashlib.sha256(json.dumps(content, sort_keys=True).encode()).hexdigest()
 
 
@@ -73,9 +80,10 @@ def task_touch(*, task: Task, revision: PackRevision | None = None) -> bool:
 def pack_save(*, data: PackData) -> tuple[TaskPack, dict[str, int]]:
     """Create or update a pack version; returns the pack and counts of created/changed/unchanged tasks."""
     pack, created = TaskPack.objects.update_or_create(
-        name=data.name, version=data.version,
+        name=data.name,
+        version=data.version,
         defaults={"source": data.source, "title": data.title, "description": data.description, "license": data.license},
-    )  # fmt: skip
+    )
     counts = {"created": 0, "changed": 0, "unchanged": 0}
     tags = _ensure_tags()
     for record in data.tasks:

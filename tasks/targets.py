@@ -47,7 +47,9 @@ def target_render(*, task: Task, backend: BackendConfig, candidates: int, revisi
     clip = f"CLIP {settings.ATELIER_CLIP_MODEL} " + ("(random weights)" if weights == "random" else f"({weights})")
     task.target_image.save(f"{task.pack.name}/{task.pack.version}/{task.task_id}.png", ContentFile(buffer.getvalue()), save=False)
     task.target_seed, task.target_config_hash = seeds[best], backend.version_hash()
-    task.target_note = f"rendered from the seed prompt on {backend.name}, candidate {best + 1} of {candidates} chosen by {clip}{smoke}"[:300]
+    task.target_note = f"rendered from the seed prompt on {backend.name}, candidate {best + 1} of {candidates} chosen by {clip}{smoke}"[
+        :300
+    ]
     with transaction.atomic():  # the new target and the version it makes, together
         task.save(update_fields=["target_image", "target_seed", "target_config_hash", "target_note"])
         task_touch(task=task, revision=revision)
@@ -55,7 +57,13 @@ def target_render(*, task: Task, backend: BackendConfig, candidates: int, revisi
 
 
 def targets_render(
-    *, pack: TaskPack, backend: BackendConfig, candidates: int, force: bool = False, task_ids: list[str] | None = None, revision: PackRevision | None = None
+    *,
+    pack: TaskPack,
+    backend: BackendConfig,
+    candidates: int,
+    force: bool = False,
+    task_ids: list[str] | None = None,
+    revision: PackRevision | None = None,
 ) -> tuple[int, list[str]]:
     """Targets for every IM task of a pack (or of `task_ids`) that has a seed prompt and (unless force) no target yet,
     as one revision (`revision`: the caller's run, when it renders references too)."""
@@ -75,7 +83,9 @@ def targets_render(
     return done, failures
 
 
-def references_render(*, pack: TaskPack, backends: list[BackendConfig], task_ids: list[str] | None = None, revision: PackRevision | None = None) -> int:
+def references_render(
+    *, pack: TaskPack, backends: list[BackendConfig], task_ids: list[str] | None = None, revision: PackRevision | None = None
+) -> int:
     """One render of each IM seed prompt (of `task_ids`, default all) per backend config, for the c_k scale of target
     similarity. Existing references (same task and config hash) are kept. A new one changes what is judged (target
     similarity's scale): it joins `revision`. Returns how many were rendered."""

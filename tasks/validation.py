@@ -65,10 +65,12 @@ def _check_checklists(task, problems: list[str]) -> None:
 def _check_balance(pack: PackData, report: Report) -> None:
     counts = Counter(t.category for t in pack.tasks)
     splits = Counter((t.category, t.split) for t in pack.tasks)
-    report.notes.append("tasks: " + ", ".join(f"{c} {counts[c]} (dev {splits[(c, 'dev')]}, test {splits[(c, 'test')]})" for c in CATEGORIES))
+    report.notes.append(
+        "tasks: " + ", ".join(f"{c} {counts[c]} (dev {splits[(c, 'dev')]}, test {splits[(c, 'test')]})" for c in CATEGORIES)
+    )
     if len({counts[c] for c in CATEGORIES}) != 1:
-        report.problems.append(f"categories are unbalanced: {dict((c, counts[c]) for c in CATEGORIES)}")
-    if len({splits[(c, 'dev')] for c in CATEGORIES}) != 1:
+        report.problems.append(f"categories are unbalanced: { {c: counts[c] for c in CATEGORIES} }")
+    if len({splits[(c, "dev")] for c in CATEGORIES}) != 1:
         report.problems.append("dev splits differ in size across categories: " + ", ".join(f"{c} {splits[(c, 'dev')]}" for c in CATEGORIES))
 
 
@@ -81,7 +83,9 @@ def _check_near_duplicates(category: str, name: str, ids: list[str], texts: list
     i, j = np.unravel_index(int(similarity.argmax()), similarity.shape)
     report.closest[f"{category} {name}"] = (float(similarity[i, j]), ids[i], ids[j])
     for a, b in zip(*np.nonzero(np.triu(similarity >= NEAR_DUPLICATE, k=1))):
-        report.problems.append(f"{category}: {name}s of {ids[a]} and {ids[b]} are near-duplicates (cosine {similarity[a, b]:.3f} ≥ {NEAR_DUPLICATE})")
+        report.problems.append(
+            f"{category}: {name}s of {ids[a]} and {ids[b]} are near-duplicates (cosine {similarity[a, b]:.3f} ≥ {NEAR_DUPLICATE})"
+        )
 
 
 def coverage_table(report: Report) -> str:

@@ -15,10 +15,15 @@ def task_list(request: HttpRequest) -> HttpResponse:
     filters = {k: request.GET.get(k, "") for k in ("category", "tag", "split")}
     filters = {k: v for k, v in filters.items() if v in {"category": Category.values, "tag": TAG_GROUP_OF, "split": Split.values}[k]}
     context = {
-        "packs": packs, "pack": pack, "filters": filters, "categories": Category.choices, "splits": Split.choices,
-        "tags": list(TAG_GROUP_OF), "tasks": selectors.browsable_tasks(pack, **filters) if pack else [],
+        "packs": packs,
+        "pack": pack,
+        "filters": filters,
+        "categories": Category.choices,
+        "splits": Split.choices,
+        "tags": list(TAG_GROUP_OF),
+        "tasks": selectors.browsable_tasks(pack, **filters) if pack else [],
         "coverage": selectors.coverage(pack) if pack else None,
-    }  # fmt: skip
+    }
     return render(request, "tasks/list.html", context)
 
 

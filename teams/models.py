@@ -17,7 +17,6 @@ class Team(models.Model):
     class Meta:
         db_table = "submissions_team"
 
-
     def __str__(self) -> str:
         return self.name
 
@@ -45,7 +44,6 @@ class ApiToken(models.Model):
 
     class Meta:
         db_table = "submissions_apitoken"
-
 
     @staticmethod
     def digest_of(token: str) -> str:

@@ -68,7 +68,9 @@ def claim_test_database(connection) -> None:
     size = connection.dbsize()
     if size and not connection.exists(SUITE_MARKER):
         db = connection.connection_pool.connection_kwargs.get("db")
-        raise RuntimeError(f"refusing to flush Redis database {db}: it holds {size} key(s) this test suite did not write (set ATELIER_TEST_REDIS_DB to a free one)")
+        raise RuntimeError(
+            f"refusing to flush Redis database {db}: it holds {size} key(s) this test suite did not write (set ATELIER_TEST_REDIS_DB to a free one)"
+        )
     connection.flushdb()
     connection.set(SUITE_MARKER, "1")
 

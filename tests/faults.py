@@ -20,10 +20,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from tests.openai_server import Reply, ScriptedOpenAIServer, judge_responder
 
@@ -32,8 +33,11 @@ REDIS_SERVER = shutil.which("redis-server")
 TASKS = ("oe-s01", "co-s01", "im-s01")
 STEPS = 30  # every scenario renders alike (long enough for a fault to land mid-render), so times compare
 FAST = {  # seconds: reconcile often, notice a dead worker quickly
-    "ATELIER_RECONCILE_INTERVAL": "2", "ATELIER_RECONCILE_AFTER": "3", "ATELIER_WORKER_HEARTBEAT": "1", "ATELIER_WORKER_STALE_AFTER": "4",
-}  # fmt: skip
+    "ATELIER_RECONCILE_INTERVAL": "2",
+    "ATELIER_RECONCILE_AFTER": "3",
+    "ATELIER_WORKER_HEARTBEAT": "1",
+    "ATELIER_WORKER_STALE_AFTER": "4",
+}
 
 
 def free_port() -> int:
@@ -69,7 +73,9 @@ _template: Path | None = None  # this process's migrated database with the sampl
 class Deployment:
     """Start with `with Deployment(tmp_path) as d:`; every process is stopped on exit."""
 
-    def __init__(self, tmp: Path, *, steps: int = STEPS, images: int = 1, judge: Callable[[dict], Reply] = judge_responder, judge_retries: int = 0) -> None:
+    def __init__(
+        self, tmp: Path, *, steps: int = STEPS, images: int = 1, judge: Callable[[dict], Reply] = judge_responder, judge_retries: int = 0
+    ) -> None:
         self.tmp, self.steps, self.images = tmp, steps, images
         self.judge = ScriptedOpenAIServer(default=judge)
         self.redis_port = free_port()
@@ -115,13 +121,24 @@ class Deployment:
 
     def env(self) -> dict[str, str]:
         keep = {k: v for k, v in os.environ.items() if not k.startswith(("ATELIER_", "DATABASE_URL", "REDIS_URL", "OPENAI_"))}
-        return keep | FAST | {
-            "DATABASE_URL": f"sqlite:///{self.db}", "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
-            "MEDIA_ROOT": str(self.tmp / "media"), "ATELIER_BACKENDS_FILE": str(self.tmp / "backends.json"),
-            "OPENAI_BASE_URL": self.judge.base_url, "OPENAI_API_KEY": "fault-suite", "ATELIER_JUDGE_MODEL": "scripted-judge",
-            "ATELIER_CLIP_PRETRAINED": "random", "ATELIER_JUDGE_TIMEOUT": "3", "ATELIER_JUDGE_MAX_RETRIES": str(self.judge_retries),
-            "ATELIER_MAX_MISSING_RATE": "0.05", "PYTHONUNBUFFERED": "1",
-        }  # fmt: skip
+        return (
+            keep
+            | FAST
+            | {
+                "DATABASE_URL": f"sqlite:///{self.db}",
+                "REDIS_URL": f"redis://127.0.0.1:{self.redis_port}/0",
+                "MEDIA_ROOT": str(self.tmp / "media"),
+                "ATELIER_BACKENDS_FILE": str(self.tmp / "backends.json"),
+                "OPENAI_BASE_URL": self.judge.base_url,
+                "OPENAI_API_KEY": "fault-suite",
+                "ATELIER_JUDGE_MODEL": "scripted-judge",
+                "ATELIER_CLIP_PRETRAINED": "random",
+                "ATELIER_JUDGE_TIMEOUT": "3",
+                "ATELIER_JUDGE_MAX_RETRIES": str(self.judge_retries),
+                "ATELIER_MAX_MISSING_RATE": "0.05",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
 
     def _write_backends(self) -> None:
         shipped = json.loads((ROOT / "tests" / "backends-test.json").read_text())
@@ -139,8 +156,9 @@ class Deployment:
     def start_redis(self) -> None:
         self.redis = subprocess.Popen(
             [REDIS_SERVER, "--port", str(self.redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             with socket.socket() as probe:
@@ -159,7 +177,9 @@ class Deployment:
         log = self.tmp / f"{name}.log"
         self.logs[name] = log
         handle = open(log, "a")  # noqa: SIM115 - the process owns it until it exits
-        self.processes[name] = subprocess.Popen([sys.executable, "manage.py", *args], cwd=ROOT, env=self.env(), stdout=handle, stderr=subprocess.STDOUT)
+        self.processes[name] = subprocess.Popen(
+            [sys.executable, "manage.py", *args], cwd=ROOT, env=self.env(), stdout=handle, stderr=subprocess.STDOUT
+        )
         return self.processes[name]
 
     def workers(self) -> None:
@@ -205,26 +225,39 @@ class Deployment:
         raise TimeoutError(f"waited {timeout:.0f} s for: {sql} {params}\n{self.tail()}")
 
     def tail(self, lines: int = 15) -> str:
-        return "\n".join(f"--- {n}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-lines:]) for n, p in self.logs.items() if p.exists())
+        return "\n".join(
+            f"--- {n}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-lines:]) for n, p in self.logs.items() if p.exists()
+        )
 
     def finish(self, submission_id: int, scenario: str, fault_at: float | None, timeout: float = 180.0) -> Outcome:
-        done = self.wait_for("SELECT status NOT IN ('queued','rendering','judging') FROM submissions_submission WHERE id=?", submission_id, timeout=timeout)
+        done = self.wait_for(
+            "SELECT status NOT IN ('queued','rendering','judging') FROM submissions_submission WHERE id=?", submission_id, timeout=timeout
+        )
         (status,) = self.query("SELECT status FROM submissions_submission WHERE id=?", submission_id)[0]
         rows = "FROM submissions_render r JOIN submissions_promptentry e ON r.entry_id=e.id WHERE e.submission_id=?"
         key = "COALESCE(render_id, 'p' || entry_id) || '/' || skill || '/' || judge_id || '/' || judge_version"
         count = lambda sql: self.query(sql, submission_id)[0][0]  # noqa: E731
         return Outcome(
-            scenario=scenario, status=status, seconds=round(done - self.created, 2),
+            scenario=scenario,
+            status=status,
+            seconds=round(done - self.created, 2),
             fault_at=None if fault_at is None else round(fault_at - self.created, 2),
             recovery=None if fault_at is None else round(done - fault_at, 2),
-            renders=count(f"SELECT COUNT(*) {rows}"), judgements=count("SELECT COUNT(*) FROM submissions_judgement WHERE submission_id=?"),
-            lost=count(f"SELECT COUNT(*) {rows} AND r.status='pending'") + count("SELECT COUNT(*) FROM submissions_judgement WHERE submission_id=? AND status='pending'"),
+            renders=count(f"SELECT COUNT(*) {rows}"),
+            judgements=count("SELECT COUNT(*) FROM submissions_judgement WHERE submission_id=?"),
+            lost=count(f"SELECT COUNT(*) {rows} AND r.status='pending'")
+            + count("SELECT COUNT(*) FROM submissions_judgement WHERE submission_id=? AND status='pending'"),
             duplicated=count(f"SELECT COUNT(*) - COUNT(DISTINCT r.entry_id || '/' || r.backend || '/' || r.image_index) {rows}")
             + count(f"SELECT COUNT(*) - COUNT(DISTINCT {key}) FROM submissions_judgement WHERE submission_id=?"),
-            failed_with_reason=count("SELECT COUNT(*) FROM submissions_judgement WHERE submission_id=? AND status='failed' AND reason != ''"),
-            failed_without_reason=count("SELECT COUNT(*) FROM submissions_judgement WHERE submission_id=? AND status='failed' AND reason = ''"),
-            expected_renders=self.expected * len(self.backends) * self.images, judge_requests=len(self.judge.requests),
-        )  # fmt: skip
+            failed_with_reason=count(
+                "SELECT COUNT(*) FROM submissions_judgement WHERE submission_id=? AND status='failed' AND reason != ''"
+            ),
+            failed_without_reason=count(
+                "SELECT COUNT(*) FROM submissions_judgement WHERE submission_id=? AND status='failed' AND reason = ''"
+            ),
+            expected_renders=self.expected * len(self.backends) * self.images,
+            judge_requests=len(self.judge.requests),
+        )
 
 
 # -- scenarios: each returns what happened; tests assert on it, bench/faults.py prints it ----------------
@@ -294,7 +327,9 @@ def restart_redis(tmp: Path) -> Outcome:
         time.sleep(1.0)
         d.start_redis()
         outcome = d.finish(submission, "Redis restarted mid-run (all queued jobs lost)", fault)
-        outcome.notes.append(f"workers restarted after the outage: {sum('lost Redis' in p.read_text() for p in d.logs.values())} process(es)")
+        outcome.notes.append(
+            f"workers restarted after the outage: {sum('lost Redis' in p.read_text() for p in d.logs.values())} process(es)"
+        )
         return outcome
 
 
@@ -314,4 +349,10 @@ def judge_faults(tmp: Path) -> Outcome:
         return first
 
 
-SCENARIOS = {"baseline": baseline, "kill-render": kill_render_worker, "kill-judge": kill_judge_worker, "redis-restart": restart_redis, "judge-faults": judge_faults}
+SCENARIOS = {
+    "baseline": baseline,
+    "kill-render": kill_render_worker,
+    "kill-judge": kill_judge_worker,
+    "redis-restart": restart_redis,
+    "judge-faults": judge_faults,
+}

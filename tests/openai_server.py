@@ -98,9 +98,10 @@ def _expected_faithfulness() -> dict[str, float]:
     spec = RUBRIC.faithfulness
     instruction = sum(spec.verdict_credit[v] for v in SCRIPTED_FAITHFULNESS_VERDICTS) / len(SCRIPTED_FAITHFULNESS_VERDICTS)
     others = (EXPECTED_FAITHFULNESS_DIMENSION_SCORE - 1) / 4
-    weighted = spec.weights["instruction_faithfulness"] * instruction + sum(
-        w for k, w in spec.weights.items() if k != "instruction_faithfulness"
-    ) * others
+    weighted = (
+        spec.weights["instruction_faithfulness"] * instruction
+        + sum(w for k, w in spec.weights.items() if k != "instruction_faithfulness") * others
+    )
     return {"weighted_score": weighted, "instruction_faithfulness": instruction, "passed": 1.0}
 
 
@@ -138,8 +139,7 @@ def judge_responder(request_json: dict[str, Any]) -> Reply:
     dimensions = keys_after(DIMENSIONS_HEADER, text)
     if dimensions is not None:
         answer: dict[str, Any] = {
-            dim: {"score": EXPECTED_SUBJECTIVE_SCORE, "rationale": f"scripted rationale for {dim}"}
-            for dim in dimensions
+            dim: {"score": EXPECTED_SUBJECTIVE_SCORE, "rationale": f"scripted rationale for {dim}"} for dim in dimensions
         }
         return Reply(content=json.dumps(answer))
     items = keys_after(ITEMS_HEADER, text)
@@ -184,7 +184,7 @@ def prompter_responder(request_json: dict[str, Any]) -> Reply:
     """Answers like a prompter endpoint: scripted_prompt(the request's title, the round), the round being one
     more than the assistant turns already in the conversation."""
     text = request_text(request_json)
-    title = next((line[len("Title: "):] for line in text.splitlines() if line.startswith("Title: ")), "untitled")
+    title = next((line[len("Title: ") :] for line in text.splitlines() if line.startswith("Title: ")), "untitled")
     done = sum(1 for m in request_json.get("messages", []) if m.get("role") == "assistant")
     return Reply(content=scripted_prompt(title, done + 1), usage={"prompt_tokens": 200, "completion_tokens": 25})
 

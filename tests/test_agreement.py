@@ -29,7 +29,9 @@ def make_pairs(judge, experts, *, tasks=None, dimension="mood_atmosphere"):
     """One pair per item; each item its own task unless `tasks` says otherwise."""
     tasks = tasks or [f"t{i}" for i in range(len(judge))]
     experts = [e if isinstance(e, tuple) else (e,) for e in experts]
-    return [Pair(t, f"entry:{i}", dimension, float(j), tuple(float(x) for x in e)) for i, (t, j, e) in enumerate(zip(tasks, judge, experts))]
+    return [
+        Pair(t, f"entry:{i}", dimension, float(j), tuple(float(x) for x in e)) for i, (t, j, e) in enumerate(zip(tasks, judge, experts))
+    ]
 
 
 def row(pairs, dimension="mood_atmosphere", **options) -> Agreement:
@@ -148,9 +150,7 @@ def test_no_nan_ever_comes_out():
 
 
 def test_one_row_per_dimension_sorted_then_overall_pooling_all():
-    pairs = make_pairs([1, 2, 3], [1, 2, 3], dimension="visual_composition") + make_pairs(
-        [1, 2, 3], [3, 2, 1], dimension="color_lighting"
-    )
+    pairs = make_pairs([1, 2, 3], [1, 2, 3], dimension="visual_composition") + make_pairs([1, 2, 3], [3, 2, 1], dimension="color_lighting")
     rows = agreement(pairs, **FAST)
     assert [a.dimension for a in rows] == ["color_lighting", "visual_composition", "overall"]
     assert rows[-1].spearman.n_items == 6 and rows[-1].spearman.n_tasks == 3

@@ -7,8 +7,8 @@ import json
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from evaluation.models import Submission
-from teams.models import ApiToken
 from submissions.services import team_create, token_create
+from teams.models import ApiToken
 
 
 def auth(token: str) -> dict:

@@ -20,15 +20,7 @@ from typing import Any
 
 import pytest
 
-from evaluator.backends import (
-    SMOKE_LABEL,
-    BackendConfig,
-    BackendError,
-    Renderer,
-    derive_seed,
-    get_renderer,
-    load_backend_configs,
-)
+from evaluator.backends import SMOKE_LABEL, BackendConfig, BackendError, Renderer, derive_seed, get_renderer, load_backend_configs
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BACKENDS = REPO_ROOT / "config" / "backends.json"
@@ -285,7 +277,11 @@ def test_long_prompts_are_cut_once_at_a_word_boundary_and_said_so(smoke: Rendere
     fitted, note = smoke.fit_prompt(long)
     assert long.startswith(fitted) and fitted.split()[-1] == fitted.split()[-1].strip() and len(fitted) < len(long)
     tokenizer = smoke.pipeline.tokenizer  # type: ignore[attr-defined]
-    assert len(tokenizer(fitted, verbose=False)["input_ids"]) <= 77 < len(tokenizer(fitted + " " + long.split()[len(fitted.split())], verbose=False)["input_ids"])
+    assert (
+        len(tokenizer(fitted, verbose=False)["input_ids"])
+        <= 77
+        < len(tokenizer(fitted + " " + long.split()[len(fitted.split())], verbose=False)["input_ids"])
+    )
     assert note.startswith("prompt cut to the 77 tokens the text encoder reads (") and "word(s) dropped" in note
     with caplog.at_level("WARNING"):
         (image,) = smoke.render(long, [7])
@@ -396,9 +392,7 @@ def test_config_import_does_not_import_torch() -> None:
         f"print([m for m in {heavy!r} if m in sys.modules])\n"
     )
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT, env=env, check=True
-    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO_ROOT, env=env, check=True)
     assert result.stdout.strip() == "[]"
 
 
@@ -467,7 +461,9 @@ def test_render_gpu_bench_tiny_cpu_smoke() -> None:
     for arch in ("sd21", "sdxl"):
         assert re.search(rf"^{arch} +per-seed \(renderer today\) +1 +2 ", out, re.MULTILINE), out
         assert re.search(rf"^{arch} +batched +2 +2 ", out, re.MULTILINE), out
-    assert re.search(r"^batched images bit-identical to per-seed images: \d+ of 8 \(max abs pixel difference \d+\)$", out, re.MULTILINE), out
+    assert re.search(r"^batched images bit-identical to per-seed images: \d+ of 8 \(max abs pixel difference \d+\)$", out, re.MULTILINE), (
+        out
+    )
 
 
 def test_a_renderer_fits_a_prompt_once_while_it_is_recent(smoke: Renderer, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -500,7 +496,9 @@ def test_the_backends_schema_is_draft_2020_12_and_the_default_file_meets_it() ->
 
 def test_every_wrong_field_of_a_file_is_named_by_its_path(tmp_path: Path) -> None:
     rewriter = {"base_url": "ftp://127.0.0.1/v1", "model": "m", "instruction": "Rewrite.", "seed": 1}
-    path = write_backends(tmp_path, [GOOD_SMOKE, {**GOOD_REAL, "steps": 0, "dtype": "float64"}, {**GOOD_REAL, "name": "b", "rewriter": rewriter}])
+    path = write_backends(
+        tmp_path, [GOOD_SMOKE, {**GOOD_REAL, "steps": 0, "dtype": "float64"}, {**GOOD_REAL, "name": "b", "rewriter": rewriter}]
+    )
     with pytest.raises(BackendError) as caught:
         load_backend_configs(path)
     assert str(caught.value).splitlines() == [

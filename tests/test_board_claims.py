@@ -19,12 +19,19 @@ THREE = "\n".join(json.dumps({"task_id": t, "prompt": f"A careful picture for {t
 @pytest.mark.django_db(transaction=True)
 def test_an_upload_that_misses_tasks_is_warned_at_once_on_the_api_and_the_page(client, owner_client, team, sample_pack, no_backends):
     _, token = token_create(team=team, name="ci")
-    answer = client.post("/api/v1/submissions", {"file": SimpleUploadedFile("p.jsonl", THREE), "prompter": "partial", "pack": "sample"},
-                         HTTP_AUTHORIZATION=f"Bearer {token}")  # fmt: skip
+    answer = client.post(
+        "/api/v1/submissions",
+        {"file": SimpleUploadedFile("p.jsonl", THREE), "prompter": "partial", "pack": "sample"},
+        HTTP_AUTHORIZATION=f"Bearer {token}",
+    )
     assert answer.status_code == 201, answer.content
     (warning,) = answer.json()["warnings"]
     assert "cover 3 of the pack's 6 tasks (missing: 1 CO, 2 IM)" in warning and "unranked" in warning
-    page = owner_client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "partial 2", "file": SimpleUploadedFile("p.jsonl", THREE)}, follow=True)
+    page = owner_client.post(
+        f"/teams/{team.slug}/submit/",
+        {"pack": sample_pack.pk, "prompter": "partial 2", "file": SimpleUploadedFile("p.jsonl", THREE)},
+        follow=True,
+    )
     shown = page.content.decode()
     assert 'id="pack-coverage"' in shown and "cover 3 of the pack&#x27;s 6 tasks" in shown
 
@@ -34,7 +41,7 @@ def test_a_board_that_cannot_separate_neighbours_says_so():
     triples it: 0.094 > 0.05, whatever the scores are (the issue's sample board)."""
     categories = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(6)}
     every = {f"e{k}": {t: 10.0 * k + i for i, t in enumerate(categories)} for k in range(4)}  # every entry far apart
-    data = board_stats_compute(every, {}, categories, {t: "test" for t in categories})
+    data = board_stats_compute(every, {}, categories, dict.fromkeys(categories, "test"))
     assert data["separable"] == {"possible": False, "best_p_holm": pytest.approx(3 * 2 / 64), "tests": 3}
     assert not any(c["separated"] for c in data["comparisons"])
     assert best_possible_p(20, 9999) == pytest.approx(1 / 10000)  # more arrangements than resamples: drawn at random
@@ -43,7 +50,7 @@ def test_a_board_that_cannot_separate_neighbours_says_so():
 def test_counts_say_what_was_scored():
     categories = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
     splits = {t: "test" if i < 24 else "dev" for i, t in enumerate(categories)}
-    every = {"full": {t: 50.0 + i % 7 for i, t in enumerate(categories)}, "part": {t: 90.0 for t in list(categories)[:6]}}
+    every = {"full": {t: 50.0 + i % 7 for i, t in enumerate(categories)}, "part": dict.fromkeys(list(categories)[:6], 90.0)}
     data = board_stats_compute(every, {}, categories, splits)
     assert data["ranked_on"] == {"split": "test", "tasks": 24, "entries": 1}  # the partial entry is not counted or ranked
     assert data["entries"]["part"]["rank"] is None and data["entries"]["part"]["covers"] == 6
@@ -51,8 +58,8 @@ def test_counts_say_what_was_scored():
 
 def test_runs_with_feedback_rounds_are_never_ranked_beside_single_turn_runs():
     categories = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
-    every = {"single": {t: 50.0 + i % 5 for i, t in enumerate(categories)}, "looped": {t: 95.0 for t in categories}}
-    data = board_stats_compute(every, {}, categories, {t: "test" for t in categories}, feedback=["looped"])
+    every = {"single": {t: 50.0 + i % 5 for i, t in enumerate(categories)}, "looped": dict.fromkeys(categories, 95.0)}
+    data = board_stats_compute(every, {}, categories, dict.fromkeys(categories, "test"), feedback=["looped"])
     assert data["entries"]["single"]["rank"] == 1 and data["entries"]["looped"]["rank"] is None and data["entries"]["looped"]["feedback"]
     assert data["ranked_on"]["entries"] == 1
 
@@ -74,7 +81,7 @@ def test_the_board_marks_and_filters_runs_with_feedback_rounds(client, team, sam
 
 def test_a_board_where_no_entry_covers_the_ranked_tasks_ranks_nobody_and_claims_nothing():
     categories = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
-    every = {"a": {t: 60.0 for t in list(categories)[:12]}, "b": {t: 50.0 for t in list(categories)[:9]}}
-    data = board_stats_compute(every, {}, categories, {t: "test" for t in categories})
+    every = {"a": dict.fromkeys(list(categories)[:12], 60.0), "b": dict.fromkeys(list(categories)[:9], 50.0)}
+    data = board_stats_compute(every, {}, categories, dict.fromkeys(categories, "test"))
     assert data["ranked_on"] == {"split": "test", "tasks": 0, "entries": 0} and not data["intervals"]["shown"]
     assert data["entries"]["a"]["rank"] is None and data["comparisons"] == [] and data["wins"] == {}

@@ -7,10 +7,9 @@ import json
 import pytest
 
 from evaluation.boards import board_inputs
+from evaluation.models import BoardStats, Figure, PromptEntry, Submission
 from evaluator.metrics.board import board_stats_compute
 from evaluator.metrics.ranking import board_score
-from evaluation.models import BoardStats, Figure
-from evaluation.models import PromptEntry, Submission
 from submissions.services import submissions_publish
 
 JUDGE = {"judge_id": "test-judge", "judge_version": "v1"}
@@ -19,16 +18,20 @@ JUDGE = {"judge_id": "test-judge", "judge_version": "v1"}
 def entry(team, pack, name: str, scores: dict[str, float], words: int) -> Submission:
     """(Prompt lengths vary by task around `words`, so length and entry can be told apart.)"""
     """A finished submission whose stored figures follow from `scores` (per task), as figures_rebuild would store them."""
-    submission = Submission.objects.create(team=team, pack=pack, pack_revision=pack.revision, prompter=name, status="done", judge_label="test judge", **JUDGE)
+    submission = Submission.objects.create(
+        team=team, pack=pack, pack_revision=pack.revision, prompter=name, status="done", judge_label="test judge", **JUDGE
+    )
     tasks = {t.task_id: t for t in pack.tasks.all()}
     categories = {t: task.category for t, task in tasks.items()}
     for i, task_id in enumerate(scores):
         PromptEntry.objects.create(submission=submission, task=tasks[task_id], text=" ".join(["word"] * (words + 3 * i)))
     rows = [Figure(submission=submission, scope="task", key=t, value=v, n=1, **JUDGE) for t, v in scores.items()]
-    for category in sorted(set(categories[t] for t in scores)):
+    for category in sorted({categories[t] for t in scores}):
         values = [v for t, v in scores.items() if categories[t] == category]
         rows.append(Figure(submission=submission, scope="category", key=category, value=sum(values) / len(values), n=len(values), **JUDGE))
-    rows.append(Figure(submission=submission, scope="overall", key="overall", value=board_score(scores, categories), n=len(scores), **JUDGE))
+    rows.append(
+        Figure(submission=submission, scope="overall", key="overall", value=board_score(scores, categories), n=len(scores), **JUDGE)
+    )
     Figure.objects.bulk_create(rows)
     return submission
 
@@ -49,7 +52,11 @@ def test_publishing_computes_and_stores_the_board_statistics(board):
     assert set(stats.entries) == {str(strong.pk), str(twin_a.pk), str(twin_b.pk)}
     # Two tasks a category: too few for intervals, so ranks are by score alone, with no range and no win rate.
     assert stats.intervals == {"shown": False, "minimum_tasks": 8} and not stats.style["identified"]
-    assert (stats.entries[str(strong.pk)]["rank"], stats.entries[str(strong.pk)]["rank_high"], stats.entries[str(strong.pk)]["win_rate"]) == (1, None, None)
+    assert (
+        stats.entries[str(strong.pk)]["rank"],
+        stats.entries[str(strong.pk)]["rank_high"],
+        stats.entries[str(strong.pk)]["win_rate"],
+    ) == (1, None, None)
     assert stats.entries[str(twin_a.pk)]["rank"] == stats.entries[str(twin_b.pk)]["rank"] == 2  # the same score
     # Rerunning the computation on the same stored inputs gives the same numbers (seeded): the download's promise.
     again = board_stats_compute(**board_inputs(pack, pack.revision, **JUDGE))
@@ -78,8 +85,10 @@ def wide_board(transactional_db, team):
     pack, _ = pack_save(data=read_own_pack(settings.BASE_DIR / "tasks" / "packs" / "atelier-original"))
     tasks = sorted(pack.tasks.values_list("task_id", flat=True))
     noise = [((i * 7919) % 23 - 11) / 2 for i in range(len(tasks))]  # fixed, task by task
-    made = [entry(team, pack, name, {t: base + noise[(i + shift) % len(tasks)] for i, t in enumerate(tasks)}, words=words)
-            for name, base, shift, words in (("strong", 80.0, 0, 30), ("twin-a", 50.0, 1, 10), ("twin-b", 50.2, 2, 20))]  # fmt: skip
+    made = [
+        entry(team, pack, name, {t: base + noise[(i + shift) % len(tasks)] for i, t in enumerate(tasks)}, words=words)
+        for name, base, shift, words in (("strong", 80.0, 0, 30), ("twin-a", 50.0, 1, 10), ("twin-b", 50.2, 2, 20))
+    ]
     for submission in made:  # lengths vary within each entry, and each entry's range holds the board's typical length
         for i, prompt in enumerate(submission.entries.order_by("task__task_id")):
             prompt.text = " ".join(["word"] * (5 + (i * 37) % 60))
@@ -97,7 +106,7 @@ def test_a_board_with_enough_tasks_shows_intervals_rank_ranges_and_style_control
     assert rows["twin-a"]["rank"] == rows["twin-b"]["rank"] == 2 and rows["twin-a"]["rank_high"] == rows["twin-b"]["rank_high"] == 3
     assert all(r["low"] <= r["score"] <= r["high"] and 0 <= r["lc"] <= 100 for r in rows.values())
     page = client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()
-    assert "2 <span class=\"ci\">(2–3)</span>" in page and "tied" in page and "Length-controlled" in page and 'id="no-intervals"' not in page
+    assert '2 <span class="ci">(2–3)</span>' in page and "tied" in page and "Length-controlled" in page and 'id="no-intervals"' not in page
     assert "300 tasks scored for each of the 3 ranked entries" in page
     by_lc = client.get(f"/?board={pack.pk}:{pack.revision}&sort=lc&dir=desc").content.decode()
     first = max(rows, key=lambda name: rows[name]["lc"])
@@ -118,7 +127,9 @@ def test_eta_comes_from_this_runs_own_pace(team, sample_pack):
 
     from evaluation.selectors import submission_eta
 
-    submission = Submission.objects.create(team=team, pack=sample_pack, prompter="p", status="judging", started=timezone.now() - timedelta(seconds=100))
+    submission = Submission.objects.create(
+        team=team, pack=sample_pack, prompter="p", status="judging", started=timezone.now() - timedelta(seconds=100)
+    )
     progress = {"renders": {"done": 10, "pending": 0}, "judgements": {"done": 10, "pending": 30}}
     eta = submission_eta(submission, progress)
     assert eta["per_second"] == pytest.approx(0.2, rel=0.01) and eta["seconds_left"] == pytest.approx(150, rel=0.02)
@@ -128,11 +139,11 @@ def test_eta_comes_from_this_runs_own_pace(team, sample_pack):
 
 
 def test_daily_cap_selection_limit_and_withdrawal(client, settings, owner, team, sample_pack, example_prompts):
-    from submissions.services import CapReached, daily_cap_check, entry_select, entry_withdraw
+    from submissions.services import CapReached, daily_cap_check, entry_select
 
     settings.ATELIER_DAILY_SUBMISSIONS, settings.ATELIER_BOARD_SELECTION = 3, 2
     tasks = sorted(sample_pack.tasks.values_list("task_id", flat=True))
-    made = [entry(team, sample_pack, f"try-{i}", {t: 40.0 + i for t in tasks}, words=10) for i in range(3)]
+    made = [entry(team, sample_pack, f"try-{i}", dict.fromkeys(tasks, 40.0 + i), words=10) for i in range(3)]
     Submission.objects.create(team=team, pack=sample_pack, prompter="broken", status="failed")  # does not count
     with pytest.raises(CapReached, match="3 submissions in the last 24 hours"):
         daily_cap_check(team)
@@ -180,7 +191,9 @@ def test_board_download_recomputes_to_the_published_numbers(client, team, sample
     assert differences(path) == []
     published = json.loads(zipfile.ZipFile(path).read("board.json"))
     spec = published["judge"]["spec"]
-    assert spec["engine"] == "embedding" and spec["route"] and spec["base_version"] and published["statistics"]["ranked_on"]["split"] == "all"
+    assert (
+        spec["engine"] == "embedding" and spec["route"] and spec["base_version"] and published["statistics"]["ranked_on"]["split"] == "all"
+    )
     tampered = tmp_path / "tampered.zip"
     published["entries"][0]["figures"]["overall:overall"]["value"] += 1  # every kind of tamper: tests/test_recompute_tamper.py
     with zipfile.ZipFile(path) as source, zipfile.ZipFile(tampered, "w") as target:
@@ -223,7 +236,9 @@ def test_a_pack_with_enough_hidden_test_tasks_is_ranked_by_them(client, monkeypa
     assert stats.entries[str(tuned.pk)]["score"] == pytest.approx(30.0) and stats.entries[str(tuned.pk)]["gap"] == pytest.approx(60.0)
     assert stats.entries[str(honest.pk)]["rank"] == 1
     page = client.get("/").content.decode()
-    assert "Ranked by the hidden test split" in page and page.index(">honest</a>") < page.index(">tuned</a>")  # overall would put tuned first
+    assert "Ranked by the hidden test split" in page and page.index(">honest</a>") < page.index(
+        ">tuned</a>"
+    )  # overall would put tuned first
     overall = client.get("/?sort=overall&dir=desc").content.decode()
     assert overall.index(">tuned</a>") < overall.index(">honest</a>")
 
@@ -237,7 +252,7 @@ def test_board_stats_without_enough_test_tasks_rank_every_task(board):
 def test_an_entry_that_misses_tasks_is_listed_unranked_with_what_it_covers(client, team, board):
     pack, strong, *_ = board
     some = sorted(pack.tasks.exclude(category="IM").values_list("task_id", flat=True))[:3]
-    partial = entry(team, pack, "partial", {t: 99.0 for t in some}, words=10)  # the best scores, on 3 of 6 tasks
+    partial = entry(team, pack, "partial", dict.fromkeys(some, 99.0), words=10)  # the best scores, on 3 of 6 tasks
     submissions_publish(submissions=Submission.objects.filter(pk=partial.pk))
     stats = BoardStats.objects.get(pack=pack, **JUDGE).entries[str(partial.pk)]
     missing = [c for c in ("OE", "CO", "IM") if pack.tasks.filter(category=c).exclude(task_id__in=some).exists()]

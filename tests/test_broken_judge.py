@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from evaluator.judge.redact import Redactor
-from evaluation.selectors import submission_cost
 from evaluation.models import Judgement, Status, Submission, UnitStatus
+from evaluation.selectors import submission_cost
+from evaluator.judge.redact import Redactor
 from submissions.services import submission_create, submissions_publish, token_create
 from tests.openai_server import ITEMS_HEADER, Reply, judge_responder, keys_after, request_text
 from tests.test_task_browser_and_targets import hidden_strings
@@ -20,14 +20,16 @@ PROMPTS = b'{"task_id": "oe-s01", "prompt": "Gouache bread loaves in warm mornin
 
 def test_the_redactor_replaces_items_in_every_form_it_may_take():
     hide = Redactor.for_items(["The prompt says 'blue' \u00e9", "The prompt says"], ["A key is visible"])
-    text = 'missing keys ["The prompt says \'blue\' \\u00e9", "the prompt says"]; THE PROMPT SAYS \'blue\' é; a key is visible'
+    text = "missing keys [\"The prompt says 'blue' \\u00e9\", \"the prompt says\"]; THE PROMPT SAYS 'blue' é; a key is visible"
     assert hide.text(text) == 'missing keys ["item 1", "item 2"]; item 1; image item 1'
     assert hide.value({"The prompt says": ["A key is visible", 3]}) == {"item 2": ["image item 1", 3]}
     assert Redactor.none().text("The prompt says") == "The prompt says"
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failing_judge_leaves_the_submission_incomplete_unpublishable_and_resumable(team, sample_pack, scripted_judge, settings, client, admin_client):
+def test_a_failing_judge_leaves_the_submission_incomplete_unpublishable_and_resumable(
+    team, sample_pack, scripted_judge, settings, client, admin_client
+):
     settings.ATELIER_JUDGE_MAX_RETRIES = 2  # the client retries each 500 twice: three requests per call
     scripted_judge.default = lambda request: Reply(status=500, content="scripted outage")
     submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=PROMPTS)
@@ -74,15 +76,27 @@ def test_a_judge_that_echoes_hidden_items_leaks_nothing(team, owner, sample_pack
 
     failed = Judgement.objects.filter(submission=submission, status=UnitStatus.FAILED, entry__task__split="test")
     assert failed.exists() and all("item 1" in j.remote_text and j.reason.startswith("invalid reply after") for j in failed)
-    stored = [json.dumps([j.reason, j.raw, j.rationales, j.details, j.remote_text]) for j in Judgement.objects.filter(submission=submission, entry__task__split="test")]
+    stored = [
+        json.dumps([j.reason, j.raw, j.rationales, j.details, j.remote_text])
+        for j in Judgement.objects.filter(submission=submission, entry__task__split="test")
+    ]
     assert [h for h in hidden for s in stored if h in s or json.dumps(h)[1:-1] in s] == []
 
     _, token = token_create(team=team, name="t")
-    urls = [f"/submissions/{submission.pk}/", f"/submissions/{submission.pk}/breakdown.csv", f"/submissions/{submission.pk}/breakdown.jsonl", "/"]
-    bodies = {u: client.get(u) for u in urls} | {"api": client.get(f"/api/v1/submissions/{submission.pk}", HTTP_AUTHORIZATION=f"Bearer {token}")}
+    urls = [
+        f"/submissions/{submission.pk}/",
+        f"/submissions/{submission.pk}/breakdown.csv",
+        f"/submissions/{submission.pk}/breakdown.jsonl",
+        "/",
+    ]
+    bodies = {u: client.get(u) for u in urls} | {
+        "api": client.get(f"/api/v1/submissions/{submission.pk}", HTTP_AUTHORIZATION=f"Bearer {token}")
+    }
     for url, response in bodies.items():
         assert response.status_code == 200, url
         text = html.unescape((b"".join(response.streaming_content) if response.streaming else response.content).decode())
         assert [h for h in hidden if h in text or json.dumps(h)[1:-1] in text] == [], url
     dev = sample_pack.tasks.get(task_id="co-s01").prompt_checklist[0]
-    assert Judgement.objects.filter(submission=submission, entry__task__task_id="co-s01", remote_text__contains=dev).exists()  # dev text stays readable, for staff
+    assert Judgement.objects.filter(
+        submission=submission, entry__task__task_id="co-s01", remote_text__contains=dev
+    ).exists()  # dev text stays readable, for staff

@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import pytest
 
+from evaluation.models import Submission
 from evaluator.judge.types import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
 from ratings.models import ExpertRating, RatingAssignment
 from ratings.selectors import next_assignment
 from ratings.services import rating_queue_fill
-from evaluation.models import Submission
 from tests.test_expert_queue import expert, rendered_submission
 
 
 def keys_for(assignment: RatingAssignment, score: str) -> str:
     """Every question in page order: prompt dimensions, prompt checklist, image dimensions, image checklist."""
     task = assignment.entry.task
-    return score * len(PROMPT_DIMENSIONS) + "y" * len(task.prompt_checklist) + score * len(IMAGE_DIMENSIONS) + "n" * len(task.image_checklist)
+    return (
+        score * len(PROMPT_DIMENSIONS) + "y" * len(task.prompt_checklist) + score * len(IMAGE_DIMENSIONS) + "n" * len(task.image_checklist)
+    )
 
 
 def rate_with_keys(browser, assignment: RatingAssignment, score: str, shot: str) -> None:

@@ -15,7 +15,14 @@ from studies.services import invitations_create, study_create
 def retry_study(sample_pack):
     from evaluation import runtime
 
-    return study_create(name="Browser pilot", pack=sample_pack, per_category=1, rounds=1, retry_attempts=2, retry_backend=next(iter(runtime.backend_configs())))
+    return study_create(
+        name="Browser pilot",
+        pack=sample_pack,
+        per_category=1,
+        rounds=1,
+        retry_attempts=2,
+        retry_backend=next(iter(runtime.backend_configs())),
+    )
 
 
 @pytest.fixture
@@ -49,8 +56,15 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
     browser.click_and_wait("#questionnaire-go")  # nothing answered: the required questions are marked
     browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, ".question.invalid"))
     browser.shot("study-2-questionnaire-problems")
-    for key, option in (("t2i_experience", "1to2y"), ("t2i_frequency", "weekly"), ("professional", "no"), ("art_background", "self"),
-                        ("check_seed", "seed"), ("check_cfg", "strict"), ("check_thirds", "lines")):  # fmt: skip
+    for key, option in (
+        ("t2i_experience", "1to2y"),
+        ("t2i_frequency", "weekly"),
+        ("professional", "no"),
+        ("art_background", "self"),
+        ("check_seed", "seed"),
+        ("check_cfg", "strict"),
+        ("check_thirds", "lines"),
+    ):
         browser.find(f'input[name="{key}"][value="{option}"]').click()
     browser.click_and_wait("#questionnaire-go")
     reloaded = tried = False
@@ -84,7 +98,9 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
             held_attempts.pop()()  # the worker renders and scores the attempt while the page waits
             browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, "#attempts figure[data-status=ok] img"), timeout=60)
             assert "similarity" in browser.find("#attempts figcaption").text
-            assert browser.driver.execute_script("return window.__atelierMarked === true;") and not browser.find("#try").get_attribute("disabled")  # the page polled: no reload
+            assert browser.driver.execute_script("return window.__atelierMarked === true;") and not browser.find("#try").get_attribute(
+                "disabled"
+            )  # the page polled: no reload
             browser.shot("study-4-im-attempt")
             tried = True
         else:
@@ -98,4 +114,3 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
     browser.get("/")
     assert f"Humans — {participant.tier}" in browser.driver.page_source and "Humans — all" in browser.driver.page_source
     browser.shot("study-6-leaderboard-humans")
-

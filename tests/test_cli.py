@@ -177,7 +177,9 @@ def test_openapi_description_is_valid_and_describes_every_api_route(client):
 
 def test_endpoint_add_test_and_run_until_done(logged_in, prompter_server, settings):
     settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)  # the scripted prompter listens on this machine
-    added = atelier(logged_in, "endpoint", "add", "--name", "scripted", "--base-url", prompter_server.base_url, "--model", "scripted-prompter")
+    added = atelier(
+        logged_in, "endpoint", "add", "--name", "scripted", "--base-url", prompter_server.base_url, "--model", "scripted-prompter"
+    )
     assert added.returncode == 0, added.stderr
     endpoint = json.loads(added.stdout)
     assert endpoint["name"] == "scripted" and endpoint["host"] == prompter_server.base_url.split("/")[2]

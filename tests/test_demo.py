@@ -19,7 +19,9 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     call_command("demo")  # running it again adds nothing
     assert settings.ATELIER_PROMPTER_ALLOWED_HOSTS == allowed  # its local prompter was allowed for the command only
     submissions = Submission.objects.exclude(origin="human")
-    assert submissions.count() == 6  # the example upload, the baseline, the scripted endpoint single-turn and 3 rounds, 2 rules on the original pack
+    assert (
+        submissions.count() == 6
+    )  # the example upload, the baseline, the scripted endpoint single-turn and 3 rounds, 2 rules on the original pack
     humans = Submission.objects.filter(origin="human")
     assert humans.count() == 4 and all(h.status == "done" and not h.published for h in humans)  # the scripted participants, once
     assert all(s.status == "done" and s.published for s in submissions), [(s.status, s.error) for s in submissions]

@@ -46,10 +46,17 @@ for published in (True, False):
 
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "OPENAI_BASE_URL")}
-    return keep | PRODUCTION | {
-        "SECRET_KEY": secrets.token_urlsafe(64), "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        "STATIC_ROOT": str(tmp_path / "static"), "MEDIA_ROOT": str(tmp_path / "media"),
-    } | extra  # fmt: skip
+    return (
+        keep
+        | PRODUCTION
+        | {
+            "SECRET_KEY": secrets.token_urlsafe(64),
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "STATIC_ROOT": str(tmp_path / "static"),
+            "MEDIA_ROOT": str(tmp_path / "media"),
+        }
+        | extra
+    )
 
 
 def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
@@ -60,8 +67,14 @@ def test_check_deploy_is_clean_in_the_production_profile(tmp_path):
     result = manage(environment(tmp_path), "check", "--deploy", "--fail-level", "WARNING")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "System check identified no issues" in result.stdout
-    insecure = manage(environment(tmp_path, SECURE_SSL_REDIRECT="false", SECURE_HSTS_SECONDS="0"), "check", "--deploy", "--fail-level", "WARNING")
-    assert insecure.returncode != 0 and "security.W004" in insecure.stderr + insecure.stdout and "security.W008" in insecure.stderr + insecure.stdout
+    insecure = manage(
+        environment(tmp_path, SECURE_SSL_REDIRECT="false", SECURE_HSTS_SECONDS="0"), "check", "--deploy", "--fail-level", "WARNING"
+    )
+    assert (
+        insecure.returncode != 0
+        and "security.W004" in insecure.stderr + insecure.stdout
+        and "security.W008" in insecure.stderr + insecure.stdout
+    )
 
 
 def free_port() -> int:
@@ -93,8 +106,12 @@ def gunicorn(tmp_path):
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "atelier.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and server.poll() is None:
         try:

@@ -56,7 +56,9 @@ def status_on_page(browser, submission: Submission) -> str:
     return status
 
 
-def test_an_upload_returns_at_once_and_the_page_follows_the_work(browser, client, owner, team, sample_pack, example_prompts, tmp_path, stepped_background):
+def test_an_upload_returns_at_once_and_the_page_follows_the_work(
+    browser, client, owner, team, sample_pack, example_prompts, tmp_path, stepped_background
+):
     step, ran = stepped_background
     prompts = tmp_path / "prompts.jsonl"
     prompts.write_bytes(example_prompts)
@@ -67,7 +69,7 @@ def test_an_upload_returns_at_once_and_the_page_follows_the_work(browser, client
     started = time.perf_counter()
     browser.click_and_wait("form[enctype='multipart/form-data'] button[type=submit]")
     answered = time.perf_counter() - started
-    browser.shot('embedded-upload')
+    browser.shot("embedded-upload")
     submission = Submission.objects.get()
     print(f"\nupload to next page: {answered * 1000:.0f} ms (embedded default, background thread)")
     assert submission.status == "queued" and ran == []  # the request answered without running any job

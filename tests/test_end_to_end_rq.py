@@ -33,7 +33,9 @@ def expected_task_score(task, clip_by_backend: dict[str, float]) -> float:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_rq_worker_evaluates_submission_and_leaderboard_shows_it(redis_url, settings, shipped_backends, scripted_judge, team, sample_pack, example_prompts, client):
+def test_rq_worker_evaluates_submission_and_leaderboard_shows_it(
+    redis_url, settings, shipped_backends, scripted_judge, team, sample_pack, example_prompts, client
+):
     settings.REDIS_URL = redis_url
     submission = submission_create(team=team, pack=sample_pack, prompter="Model RQ", filename="p.jsonl", data=example_prompts)
     connection = get_connection("default")
@@ -112,7 +114,9 @@ def test_missing_weights_fail_the_submission_with_the_model_named(settings, tmp_
     settings.ATELIER_BACKENDS_FILE = backends
     settings.ATELIER_QUEUES = ("default", "judge", "render-local-sd")
     runtime.reset()
-    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=b'{"task_id": "oe-s01", "prompt": "x"}')
+    submission = submission_create(
+        team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=b'{"task_id": "oe-s01", "prompt": "x"}'
+    )
     submission.refresh_from_db()
     assert submission.status == "failed"
     assert "no image could be rendered" in submission.error and "no-such-weights" in submission.error

@@ -7,11 +7,11 @@ import json
 
 import pytest
 
+from evaluation.models import CallStatus, PromptCall, Status, Submission
 from evaluation.workqueue import QueueUnavailable
 from submissions import services
-from evaluation.models import CallStatus, PromptCall, Status, Submission
-from teams.models import Endpoint
 from submissions.services import team_create, token_create
+from teams.models import Endpoint
 from tests.openai_server import scripted_prompt
 
 KEY = "sk-live-APIKEY-c0ffee-42"
@@ -53,7 +53,9 @@ def assert_no_secret(response, endpoint: Endpoint) -> None:
 
 
 def running_run(team, pack, endpoint) -> Submission:
-    submission = Submission.objects.create(team=team, pack=pack, prompter="p", origin="endpoint", endpoint=endpoint, condition="plain", status=Status.PROMPTING)
+    submission = Submission.objects.create(
+        team=team, pack=pack, prompter="p", origin="endpoint", endpoint=endpoint, condition="plain", status=Status.PROMPTING
+    )
     for task in pack.tasks.order_by("category", "task_id")[:2]:
         PromptCall.objects.create(submission=submission, task=task, status=CallStatus.PENDING)
     return submission
@@ -73,7 +75,12 @@ def test_every_endpoint_api_url_needs_a_token(client, team, endpoint, sample_pac
 
 
 def test_register_returns_201_without_the_key_and_the_list_shows_it(client, team, token, prompter_server, local_prompters):
-    response = post_json(client, "/api/v1/endpoints", {"name": "api one", "base_url": prompter_server.base_url, "model": "tiny", "api_key": KEY, "temperature": 0.3}, token)
+    response = post_json(
+        client,
+        "/api/v1/endpoints",
+        {"name": "api one", "base_url": prompter_server.base_url, "model": "tiny", "api_key": KEY, "temperature": 0.3},
+        token,
+    )
     assert response.status_code == 201, response.content
     endpoint = Endpoint.objects.get()
     created = response.json()
@@ -93,7 +100,9 @@ def test_register_with_form_fields_and_no_key(client, token, prompter_server, lo
 
 def test_register_refused_private_address_is_400_naming_the_field(client, token, settings):
     settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ()
-    response = post_json(client, "/api/v1/endpoints", {"name": "lan", "base_url": "http://192.168.1.20/v1", "model": "m", "api_key": KEY}, token)
+    response = post_json(
+        client, "/api/v1/endpoints", {"name": "lan", "base_url": "http://192.168.1.20/v1", "model": "m", "api_key": KEY}, token
+    )
     assert response.status_code == 400
     body = response.json()
     assert body["field"] == "base_url" and body["error"].startswith("base URL: ") and "private" in body["error"]

@@ -14,12 +14,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from evaluation.crypto import decrypt
+from evaluation.models import CallStatus, Figure, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
 from evaluation.trajectories import CALL_LOG_FIELDS
 from evaluation.workqueue import QueueUnavailable
-from evaluation.models import Figure
 from submissions import services
-from evaluation.crypto import decrypt
-from evaluation.models import CallStatus, PromptCall, PromptEntry, Render, Status, Submission, UnitStatus
 from teams.models import Endpoint
 from tests.openai_server import Reply, scripted_prompt
 
@@ -61,11 +60,20 @@ def assert_no_secret(text: str, endpoint: Endpoint) -> None:
 def running_run(team, pack, endpoint) -> Submission:
     """An endpoint run stopped mid-prompting: one call made, two still to make (no job is sent)."""
     submission = Submission.objects.create(
-        team=team, pack=pack, prompter="tiny-prompter (local)", origin="endpoint", endpoint=endpoint, condition="plain",
-        condition_version="1+abcdef12", status=Status.PROMPTING, prompting={"condition": "plain v1+abcdef12", "endpoint": {"name": "local"}},
-    )  # fmt: skip
+        team=team,
+        pack=pack,
+        prompter="tiny-prompter (local)",
+        origin="endpoint",
+        endpoint=endpoint,
+        condition="plain",
+        condition_version="1+abcdef12",
+        status=Status.PROMPTING,
+        prompting={"condition": "plain v1+abcdef12", "endpoint": {"name": "local"}},
+    )
     tasks = list(pack.tasks.order_by("category", "task_id")[:3])
-    PromptCall.objects.create(submission=submission, task=tasks[0], status=CallStatus.OK, text="a prompt", reply="a prompt", requests=1, latency=0.2)
+    PromptCall.objects.create(
+        submission=submission, task=tasks[0], status=CallStatus.OK, text="a prompt", reply="a prompt", requests=1, latency=0.2
+    )
     for task in tasks[1:]:
         PromptCall.objects.create(submission=submission, task=task, status=CallStatus.PENDING)
     return submission
@@ -82,7 +90,14 @@ def start_run(client, team, endpoint, pack, **fields):
 def test_register_endpoint_on_the_page_stores_the_key_encrypted_and_never_shows_it(owner_client, team, prompter_server, local_prompters):
     response = owner_client.post(
         f"/teams/{team.slug}/endpoints/new/",
-        {"name": "my prompter", "base_url": prompter_server.base_url, "model": "tiny-prompter", "api_key": KEY, "temperature": "0.4", "max_in_flight": "2"},
+        {
+            "name": "my prompter",
+            "base_url": prompter_server.base_url,
+            "model": "tiny-prompter",
+            "api_key": KEY,
+            "temperature": "0.4",
+            "max_in_flight": "2",
+        },
     )
     assert response.status_code == 302, body(response)
     endpoint = Endpoint.objects.get()
@@ -99,7 +114,9 @@ def test_register_endpoint_on_the_page_stores_the_key_encrypted_and_never_shows_
 
 
 def test_register_page_never_renders_the_key_back_after_an_error(owner_client, team, local_prompters):
-    response = owner_client.post(f"/teams/{team.slug}/endpoints/new/", {"name": "x", "base_url": "http://127.0.0.1:9/v1", "model": "", "api_key": KEY})
+    response = owner_client.post(
+        f"/teams/{team.slug}/endpoints/new/", {"name": "x", "base_url": "http://127.0.0.1:9/v1", "model": "", "api_key": KEY}
+    )
     assert response.status_code == 400
     assert "This field is required" in body(response) and KEY not in body(response)
     assert not Endpoint.objects.exists()
@@ -107,7 +124,9 @@ def test_register_page_never_renders_the_key_back_after_an_error(owner_client, t
 
 def test_register_refuses_a_private_address_naming_the_rule_on_the_url_field(owner_client, team, settings):
     settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ()
-    response = owner_client.post(f"/teams/{team.slug}/endpoints/new/", {"name": "lan", "base_url": "http://10.0.0.5/v1", "model": "m", "api_key": KEY})
+    response = owner_client.post(
+        f"/teams/{team.slug}/endpoints/new/", {"name": "lan", "base_url": "http://10.0.0.5/v1", "model": "m", "api_key": KEY}
+    )
     assert response.status_code == 400
     errors = response.context["form"].errors
     assert list(errors) == ["base_url"]
@@ -117,7 +136,9 @@ def test_register_refuses_a_private_address_naming_the_rule_on_the_url_field(own
 
 
 def test_register_refuses_a_second_endpoint_with_the_same_name_on_the_name_field(owner_client, team, endpoint, prompter_server):
-    response = owner_client.post(f"/teams/{team.slug}/endpoints/new/", {"name": "local", "base_url": prompter_server.base_url, "model": "m"})
+    response = owner_client.post(
+        f"/teams/{team.slug}/endpoints/new/", {"name": "local", "base_url": prompter_server.base_url, "model": "m"}
+    )
     assert response.status_code == 400
     assert list(response.context["form"].errors) == ["name"]
     assert Endpoint.objects.count() == 1
@@ -173,7 +194,10 @@ def test_run_redirects_to_the_submission_page_which_shows_the_prompting_section(
     cells = re.findall(r"<td[^>]*>(.*?)</td>", progress)
     calls = PromptCall.objects.filter(submission=submission)
     total, failed = calls.count(), calls.filter(status=CallStatus.FAILED).count()
-    assert calls.filter(status=CallStatus.OK).count() == answered and total in (answered, tasks)  # (a task that cannot be asked may get no call)
+    assert calls.filter(status=CallStatus.OK).count() == answered and total in (
+        answered,
+        tasks,
+    )  # (a task that cannot be asked may get no call)
     # called, ok, failed, refused, open, cancelled, total, requests
     assert cells[:8] == [str(n) for n in (answered + failed, answered, failed, 0, 0, 0, total, answered)]
     assert "the last round that answered" in page
@@ -191,14 +215,16 @@ def test_run_with_feedback_rounds_shows_score_by_round_and_steerability(owner_cl
     submission = Submission.objects.get()
     calls = PromptCall.objects.filter(submission=submission)
     assert calls.count() == 2 * promptable(sample_pack)
-    assert calls.filter(round=1, status=CallStatus.OK).exists(), list(calls.values_list("status", "error", "feedback_status", "feedback_error"))
+    assert calls.filter(round=1, status=CallStatus.OK).exists(), list(
+        calls.values_list("status", "error", "feedback_status", "feedback_error")
+    )
     page = body(owner_client.get(response["Location"]))
     assert "<h3>Score by round</h3>" in page and 'id="round-chart"' in page
     data = json.loads(page.split('<script id="round-chart-data" type="application/json">')[1].split("</script>")[0])
     table = page.split('id="round-scores"')[1].split("</table>")[0]
     for series in data:  # the chart's numbers are the table's
         for x, y in zip(series["x"], series["y"]):
-            assert f"<td>{series['category']}</td><td class=\"num\">{x}</td><td class=\"num\">{y:.1f}</td>" in table
+            assert f'<td>{series["category"]}</td><td class="num">{x}</td><td class="num">{y:.1f}</td>' in table
     assert "vendor/plotly/plotly.min.js" in page and "js/round_chart.js" in page
     assert "ArtWhisperer Markov-chain estimate" in page and 'id="steerability"' in page
     steer = page.split('id="steerability"')[1].split("</table>")[0]
@@ -270,10 +296,10 @@ def test_call_log_page_and_downloads_list_every_call_and_never_the_key(owner_cli
 
 def test_call_log_csv_neutralises_spreadsheet_formulas(owner_client, team, endpoint, sample_pack):
     submission = running_run(team, sample_pack, endpoint)
-    PromptCall.objects.filter(submission=submission, status=CallStatus.OK).update(reply="=HYPERLINK(\"http://x\")", text="=1+1")
+    PromptCall.objects.filter(submission=submission, status=CallStatus.OK).update(reply='=HYPERLINK("http://x")', text="=1+1")
     rows = list(csv.DictReader(io.StringIO(body(owner_client.get(f"/submissions/{submission.pk}/calls.csv")))))
     ok = next(r for r in rows if r["status"] == "ok")
-    assert ok["reply"] == "'=HYPERLINK(\"http://x\")" and ok["text"] == "'=1+1"
+    assert ok["reply"] == '\'=HYPERLINK("http://x")' and ok["text"] == "'=1+1"
 
 
 def test_other_team_gets_404_on_endpoint_pages_call_log_downloads_and_cancel(other_client, team, endpoint, sample_pack):
@@ -285,7 +311,11 @@ def test_other_team_gets_404_on_endpoint_pages_call_log_downloads_and_cancel(oth
     assert other_client.post(f"{base}/test/", {"pack": sample_pack.pk, "condition": "plain"}).status_code == 404
     assert other_client.post(f"{base}/run/", {"pack": sample_pack.pk, "condition": "plain", "samples": 1, "rounds": 1}).status_code == 404
     assert other_client.post(f"{base}/archive/").status_code == 404
-    for url in (f"/submissions/{submission.pk}/calls/", f"/submissions/{submission.pk}/calls.csv", f"/submissions/{submission.pk}/calls.jsonl"):
+    for url in (
+        f"/submissions/{submission.pk}/calls/",
+        f"/submissions/{submission.pk}/calls.csv",
+        f"/submissions/{submission.pk}/calls.jsonl",
+    ):
         assert other_client.get(url).status_code == 404, url
     assert other_client.post(f"/submissions/{submission.pk}/cancel/").status_code == 404
     page = body(other_client.get(f"/submissions/{submission.pk}/"))  # the published page itself is public
@@ -332,9 +362,19 @@ def test_cancel_button_stops_a_running_run(owner_client, team, endpoint, sample_
 def test_submission_page_shows_a_middleware_rewrite_under_the_images(owner_client, team, sample_pack):
     submission = Submission.objects.create(team=team, pack=sample_pack, prompter="m", status=Status.DONE, judge_id="j", judge_version="1")
     entry = PromptEntry.objects.create(submission=submission, task=sample_pack.tasks.first(), text="a cat")
-    Render.objects.create(entry=entry, backend="smoke-sd", image_index=0, seed=1, config_hash="h", prompt_sha="p", status=UnitStatus.OK,
-                          rewritten="a majestic cat, 8k, trending")  # fmt: skip
-    Render.objects.create(entry=entry, backend="smoke-sd-fast", image_index=0, seed=1, config_hash="h", prompt_sha="p", status=UnitStatus.OK)
+    Render.objects.create(
+        entry=entry,
+        backend="smoke-sd",
+        image_index=0,
+        seed=1,
+        config_hash="h",
+        prompt_sha="p",
+        status=UnitStatus.OK,
+        rewritten="a majestic cat, 8k, trending",
+    )
+    Render.objects.create(
+        entry=entry, backend="smoke-sd-fast", image_index=0, seed=1, config_hash="h", prompt_sha="p", status=UnitStatus.OK
+    )
     page = body(owner_client.get(f"/submissions/{submission.pk}/"))
     assert page.count("middleware rewrote the prompt:") == 1 and "a majestic cat, 8k, trending" in page
 
@@ -355,8 +395,16 @@ def board_row(team, pack, prompter, overall, **fields) -> Submission:
 
 def test_leaderboard_shows_condition_origin_and_middleware_and_filters_by_condition(client, team, sample_pack):
     board_row(team, sample_pack, "Endpoint Plain", 70.0, origin="endpoint", condition="plain", condition_version="1+ab12cd34")
-    board_row(team, sample_pack, "Endpoint Guided", 60.0, origin="endpoint", condition="guided", condition_version="1+ee99ff00",
-              backends=[{"name": "smoke-sd", "rewriter": "expand-v1"}])  # fmt: skip
+    board_row(
+        team,
+        sample_pack,
+        "Endpoint Guided",
+        60.0,
+        origin="endpoint",
+        condition="guided",
+        condition_version="1+ee99ff00",
+        backends=[{"name": "smoke-sd", "rewriter": "expand-v1"}],
+    )
     board_row(team, sample_pack, "Upload Novice", 50.0, condition="novice", backends=[{"name": "smoke-sd", "rewriter": ""}])
     page = body(client.get("/"))
     assert "plain v1+ab12cd34" in page and "guided v1+ee99ff00" in page and "novice" in page
@@ -364,7 +412,14 @@ def test_leaderboard_shows_condition_origin_and_middleware_and_filters_by_condit
     assert page.count('class="badge middleware"') == 1
     assert page.index("Endpoint Guided") < page.index('class="badge middleware"') < page.index("Upload Novice")
     select = page.split('id="condition-filter"')[1].split("</select>")[0]
-    assert [o.split(">")[1].split("<")[0] for o in select.split("<option")[1:]] == ["all runs", "single-turn runs", "runs with feedback rounds", "condition guided", "condition novice", "condition plain"]
+    assert [o.split(">")[1].split("<")[0] for o in select.split("<option")[1:]] == [
+        "all runs",
+        "single-turn runs",
+        "runs with feedback rounds",
+        "condition guided",
+        "condition novice",
+        "condition plain",
+    ]
     filtered = body(client.get("/?condition=plain"))
     assert "Endpoint Plain" in filtered and "Endpoint Guided" not in filtered and "Upload Novice" not in filtered
     assert 'value="plain" selected' in filtered and "&condition=plain&sort=OE" in filtered
@@ -392,10 +447,16 @@ def test_a_published_endpoint_run_keeps_the_key_out_of_every_page_and_download(o
     assert submission.status == Status.DONE, submission.error
     assert services.submissions_publish(submissions=Submission.objects.filter(pk=submission.pk)) == 1
     urls = [
-        "/", f"/submissions/{submission.pk}/", f"/submissions/{submission.pk}/breakdown.csv", f"/submissions/{submission.pk}/breakdown.jsonl",
-        f"/submissions/{submission.pk}/calls/", f"/submissions/{submission.pk}/calls.csv", f"/submissions/{submission.pk}/calls.jsonl",
-        f"/teams/{team.slug}/", f"/teams/{team.slug}/endpoints/{endpoint.pk}/",
-    ]  # fmt: skip
+        "/",
+        f"/submissions/{submission.pk}/",
+        f"/submissions/{submission.pk}/breakdown.csv",
+        f"/submissions/{submission.pk}/breakdown.jsonl",
+        f"/submissions/{submission.pk}/calls/",
+        f"/submissions/{submission.pk}/calls.csv",
+        f"/submissions/{submission.pk}/calls.jsonl",
+        f"/teams/{team.slug}/",
+        f"/teams/{team.slug}/endpoints/{endpoint.pk}/",
+    ]
     texts = {}
     for url in urls:
         response = owner_client.get(url)

@@ -12,11 +12,10 @@ from django.core.files.base import ContentFile
 from django.core.management import CommandError, call_command
 from PIL import Image
 
+from evaluation.models import Exemplar, Judgement, PromptEntry, Render, Submission, UnitStatus
 from evaluator.judge.types import IMAGE_DIMENSIONS, PROMPT_DIMENSIONS
-from evaluation.models import Exemplar
 from ratings.models import ExpertRating, Pool, RatingAssignment, TaskPool
 from ratings.services import QueueError, rating_queue_fill
-from evaluation.models import Judgement, PromptEntry, Render, Submission, UnitStatus
 from submissions.services import submission_create
 
 GROUP = "Expert raters"
@@ -46,7 +45,9 @@ def rendered_submission(team, pack, prompter: str = "secret-prompter") -> Submis
     submission = Submission.objects.create(team=team, pack=pack, prompter=prompter, status="done")
     for n, task in enumerate(pack.tasks.order_by("task_id")):
         entry = PromptEntry.objects.create(submission=submission, task=task, text=PROMPTS.get(task.task_id, f"a prompt for {task.task_id}"))
-        render = Render(entry=entry, backend="smoke-sd", image_index=0, seed=n, config_hash="c" * 8, prompt_sha="p" * 8, status=UnitStatus.OK)
+        render = Render(
+            entry=entry, backend="smoke-sd", image_index=0, seed=n, config_hash="c" * 8, prompt_sha="p" * 8, status=UnitStatus.OK
+        )
         render.image.save(f"{submission.pk}-{n}.png", ContentFile(png((40 * n, 90, 160))), save=True)
     return submission
 
@@ -300,8 +301,12 @@ def test_co_items_show_their_constraints_and_im_items_their_target(client, rende
 def test_staff_see_the_queue_in_the_admin(client, rendered, experts, django_user_model):
     queue(rendered, experts, items=2)
     client.force_login(django_user_model.objects.create_superuser("root", password="pw-root-123"))
-    for url in ("/admin/ratings/ratingassignment/", "/admin/ratings/ratingassignment/?pool__exact=evaluation&done_at__isempty=1",
-                "/admin/ratings/taskpool/?pool__exact=exemplar", f"/admin/ratings/ratingassignment/?rater__id__exact={experts[0].pk}"):
+    for url in (
+        "/admin/ratings/ratingassignment/",
+        "/admin/ratings/ratingassignment/?pool__exact=evaluation&done_at__isempty=1",
+        "/admin/ratings/taskpool/?pool__exact=exemplar",
+        f"/admin/ratings/ratingassignment/?rater__id__exact={experts[0].pk}",
+    ):
         assert client.get(url).status_code == 200, url
     page = client.get("/admin/ratings/ratingassignment/").content.decode()
     assert "ana" in page and "-s0" in page  # rater and task id columns
@@ -322,13 +327,21 @@ def test_imports_never_put_a_task_in_both_pools(rendered, experts, tmp_path):
     lines = [{"rater": "ana", "task_id": task_id, "scores": {"instructional_clarity": 3}} for task_id in (evaluation_task, exemplar_task)]
     with pytest.raises(RatingFileError) as info:
         expert_ratings_import(submission=rendered, filename="r.jsonl", data="\n".join(map(json.dumps, lines)).encode())
-    assert info.value.problems == [f"r.jsonl:2: task {exemplar_task} is in the exemplar pool (its ratings calibrate the judge); "
-                                   "an evaluation rating of it would test the judge on what calibrated it"]  # fmt: skip
+    assert info.value.problems == [
+        f"r.jsonl:2: task {exemplar_task} is in the exemplar pool (its ratings calibrate the judge); "
+        "an evaluation rating of it would test the judge on what calibrated it"
+    ]
     assert not ExpertRating.objects.exists()  # nothing half-written
     assert expert_ratings_import(submission=rendered, filename="r.jsonl", data=json.dumps(lines[0]).encode()) == 1
 
     category = rendered.entries.get(task__task_id=evaluation_task).task.category
-    exemplar = {"side": "prompt", "category": category, "task_id": evaluation_task, "text": "a prompt", "scores": dict.fromkeys(PROMPT_DIMENSIONS, 4)}
+    exemplar = {
+        "side": "prompt",
+        "category": category,
+        "task_id": evaluation_task,
+        "text": "a prompt",
+        "scores": dict.fromkeys(PROMPT_DIMENSIONS, 4),
+    }
     path = tmp_path / "exemplars.jsonl"
     path.write_text(json.dumps(exemplar) + "\n")
     with pytest.raises(CommandError, match=f"exemplars.jsonl:1: task {evaluation_task} \\({category}\\) is in the evaluation pool"):

@@ -44,13 +44,21 @@ def test_judge_page_says_why_there_is_no_correlation_and_that_one_rater_rated(ju
     expert_ratings_import(submission=judged, filename="r.jsonl", data=ratings_file(rows))
     page = html.unescape(body(client.get("/judge/")))
     assert "These ratings are one rater's: no expert–expert agreement can be measured" in page
-    assert "No rubric correlation between the judge and the experts: only 2 units rated and judged, and a correlation needs at least 3." in page
-    assert "No judge–expert correlation like with like: no unit (a prompt or image on one dimension) is rated by at least two experts" in page
+    assert (
+        "No rubric correlation between the judge and the experts: only 2 units rated and judged, and a correlation needs at least 3."
+        in page
+    )
+    assert (
+        "No judge–expert correlation like with like: no unit (a prompt or image on one dimension) is rated by at least two experts" in page
+    )
 
     expert_ratings_import(submission=judged, filename="r.jsonl", data=ratings_file([{**r, "rater": "ben"} for r in rows]))
     page = html.unescape(body(client.get("/judge/")))
     assert 'id="one-rater"' not in page
-    assert "No judge–expert correlation like with like: only 2 units rated by at least two experts and judged, and a correlation needs at least 3." in page
+    assert (
+        "No judge–expert correlation like with like: only 2 units rated by at least two experts and judged, and a correlation needs at least 3."
+        in page
+    )
 
 
 def test_a_study_task_page_has_no_way_off_but_withdrawing(client, sample_pack):

@@ -12,8 +12,8 @@ import pytest
 from django.core.management import call_command
 
 from evaluation import judging, runtime
-from evaluator.judge import messages
 from evaluation.models import Judgement, Submission, UnitStatus
+from evaluator.judge import messages
 from submissions.services import submission_create, submissions_publish
 from tests.openai_server import SCRIPTED_BLOCK_MARKER
 
@@ -58,7 +58,12 @@ def test_extended_route_end_to_end_on_the_site(team, sample_pack, extended, clie
     skills = set(others.values_list("skill", flat=True))
     assert {"safety_prompt", "safety_image", "faithfulness", "text_rendering", "color_shift", "target_similarity"} <= skills
     assert not others.filter(status__in=[UnitStatus.FAILED, UnitStatus.BLOCKED]).exists()
-    assert set(others.exclude(skill__startswith="safety").values_list("scale", flat=True)) >= {"likert_1_5", "rate_0_1", "score_0_100", "distance_0_1"}
+    assert set(others.exclude(skill__startswith="safety").values_list("scale", flat=True)) >= {
+        "likert_1_5",
+        "rate_0_1",
+        "score_0_100",
+        "distance_0_1",
+    }
 
     page = client.get(f"/submissions/{submission.pk}/")  # the owner is not logged in: published first
     assert page.status_code == 404

@@ -64,7 +64,9 @@ long_text = st.builds(
     st.sampled_from([39, 40, 41, 199, 200, 201, 255, 256, 3999, 4000, 4001, 20_000, 131_072, 140_000]),
 )
 json_scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), wild_text(20))
-json_values = st.recursive(json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(wild_text(10), inner, max_size=4)), max_leaves=15)
+json_values = st.recursive(
+    json_scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(wild_text(10), inner, max_size=4)), max_leaves=15
+)
 
 
 def to_bytes(text: str) -> bytes:
@@ -80,7 +82,9 @@ task_ids = st.one_of(
     wild_text(12),
     json_values,
 )
-prompts = st.one_of(nice_text, nice_text, wild_text(40), long_text, json_values, st.sampled_from(["", "   ", "\x00", "a\x00b", "\ud800", "\udc80x"]))
+prompts = st.one_of(
+    nice_text, nice_text, wild_text(40), long_text, json_values, st.sampled_from(["", "   ", "\x00", "a\x00b", "\ud800", "\udc80x"])
+)
 samples = st.one_of(
     st.integers(0, 7),
     st.integers(-3, 12),
@@ -110,7 +114,9 @@ def fuzzed_objects(draw) -> bytes:
 
 
 TOKENS = ["NaN", "-NaN", "Infinity", "-Infinity", "1e999", "-1e999", "0x10", "01", "+1", "1_0", "true", "null", ".5", "5.", "1E400"]
-big_digits = st.builds(lambda sign, n: sign + "9" * n, st.sampled_from(["", "-"]), st.sampled_from([19, 20, 21, 22, 400, 4300, 4301, 100_000]))
+big_digits = st.builds(
+    lambda sign, n: sign + "9" * n, st.sampled_from(["", "-"]), st.sampled_from([19, 20, 21, 22, 400, 4300, 4301, 100_000])
+)
 
 
 @st.composite
@@ -127,7 +133,21 @@ def token_lines(draw) -> bytes:
     return json.dumps(obj).replace('"@@"', token).encode()
 
 
-ESCAPES = ["\\ud800", "\\udc80", "\\udfff", "\\ud83d", "\\ud83d\\ude00", "\\u0000", "a\\u0000b", "\\ufeff", "\\uffff", "\\u2028", "\\x41", "\\", "\\u12"]
+ESCAPES = [
+    "\\ud800",
+    "\\udc80",
+    "\\udfff",
+    "\\ud83d",
+    "\\ud83d\\ude00",
+    "\\u0000",
+    "a\\u0000b",
+    "\\ufeff",
+    "\\uffff",
+    "\\u2028",
+    "\\x41",
+    "\\",
+    "\\u12",
+]
 
 
 @st.composite
@@ -175,7 +195,17 @@ def nul_lines(draw) -> bytes:
     return line[:at] + draw(st.sampled_from([b"\x00", b"\x00\x00", b"\\u0000"])) + line[at:]
 
 
-BAD_UTF8 = [b"\xff", b"\xfe", b"\xc0\x80", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xe2\x82", b"\xf4\x90\x80\x80", b"\x80", b"\xf8\x88\x80\x80\x80"]
+BAD_UTF8 = [
+    b"\xff",
+    b"\xfe",
+    b"\xc0\x80",
+    b"\xed\xa0\x80",
+    b"\xed\xbf\xbf",
+    b"\xe2\x82",
+    b"\xf4\x90\x80\x80",
+    b"\x80",
+    b"\xf8\x88\x80\x80\x80",
+]
 
 
 @st.composite
@@ -189,9 +219,19 @@ blank_lines = st.sampled_from([b"", b"   ", b"\t", b"\x0c", "\u2028".encode(), "
 json_value_lines = st.builds(lambda v, ea: to_bytes(json.dumps(v, ensure_ascii=ea)), json_values, st.booleans())
 
 jsonl_line = st.one_of(
-    valid_lines(), valid_lines(), fuzzed_objects(), token_lines(), escape_lines(), raw_surrogate_lines(), deep_lines(),
-    nul_lines(), bad_utf8_lines(), blank_lines, json_value_lines, st.binary(max_size=80),
-)  # fmt: skip
+    valid_lines(),
+    valid_lines(),
+    fuzzed_objects(),
+    token_lines(),
+    escape_lines(),
+    raw_surrogate_lines(),
+    deep_lines(),
+    nul_lines(),
+    bad_utf8_lines(),
+    blank_lines,
+    json_value_lines,
+    st.binary(max_size=80),
+)
 separators = st.sampled_from([b"\n", b"\r\n", b"\r", b"\n\n"])
 boms = st.sampled_from([b"", b"", UTF8_BOM, UTF8_BOM * 2, b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff"])
 
@@ -249,7 +289,10 @@ def csv_files(draw) -> bytes:
         header = ",".join(draw(st.permutations(["task_id", "prompt", "sample"]))[: draw(st.integers(1, 3))])
     else:
         header = draw(csv_rows(header_names))
-    good = [f"{t},{p.replace(',', ' ')},{s}" for t, p, s in draw(st.lists(st.tuples(st.sampled_from(TASK_IDS), nice_text, st.integers(0, 7)), max_size=3))]
+    good = [
+        f"{t},{p.replace(',', ' ')},{s}"
+        for t, p, s in draw(st.lists(st.tuples(st.sampled_from(TASK_IDS), nice_text, st.integers(0, 7)), max_size=3))
+    ]
     rows = draw(st.lists(st.one_of(st.sampled_from(good or ["oe-s01,plain,0"]), csv_rows(csv_cells)), max_size=6))
     sep = draw(st.sampled_from(["\n", "\r\n", "\r"]))
     text = sep.join([header, *rows]) + (sep if draw(st.booleans()) else "")
@@ -278,7 +321,9 @@ def good_jsonl(draw) -> bytes:
 def good_csv(draw) -> bytes:
     columns = draw(st.permutations(["task_id", "prompt", "sample"]))
     out = io.StringIO()
-    writer = csv.writer(out, quoting=draw(st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL])), lineterminator=draw(st.sampled_from(["\n", "\r\n"])))
+    writer = csv.writer(
+        out, quoting=draw(st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL])), lineterminator=draw(st.sampled_from(["\n", "\r\n"]))
+    )
     writer.writerow(columns)
     writer.writerows([{"task_id": t, "prompt": p, "sample": s}[c] for c in columns] for t, s, p in draw(entries))
     return to_bytes(out.getvalue())
@@ -298,17 +343,40 @@ oversize = st.builds(
     st.sampled_from([b"task_id,prompt\n", b'{"task_id": "oe-s01", "prompt": "']),
 )
 odd_files = st.one_of(
-    jsonl_files(), jsonl_files(), spoiled_jsonl(), csv_files(), csv_files(), st.binary(max_size=400), st.sampled_from([b"", UTF8_BOM, b"\n", b"\x00"]), oversize
+    jsonl_files(),
+    jsonl_files(),
+    spoiled_jsonl(),
+    csv_files(),
+    csv_files(),
+    st.binary(max_size=400),
+    st.sampled_from([b"", UTF8_BOM, b"\n", b"\x00"]),
+    oversize,
 )
 
 EXTENSIONS = [".jsonl", ".csv", ".json", ".ndjson", ".JSONL", ".CSV", ".txt", "", ".jsonl.csv", ".csv.jsonl", ".jsonl\x00.csv"]
-ODD_NAMES = ["", ".", "..", "../../etc/passwd.jsonl", "a/b.jsonl", "C:\\dir\\p.csv", "p.jsonl ", " .csv", "\x00.jsonl", "\ud800.jsonl", "p\r\n.csv", '"q".jsonl', "%00.jsonl"]  # fmt: skip
+ODD_NAMES = [
+    "",
+    ".",
+    "..",
+    "../../etc/passwd.jsonl",
+    "a/b.jsonl",
+    "C:\\dir\\p.csv",
+    "p.jsonl ",
+    " .csv",
+    "\x00.jsonl",
+    "\ud800.jsonl",
+    "p\r\n.csv",
+    '"q".jsonl',
+    "%00.jsonl",
+]
 odd_filenames = st.one_of(
     st.builds(lambda stem, ext: stem + ext, st.one_of(st.just("prompts"), wild_text(20), long_text), st.sampled_from(EXTENSIONS)),
     st.sampled_from(ODD_NAMES),
 )
 
-odd_prompters = st.one_of(wild_text(40), long_text, st.sampled_from(["", " ", "\x00", "gpt\x00x", "\ud800", "a\udc80b", "a" * 200, "a" * 201]))
+odd_prompters = st.one_of(
+    wild_text(40), long_text, st.sampled_from(["", " ", "\x00", "gpt\x00x", "\ud800", "a\udc80b", "a" * 200, "a" * 201])
+)
 good_conditions = st.one_of(st.none(), st.just(""), st.sampled_from(["novice", "skilled"]), nice_text.map(lambda t: t[:40]))
 odd_conditions = st.one_of(wild_text(20), long_text, st.sampled_from(["\x00", "\udc80", "c" * 40, "c" * 41]))
 good_api_packs = st.sampled_from([None, "", "sample", "sample@1"])
@@ -316,7 +384,9 @@ odd_api_packs = st.one_of(
     st.sampled_from(["sample@2", "nope", "@", "@1", "sample@", "sample@@1", "x" * 141, "x" * 142, "x" * 500, "sample\x00", "\ud800"]),
     wild_text(20),
 )
-odd_form_packs = st.one_of(st.none(), st.sampled_from(["", "0", "-1", "abc", "1.5", "9" * 30, "\x00", " 1 ", "1\x00", "\ud800", "1e3"]), wild_text(10))
+odd_form_packs = st.one_of(
+    st.none(), st.sampled_from(["", "0", "-1", "abc", "1.5", "9" * 30, "\x00", " 1 ", "1\x00", "\ud800", "1e3"]), wild_text(10)
+)
 # What a WSGI server can hand over as a header value: latin-1 text (gunicorn refuses NUL, CR and LF).
 idempotency_keys = st.one_of(st.none(), st.text(st.characters(min_codepoint=0x20, max_codepoint=0xFF), max_size=250))
 # The request's charset decodes every form field and the file name; UTF-7 can spell a lone surrogate (+2AA-).
@@ -354,9 +424,16 @@ def uploads(draw) -> dict:
 def case(**parts) -> dict:
     """A hand-written request: a clean upload with `parts` changed (for the @example regressions below)."""
     clean = {
-        "file": b'{"task_id": "oe-s01", "prompt": "Gouache bread in morning light"}\n', "filename": "prompts.jsonl", "filename_style": "quoted",
-        "prompter": "fuzz", "condition": None, "api_pack": None, "form_pack": VALID_PK, "idempotency_key": None, "charset": None,
-    }  # fmt: skip
+        "file": b'{"task_id": "oe-s01", "prompt": "Gouache bread in morning light"}\n',
+        "filename": "prompts.jsonl",
+        "filename_style": "quoted",
+        "prompter": "fuzz",
+        "condition": None,
+        "api_pack": None,
+        "form_pack": VALID_PK,
+        "idempotency_key": None,
+        "charset": None,
+    }
     return {**clean, **parts}
 
 
@@ -383,7 +460,9 @@ def multipart(fields: dict[str, str | None], case: dict) -> bytes:
             parts.append(b'Content-Disposition: form-data; name="%s"\r\n\r\n%s' % (name.encode(), encode_field(value, case["charset"])))
     if case["file"] is not None:
         name = disposition_filename(case["filename"], case["filename_style"], case["charset"])
-        parts.append(b'Content-Disposition: form-data; name="file"; ' + name + b"\r\nContent-Type: application/octet-stream\r\n\r\n" + case["file"])
+        parts.append(
+            b'Content-Disposition: form-data; name="file"; ' + name + b"\r\nContent-Type: application/octet-stream\r\n\r\n" + case["file"]
+        )
     body = b"".join(b"--" + BOUNDARY + b"\r\n" + part + b"\r\n" for part in parts) + b"--" + BOUNDARY + b"--\r\n"
     assume(body.count(BOUNDARY) == len(parts) + 1)  # (the generated data never holds the boundary in practice)
     return body
@@ -436,9 +515,18 @@ def test_fuzzed_uploads_never_500_and_never_leave_rows(client, owner, team, samp
     STATS.update(dict.fromkeys(STATS, 0))
 
     @hsettings(
-        max_examples=EXAMPLES, deadline=None, derandomize=True, database=None, print_blob=False,
-        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
-    )  # fmt: skip
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=False,
+        suppress_health_check=[
+            HealthCheck.function_scoped_fixture,
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.large_base_example,
+        ],
+    )
     @given(case=uploads())
     @example(case=case())  # a clean upload: accepted on both paths
     @example(case=case(file=b"task_id,prompt\n" + b"x" * 131_073 + b"\n", filename="long.csv"))  # a CSV field over the csv module's limit
@@ -457,7 +545,9 @@ def test_fuzzed_uploads_never_500_and_never_leave_rows(client, owner, team, samp
         form_pack = str(sample_pack.pk) if case["form_pack"] == VALID_PK else case["form_pack"]
         form_ok = send(client, "form", form_url, multipart({**common, "pack": form_pack}, case), case)
         if case["api_pack"] in (None, "", "sample", "sample@1") and case["form_pack"] == VALID_PK:
-            assert api_ok == form_ok, f"the API {'accepted' if api_ok else 'rejected'} what the form {'accepted' if form_ok else 'rejected'}"
+            assert api_ok == form_ok, (
+                f"the API {'accepted' if api_ok else 'rejected'} what the form {'accepted' if form_ok else 'rejected'}"
+            )
 
     one_input()
     print(

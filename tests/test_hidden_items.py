@@ -10,9 +10,9 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 
+from evaluation.models import Submission
 from ratings.models import ExpertRating, Pool, RatingAssignment
 from ratings.services import rating_queue_fill
-from evaluation.models import Submission
 from tests.test_expert_queue import HIDDEN_GROUP, expert, full_answers, rendered_submission
 
 HIDDEN_TASKS = ["co-s02", "im-s02", "oe-s02"]  # the sample pack's test split
@@ -70,7 +70,11 @@ def test_the_rate_page_never_shows_a_hidden_item_to_a_rater_without_the_permissi
     shown = html.unescape(page.content.decode())
     assert page.status_code == 200 and "0 done of 3" in shown and entry.text not in shown
     answers = full_answers(legacy)
-    responses = [client.post(f"/rate/{legacy.pk}/", answers), client.post(f"/rate/{legacy.pk}/", {**answers, "rationale": ""}), client.get(f"/rate/{legacy.pk}/image")]
+    responses = [
+        client.post(f"/rate/{legacy.pk}/", answers),
+        client.post(f"/rate/{legacy.pk}/", {**answers, "rationale": ""}),
+        client.get(f"/rate/{legacy.pk}/image"),
+    ]
     assert [r.status_code for r in responses] == [404, 404, 404]
     for response in [page, *responses]:
         text = html.unescape(response.content.decode())
@@ -99,8 +103,10 @@ def test_import_refuses_hidden_rows_by_raters_without_the_permission_and_writes_
     message = str(info.value)
     assert "3 problem(s), nothing imported" in message
     for line, task_id, rater in ((2, "oe-s02", "cy"), (3, "co-s02", "nobody"), (4, "co-s02", "ben")):
-        assert (f"ratings.jsonl:{line}: task {task_id} is hidden (test split) and rater {rater!r} may not see its checklists "
-                "(no active user of that name with the permission ratings.rate_hidden_items)") in message  # fmt: skip
+        assert (
+            f"ratings.jsonl:{line}: task {task_id} is hidden (test split) and rater {rater!r} may not see its checklists "
+            "(no active user of that name with the permission ratings.rate_hidden_items)"
+        ) in message
     assert not ExpertRating.objects.exists()
 
     path.write_text("\n".join(map(json.dumps, [rows[0], rows[4]])))

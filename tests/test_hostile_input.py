@@ -9,8 +9,8 @@ import io
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard.downloads import csv_cell
 from evaluation.models import PromptEntry, Submission
+from leaderboard.downloads import csv_cell
 from submissions.services import token_create
 
 GOOD = b'{"task_id": "oe-s01", "prompt": "Gouache bread in morning light"}\n'
@@ -60,7 +60,13 @@ def multipart(fields: dict[str, str], filename: bytes, data: bytes) -> tuple[byt
     """A multipart body built by hand, so the file name can hold bytes no client library would encode."""
     boundary = "atelier-boundary-7f3a"
     parts = [f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode() for k, v in fields.items()]
-    parts.append(f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="'.encode() + filename + b'"\r\nContent-Type: application/octet-stream\r\n\r\n' + data + b"\r\n")
+    parts.append(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="'.encode()
+        + filename
+        + b'"\r\nContent-Type: application/octet-stream\r\n\r\n'
+        + data
+        + b"\r\n"
+    )
     return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
 
 
@@ -82,11 +88,26 @@ def test_a_file_name_that_is_not_utf8_is_a_400_naming_the_field(client, sample_p
 
 @pytest.mark.django_db(transaction=True)
 def test_idempotency_key_returns_the_first_submission(client, sample_pack, token, no_backends):
-    first = client.post("/api/v1/submissions", {"file": SimpleUploadedFile("p.jsonl", GOOD), "prompter": "m"}, HTTP_IDEMPOTENCY_KEY="upload-1", **auth(token))
-    again = client.post("/api/v1/submissions", {"file": SimpleUploadedFile("p.jsonl", GOOD), "prompter": "m"}, HTTP_IDEMPOTENCY_KEY="upload-1", **auth(token))
+    first = client.post(
+        "/api/v1/submissions",
+        {"file": SimpleUploadedFile("p.jsonl", GOOD), "prompter": "m"},
+        HTTP_IDEMPOTENCY_KEY="upload-1",
+        **auth(token),
+    )
+    again = client.post(
+        "/api/v1/submissions",
+        {"file": SimpleUploadedFile("p.jsonl", GOOD), "prompter": "m"},
+        HTTP_IDEMPOTENCY_KEY="upload-1",
+        **auth(token),
+    )
     assert first.status_code == again.status_code == 201 and first.json()["id"] == again.json()["id"]
     assert Submission.objects.count() == 1
-    other = client.post("/api/v1/submissions", {"file": SimpleUploadedFile("p.jsonl", GOOD + GOOD.replace(b"oe-s01", b"co-s01")), "prompter": "m"}, HTTP_IDEMPOTENCY_KEY="upload-1", **auth(token))
+    other = client.post(
+        "/api/v1/submissions",
+        {"file": SimpleUploadedFile("p.jsonl", GOOD + GOOD.replace(b"oe-s01", b"co-s01")), "prompter": "m"},
+        HTTP_IDEMPOTENCY_KEY="upload-1",
+        **auth(token),
+    )
     assert other.status_code == 422 and "already used for a different upload" in other.json()["error"]
     fresh = client.post("/api/v1/submissions", {"file": SimpleUploadedFile("p.jsonl", GOOD), "prompter": "m"}, **auth(token))
     assert fresh.status_code == 201 and Submission.objects.count() == 2  # without a key, a new upload is new
@@ -103,7 +124,9 @@ def test_redis_down_is_a_503_and_stores_nothing(client, owner, team, sample_pack
         response = post(client, token)
         assert response.status_code == 503 and response["Retry-After"] == "30" and "nothing was stored" in response.json()["error"]
         client.force_login(owner)
-        page = client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "m", "file": SimpleUploadedFile("p.jsonl", GOOD)})
+        page = client.post(
+            f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "m", "file": SimpleUploadedFile("p.jsonl", GOOD)}
+        )
         assert page.status_code == 503 and "nothing was stored" in page.content.decode()
     finally:
         for queue in rq_settings.QUEUES.values():
@@ -130,17 +153,27 @@ def test_login_locks_out_after_repeated_wrong_passwords(client, owner, settings)
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():
-    assert [csv_cell(v) for v in ("=HYPERLINK(\"x\")", "@SUM(A1)", "+1", "-cmd", "\tx", "\rx", "plain", -0.5, 3)] == [
-        "'=HYPERLINK(\"x\")", "'@SUM(A1)", "'+1", "'-cmd", "'\tx", "'\rx", "plain", -0.5, 3,
-    ]  # fmt: skip
+    assert [csv_cell(v) for v in ('=HYPERLINK("x")', "@SUM(A1)", "+1", "-cmd", "\tx", "\rx", "plain", -0.5, 3)] == [
+        '\'=HYPERLINK("x")',
+        "'@SUM(A1)",
+        "'+1",
+        "'-cmd",
+        "'\tx",
+        "'\rx",
+        "plain",
+        -0.5,
+        3,
+    ]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_downloaded_prompts_cannot_run_as_formulas(client, team, sample_pack, admin_user):
     from submissions.services import submission_create, submissions_publish
 
-    submission = submission_create(team=team, pack=sample_pack, prompter="f", filename="p.jsonl", data=b'{"task_id": "oe-s01", "prompt": "=HYPERLINK(\\"http://x\\")"}')
+    submission = submission_create(
+        team=team, pack=sample_pack, prompter="f", filename="p.jsonl", data=b'{"task_id": "oe-s01", "prompt": "=HYPERLINK(\\"http://x\\")"}'
+    )
     submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
     body = b"".join(client.get(f"/submissions/{submission.pk}/breakdown.csv").streaming_content).decode()
     rows = list(csv.DictReader(io.StringIO(body)))
-    assert rows and all(r["prompt"] == "'=HYPERLINK(\"http://x\")" for r in rows)
+    assert rows and all(r["prompt"] == '\'=HYPERLINK("http://x")' for r in rows)

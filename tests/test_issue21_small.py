@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from django.contrib.staticfiles import finders
 
+from evaluation.models import Submission
 from ratings.models import ExpertRating
 from ratings.selectors import next_assignment
 from ratings.services import rating_queue_fill
-from evaluation.models import Submission
 from tests.test_browser_rater import keys_for
 from tests.test_expert_queue import expert, rendered_submission
 

@@ -31,9 +31,9 @@ from evaluator.judge import (
     make_judge,
     route_skills,
 )
-from evaluator.judge.skills import Verdict, fill
 from evaluator.judge.openai_judge import RAW_SEPARATOR
 from evaluator.judge.parsing import ReplyFormatError, parse_objective, parse_subjective, strip_fence
+from evaluator.judge.skills import Verdict, fill
 from tests.openai_server import (
     EXPECTED_SUBJECTIVE_SCORE,
     SCRIPTED_COMPLETION_TOKENS,
@@ -144,7 +144,7 @@ def test_happy_path_each_skill(openai_server: ScriptedOpenAIServer, skill: str) 
     declared = get_skill(skill)
     if declared.kind == Kind.RUBRIC:
         dims = DIMENSIONS[declared.side]
-        assert result.scores == {d: EXPECTED_SUBJECTIVE_SCORE for d in dims}
+        assert result.scores == dict.fromkeys(dims, EXPECTED_SUBJECTIVE_SCORE)
         assert set(result.rationales) == set(dims) and result.checklist == {}
         assert result.value == EXPECTED_SUBJECTIVE_SCORE
     else:
@@ -171,7 +171,7 @@ def test_image_sent_as_downscaled_png_data_url(openai_server: ScriptedOpenAIServ
     url = next(p["image_url"]["url"] for p in parts if p["type"] == "image_url")
     prefix = "data:image/png;base64,"
     assert url.startswith(prefix)
-    received = Image.open(io.BytesIO(base64.b64decode(url[len(prefix):])))
+    received = Image.open(io.BytesIO(base64.b64decode(url[len(prefix) :])))
     assert (received.format, received.size) == ("PNG", (256, 192))
 
 
@@ -338,7 +338,11 @@ def embedding_judge() -> EmbeddingJudge:
 
 def test_embedding_prompt_objective(embedding_judge: EmbeddingJudge) -> None:
     task = TaskInput(
-        "oe-1", "OE", "t", "b", {},
+        "oe-1",
+        "OE",
+        "t",
+        "b",
+        {},
         ("The prompt specifies a red fox", "golden hour lighting", "a neon cyberpunk skyline", "a bar chart"),
         (),
     )

@@ -18,8 +18,19 @@ def picture(color: tuple[int, int, int] = (10, 20, 30)) -> Image.Image:
     return Image.new("RGB", (12, 8), color)
 
 
-EXEMPLAR = Exemplar("e1", "co-2", "CO", "prompt", text="A red sign", scores={"instructional_clarity": 4}, notes={"instructional_clarity": "ok"})
-BASE = dict(skill="prompt_subjective", judge_id="openai:m", version="rubric-v2", task=TASK, prompt="a sign", image=picture(), exemplars=(EXEMPLAR,), target=TargetInput(picture((1, 1, 1))))
+EXEMPLAR = Exemplar(
+    "e1", "co-2", "CO", "prompt", text="A red sign", scores={"instructional_clarity": 4}, notes={"instructional_clarity": "ok"}
+)
+BASE = {
+    "skill": "prompt_subjective",
+    "judge_id": "openai:m",
+    "version": "rubric-v2",
+    "task": TASK,
+    "prompt": "a sign",
+    "image": picture(),
+    "exemplars": (EXEMPLAR,),
+    "target": TargetInput(picture((1, 1, 1))),
+}
 
 
 def key(**changes: object) -> str:
@@ -32,7 +43,22 @@ def test_stable_and_hex() -> None:
     # equal content in new objects (images re-created, dict order changed) gives the same key
     same_task = replace(TASK, constraints={"layout": "", "text": "'OPEN'"})
     assert key(task=same_task, image=picture(), target=TargetInput(picture((1, 1, 1)))) == first
-    assert key(exemplars=[Exemplar("e1", "co-2", "CO", "prompt", text="A red sign", scores={"instructional_clarity": 4}, notes={"instructional_clarity": "ok"})]) == first
+    assert (
+        key(
+            exemplars=[
+                Exemplar(
+                    "e1",
+                    "co-2",
+                    "CO",
+                    "prompt",
+                    text="A red sign",
+                    scores={"instructional_clarity": 4},
+                    notes={"instructional_clarity": "ok"},
+                )
+            ]
+        )
+        == first
+    )
 
 
 def test_sensitive_to_every_input() -> None:

@@ -9,8 +9,19 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from evaluator.judge import PROMPT_DIMENSIONS, EmbeddingJudge, EnsembleJudge, JudgeConfig, JudgeResult, OpenAIJudge, TargetInput, TaskInput, make_judge
+from evaluator.judge import (
+    PROMPT_DIMENSIONS,
+    EmbeddingJudge,
+    EnsembleJudge,
+    JudgeConfig,
+    JudgeResult,
+    OpenAIJudge,
+    TargetInput,
+    TaskInput,
+    make_judge,
+)
 from evaluator.judge.ensemble import combine, majority
+from evaluator.judge.messages import DIMENSIONS_HEADER, ITEMS_HEADER
 from tests.openai_server import (
     SCRIPTED_COMPLETION_TOKENS,
     SCRIPTED_PROMPT_TOKENS,
@@ -21,7 +32,6 @@ from tests.openai_server import (
     openai_server,  # noqa: F401 - the fixture
     request_text,
 )
-from evaluator.judge.messages import DIMENSIONS_HEADER, ITEMS_HEADER
 
 TASK = TaskInput("co-9", "CO", "Poster", "A poster.", {}, ("a red fox", "fresh snow", "golden light"), ("a fox",))
 IM_TASK = TaskInput("im-9", "IM", "Copy", "Recreate the target.", {}, ("a fox",), ("a fox",))
@@ -40,7 +50,7 @@ def by_model(request: dict[str, Any]) -> Reply:
     if dims is not None:
         return Reply(content=json.dumps({d: {"score": 4 if i == 0 else 2, "rationale": f"b on {d}"} for i, d in enumerate(dims)}))
     items = keys_after(ITEMS_HEADER, text) or []
-    return Reply(content=json.dumps({item: 1 for item in items}))
+    return Reply(content=json.dumps(dict.fromkeys(items, 1)))
 
 
 def member(server: ScriptedOpenAIServer, model: str) -> OpenAIJudge:
@@ -72,10 +82,10 @@ def test_identity_and_make_judge(server: ScriptedOpenAIServer) -> None:
 def test_subjective_mean_spread_and_agreement(server: ScriptedOpenAIServer) -> None:
     result = EnsembleJudge([member(server, "a"), member(server, "b")]).run("prompt_subjective", TASK, "p")
     first, *rest = PROMPT_DIMENSIONS
-    assert result.status == "ok" and result.scores == {first: 4.0, **{d: 3.0 for d in rest}}
+    assert result.status == "ok" and result.scores == {first: 4.0, **dict.fromkeys(rest, 3.0)}
     assert result.value == pytest.approx((4 + 3 * 3) / 4)
-    assert result.details["members"] == {"openai:a": {d: 4 for d in PROMPT_DIMENSIONS}, "openai:b": {first: 4, **{d: 2 for d in rest}}}
-    assert result.details["spread"] == {first: 0, **{d: 2 for d in rest}}
+    assert result.details["members"] == {"openai:a": dict.fromkeys(PROMPT_DIMENSIONS, 4), "openai:b": {first: 4, **dict.fromkeys(rest, 2)}}
+    assert result.details["spread"] == {first: 0, **dict.fromkeys(rest, 2)}
     assert result.details["agreement"] == 0.25 and result.details["failed_members"] == {}
     assert (result.calls, result.prompt_tokens, result.completion_tokens) == (2, 2 * SCRIPTED_PROMPT_TOKENS, 2 * SCRIPTED_COMPLETION_TOKENS)
     assert result.rationales[first] == f"[openai:a] scripted rationale for {first}\n[openai:b] b on {first}"
@@ -130,7 +140,15 @@ def ok(skill: str, **kwargs: Any) -> JudgeResult:
 def test_combine_safety_blocks_when_any_member_blocks() -> None:
     results = [
         ("j1", ok("safety_prompt", details={"blocked": False, "categories": []})),
-        ("j2", JudgeResult("safety_prompt", "blocked", reason="blocked by safety_prompt: self_harm", details={"blocked": True, "categories": ["self_harm"]})),
+        (
+            "j2",
+            JudgeResult(
+                "safety_prompt",
+                "blocked",
+                reason="blocked by safety_prompt: self_harm",
+                details={"blocked": True, "categories": ["self_harm"]},
+            ),
+        ),
     ]
     merged = combine("safety_prompt", results)
     assert merged.status == "blocked" and merged.value is None and merged.details["categories"] == ["self_harm"]
@@ -154,7 +172,12 @@ def test_combine_faithfulness_mean_and_majority_pass() -> None:
     def fr(weighted: float, passed: float, clarity: int) -> JudgeResult:
         return ok(
             "faithfulness",
-            scores={"weighted_score": weighted, "instruction_faithfulness": weighted, "visual_clarity": (clarity - 1) / 4, "passed": passed},
+            scores={
+                "weighted_score": weighted,
+                "instruction_faithfulness": weighted,
+                "visual_clarity": (clarity - 1) / 4,
+                "passed": passed,
+            },
             details={"dimension_scores": {"visual_clarity": clarity}, "requirements": []},
         )
 

@@ -89,7 +89,9 @@ def test_retrieve_respects_category_side_and_k() -> None:
 
 
 def test_retrieve_with_real_minilm_finds_the_similar_prompt() -> None:
-    exemplars = read_memory_file(MEMORY / "prompt_from_prompt_memory_oe.json") + read_memory_file(UNKNOWN / "prompt_from_prompt_memory_oe.json")
+    exemplars = read_memory_file(MEMORY / "prompt_from_prompt_memory_oe.json") + read_memory_file(
+        UNKNOWN / "prompt_from_prompt_memory_oe.json"
+    )
     pool = embed_exemplars(exemplars)
     query = text_embeddings(["A lighthouse on rocks in a storm, crashing waves, evening light"])[0]
     got = retrieve(query, pool, category="OE", side="prompt", exclude_task_id="oe_99", k=2)
@@ -111,10 +113,13 @@ def test_embed_image_exemplars_with_clip() -> None:
 def test_parse_official_prompt_memory() -> None:
     exemplars = read_memory_dir(MEMORY)
     assert [(e.category, e.side, e.task_id) for e in exemplars] == [
-        ("OE", "image", "oe_01"), ("OE", "image", "oe_02"),
-        ("CO", "prompt", "co_01"), ("IM", "prompt", "im_01"),
-        ("OE", "prompt", "oe_01"), ("OE", "prompt", "oe_02"),
-    ]  # fmt: skip
+        ("OE", "image", "oe_01"),
+        ("OE", "image", "oe_02"),
+        ("CO", "prompt", "co_01"),
+        ("IM", "prompt", "im_01"),
+        ("OE", "prompt", "oe_01"),
+        ("OE", "prompt", "oe_02"),
+    ]
     first = read_memory_file(MEMORY / "prompt_from_prompt_memory_oe.json")[0]
     assert first.scores == {"instructional_clarity": 4, "creative_elaboration": 4, "terminology_proficiency": 5, "intent_formalization": 3}
     assert first.notes["terminology_proficiency"] == "Long exposure and focal length are used correctly."
@@ -156,9 +161,21 @@ def test_a_repeated_record_with_the_same_content_is_kept_once() -> None:
         ("prompt_from_prompt_memory_oe.json", {"a": 1}, "expected a JSON list of records"),
         ("prompt_from_prompt_memory_oe.json", [{"prompt": "p", "prompt_dimensions": {}}], "record 0: field 'task_id'"),
         ("prompt_from_prompt_memory_oe.json", [{"task_id": "oe_1", "prompt_dimensions": {"Clarity": {"score": 3}}}], "field 'prompt'"),
-        ("prompt_from_prompt_memory_oe.json", [{"task_id": "oe_1", "prompt": "p", "prompt_dimensions": {"Clarity": {"score": 7}}}], "score must be an integer 1..5"),
-        ("prompt_from_prompt_memory_oe.json", [{"task_id": "oe_1", "prompt": "p", "prompt_dimensions": {"Mood & Atmosphere": {"score": 3}}}], "unknown prompt dimension 'Mood & Atmosphere'"),
-        ("image_from_image_memory_co.json", [{"task_id": "co_1", "image_path": "missing.png", "image_dimensions": FOUR_IMAGE_DIMS}], "field 'image_path': cannot open image"),
+        (
+            "prompt_from_prompt_memory_oe.json",
+            [{"task_id": "oe_1", "prompt": "p", "prompt_dimensions": {"Clarity": {"score": 7}}}],
+            "score must be an integer 1..5",
+        ),
+        (
+            "prompt_from_prompt_memory_oe.json",
+            [{"task_id": "oe_1", "prompt": "p", "prompt_dimensions": {"Mood & Atmosphere": {"score": 3}}}],
+            "unknown prompt dimension 'Mood & Atmosphere'",
+        ),
+        (
+            "image_from_image_memory_co.json",
+            [{"task_id": "co_1", "image_path": "missing.png", "image_dimensions": FOUR_IMAGE_DIMS}],
+            "field 'image_path': cannot open image",
+        ),
         (
             "prompt_from_prompt_memory_oe.json",
             [{"task_id": "oe_1", "prompt": "p", "prompt_dimensions": {k: v for k, v in FOUR_PROMPT_DIMS.items() if k != "Terminology"}}],
@@ -166,7 +183,10 @@ def test_a_repeated_record_with_the_same_content_is_kept_once() -> None:
         ),
         (
             "prompt_from_prompt_memory_oe.json",
-            [{"task_id": "oe_1", "prompt": "p", "prompt_dimensions": FOUR_PROMPT_DIMS}, {"task_id": "oe_1", "prompt": "q", "prompt_dimensions": FOUR_PROMPT_DIMS}],
+            [
+                {"task_id": "oe_1", "prompt": "p", "prompt_dimensions": FOUR_PROMPT_DIMS},
+                {"task_id": "oe_1", "prompt": "q", "prompt_dimensions": FOUR_PROMPT_DIMS},
+            ],
             "record 1 (oe_1): field 'task_id': repeats record 0 with different content",
         ),
     ],

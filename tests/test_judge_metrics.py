@@ -3,7 +3,6 @@ The pure functions' worked examples (CLIP score, colour shift) are data in tests
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 from PIL import Image
@@ -67,7 +66,9 @@ def test_metric_skills_skip_and_route(embedding_judge: EmbeddingJudge) -> None:
     assert embedding_judge.run("target_similarity", IM_TASK, "p", solid((1, 2, 3))).reason == "no target image was provided"
     assert embedding_judge.run("target_similarity", IM_TASK, "p", None, target=target).reason == "no image was provided"
     assert embedding_judge.run("target_similarity", OE_TASK, "p", solid((1, 2, 3)), target=target).status == "skipped"
-    assert embedding_judge.run("color_shift", IM_TASK, "p", solid((1, 2, 3)), target=target).reason == "IM tasks are not judged on color_shift"
+    assert (
+        embedding_judge.run("color_shift", IM_TASK, "p", solid((1, 2, 3)), target=target).reason == "IM tasks are not judged on color_shift"
+    )
     extended = EmbeddingJudge(JudgeConfig(route="extended"))
     result = extended.run("color_shift", IM_TASK, "p", solid((250, 10, 10)), target=TargetInput(solid((5, 245, 245))))
     assert result.status == "ok" and result.value == 1.0 and result.scores["color_similarity"] == 0.0

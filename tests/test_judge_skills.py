@@ -34,10 +34,10 @@ from evaluator.judge import (
     set_max_in_flight,
     skills_where,
 )
-from evaluator.judge.skills import Verdict, fill
 from evaluator.judge.messages import FAITHFULNESS_HEADER, SAFETY_HEADER, TEXT_HEADER
 from evaluator.judge.parsing import ReplyFormatError, subjective_schema, validate
 from evaluator.judge.rubrics import RUBRIC_DIR, RubricError, load_rubric, parse_rubric
+from evaluator.judge.skills import Verdict, fill
 from evaluator.judge.types import quoted_strings
 from tests.openai_server import (
     EXPECTED_FAITHFULNESS,
@@ -108,9 +108,9 @@ def test_every_skill_declares_what_it_is() -> None:
     # the composite is AtelierEval's four plus target similarity; only rubric skills of the two sides use memory
     assert skills_where(composite=True) == SKILLS + ("target_similarity",)
     assert skills_where(uses_memory=True) == ("prompt_subjective", "image_subjective")
-    assert [n for n, s in sorted(REGISTRY.items(), key=lambda kv: (kv[1].top1_rank is None, kv[1].top1_rank)) if s.top1_rank is not None] == [
-        "image_subjective", "target_similarity", "image_objective",
-    ]  # fmt: skip
+    assert [
+        n for n, s in sorted(REGISTRY.items(), key=lambda kv: (kv[1].top1_rank is None, kv[1].top1_rank)) if s.top1_rank is not None
+    ] == ["image_subjective", "target_similarity", "image_objective"]
 
 
 def test_routes_name_registered_skills_gates_first() -> None:
@@ -134,9 +134,15 @@ def test_routes() -> None:
     assert route_for_task(TASK, "extended") == ("safety_prompt", "safety_image") + SKILLS + ("text_rendering", "faithfulness")
     assert "text_rendering" not in route_for_task(NO_TEXT_TASK, "extended")
     assert route_for_task(IM_TASK, "extended") == (
-        "safety_prompt", "safety_image", "prompt_subjective", "prompt_objective", "image_objective",
-        "target_similarity", "faithfulness", "color_shift",
-    )  # fmt: skip
+        "safety_prompt",
+        "safety_image",
+        "prompt_subjective",
+        "prompt_objective",
+        "image_objective",
+        "target_similarity",
+        "faithfulness",
+        "color_shift",
+    )
     with pytest.raises(ValueError, match="unknown route"):
         route_for_task(TASK, "fancy")
 
@@ -252,7 +258,12 @@ def test_safety_image_sees_image_not_prompt(openai_server: ScriptedOpenAIServer)
 def test_safety_malformed_replies_fail(openai_server: ScriptedOpenAIServer, reply: dict, problem: str) -> None:
     openai_server.queue(*[Reply(content=json.dumps(reply))] * 3)
     result = judge_for(openai_server).run("safety_prompt", TASK, PROMPT)
-    assert result.status == "failed" and result.calls == 3 and problem in result.remote_text and result.reason == "invalid reply after 3 attempt(s)", result.reason
+    assert (
+        result.status == "failed"
+        and result.calls == 3
+        and problem in result.remote_text
+        and result.reason == "invalid reply after 3 attempt(s)"
+    ), result.reason
 
 
 def test_safety_malformed_then_repaired(openai_server: ScriptedOpenAIServer) -> None:
@@ -267,7 +278,7 @@ def test_safety_malformed_then_repaired(openai_server: ScriptedOpenAIServer) -> 
 def test_run_route_prompt_block_blocks_everything(openai_server: ScriptedOpenAIServer) -> None:
     results = run_route(judge_for(openai_server), TASK, PROMPT + SCRIPTED_BLOCK_MARKER, picture(), route="extended")
     assert list(results) == list(route_for_task(TASK, "extended"))
-    assert {s: r.status for s, r in results.items()} == {s: "blocked" for s in results}
+    assert {s: r.status for s, r in results.items()} == dict.fromkeys(results, "blocked")
     assert all(r.value is None and r.calls == 0 for s, r in results.items() if s != "safety_prompt")
     assert len(openai_server.requests) == 1  # only the safety screen was asked
 
@@ -278,9 +289,15 @@ def test_run_route_image_block_keeps_prompt_skills(openai_server: ScriptedOpenAI
     results = run_route(judge_for(openai_server), task, PROMPT, picture(), route="extended")
     statuses = {s: r.status for s, r in results.items()}
     assert statuses == {
-        "safety_prompt": "ok", "safety_image": "blocked", "prompt_subjective": "ok", "prompt_objective": "ok",
-        "image_subjective": "blocked", "image_objective": "blocked", "text_rendering": "blocked", "faithfulness": "blocked",
-    }  # fmt: skip
+        "safety_prompt": "ok",
+        "safety_image": "blocked",
+        "prompt_subjective": "ok",
+        "prompt_objective": "ok",
+        "image_subjective": "blocked",
+        "image_objective": "blocked",
+        "text_rendering": "blocked",
+        "faithfulness": "blocked",
+    }
     assert len(openai_server.requests) == 4
 
 
@@ -309,8 +326,14 @@ def test_text_rendering_happy_path(openai_server: ScriptedOpenAIServer) -> None:
 @pytest.mark.parametrize(
     ("reply", "problem"),
     [
-        ({"BREAD & CO": {"present": 0, "exact": 1, "legible": 0}, "Fresh daily": {"present": 1, "exact": 1, "legible": 1}}, "must be 0 when present is 0"),
-        ({"BREAD & CO": {"present": 1, "exact": 1, "legible": 2}, "Fresh daily": {"present": 1, "exact": 1, "legible": 1}}, '"BREAD & CO".legible must be the integer 0 or 1, got 2'),
+        (
+            {"BREAD & CO": {"present": 0, "exact": 1, "legible": 0}, "Fresh daily": {"present": 1, "exact": 1, "legible": 1}},
+            "must be 0 when present is 0",
+        ),
+        (
+            {"BREAD & CO": {"present": 1, "exact": 1, "legible": 2}, "Fresh daily": {"present": 1, "exact": 1, "legible": 1}},
+            '"BREAD & CO".legible must be the integer 0 or 1, got 2',
+        ),
         ({"BREAD & CO": {"present": 1, "exact": 1, "legible": 1}}, "missing keys ['Fresh daily']"),
         ({"BREAD & CO": {"present": True, "exact": 1, "legible": 1}, "Fresh daily": {"present": 1, "exact": 1, "legible": 1}}, "got true"),
     ],
@@ -368,10 +391,19 @@ def test_faithfulness_critical_miss_fails_the_sample(openai_server: ScriptedOpen
     ("reply", "problem"),
     [
         (faithful_reply([]), "requirements needs at least 1 entries"),
-        (faithful_reply([{"requirement": "x", "kind": "object", "verdict": "partly", "evidence": ""}]), "requirements[0].verdict must be one of"),
+        (
+            faithful_reply([{"requirement": "x", "kind": "object", "verdict": "partly", "evidence": ""}]),
+            "requirements[0].verdict must be one of",
+        ),
         (faithful_reply([{"requirement": "x", "kind": "mood", "verdict": "met", "evidence": ""}]), "requirements[0].kind must be one of"),
         (faithful_reply([{"requirement": "x", "kind": "object", "verdict": "met"}]), "requirements[0]: missing keys ['evidence']"),
-        (faithful_reply([{"requirement": "x", "kind": "object", "verdict": "met", "evidence": ""}], {"visual_clarity": {"score": 3, "rationale": "r"}}), "dimensions: missing keys"),
+        (
+            faithful_reply(
+                [{"requirement": "x", "kind": "object", "verdict": "met", "evidence": ""}],
+                {"visual_clarity": {"score": 3, "rationale": "r"}},
+            ),
+            "dimensions: missing keys",
+        ),
         (json.dumps({"requirements": [], "dimensions": {}, "passed": True}), "unexpected keys ['passed']"),
     ],
 )

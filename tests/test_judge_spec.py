@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from evaluator.judge import EmbeddingJudge, EnsembleJudge, JudgeConfig, OpenAIJudge, clip_weights_identity
-from evaluator.judge import embedding_judge, messages, metric_skills
+from evaluator.judge import (
+    EmbeddingJudge,
+    EnsembleJudge,
+    JudgeConfig,
+    OpenAIJudge,
+    clip_weights_identity,
+    embedding_judge,
+    messages,
+    metric_skills,
+)
 
 URL = "http://127.0.0.1:9/v1"
 
@@ -27,7 +35,10 @@ def test_the_same_configuration_gives_the_same_version() -> None:
         ("the role text", lambda mp: mp.setattr(messages, "_ROLE", messages._ROLE + " Be kind.")),
         ("a checklist instruction", lambda mp: mp.setitem(messages._WHAT_IS_JUDGED, next(iter(messages._WHAT_IS_JUDGED)), "Score it.")),
         ("the calibration intro", lambda mp: mp.setattr(messages, "_CALIBRATION_INTRO", "Examples:")),
-        ("the repair turn", lambda mp: mp.setattr(messages, "repair_messages", lambda reply, problem: [{"role": "user", "content": problem}])),
+        (
+            "the repair turn",
+            lambda mp: mp.setattr(messages, "repair_messages", lambda reply, problem: [{"role": "user", "content": problem}]),
+        ),
         ("a key header", lambda mp: mp.setattr(messages, "ITEMS_HEADER", "Items:")),
         ("the CLIP score constants", lambda mp: mp.setattr(metric_skills, "ALPHA", -150.0)),
     ],

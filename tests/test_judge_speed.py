@@ -15,6 +15,7 @@ from PIL import Image
 
 from evaluation import judging
 from evaluation.judging import target_for
+from evaluation.models import Judgement
 from evaluation.units import task_input
 from evaluator.judge import encoders
 from evaluator.judge.config import DEFAULTS, JudgeConfig
@@ -22,12 +23,11 @@ from evaluator.judge.embedding_judge import EmbeddingJudge
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side, TargetInput, TaskInput
-from evaluation.models import Judgement
 from submissions.services import submission_create
 
 # Both ways on one thread: the thread count is a setting of its own (its default, torch's, is what judged before),
 # and one thread keeps these tests quick on a busy machine.
-PLAIN = dict(memo=False, batch=False, trim_text=False, threads=1)
+PLAIN = {"memo": False, "batch": False, "trim_text": False, "threads": 1}
 CLIP = (DEFAULTS.clip_model, "random")
 
 
@@ -46,11 +46,21 @@ def noise(seed: int, size: int = 64) -> Image.Image:
 
 def test_judging_the_same_inputs_both_ways_gives_identical_results():
     task = TaskInput(
-        task_id="im-x", category="IM", title="Fox", brief="A fox in snow, poster style", constraints={},
+        task_id="im-x",
+        category="IM",
+        title="Fox",
+        brief="A fox in snow, poster style",
+        constraints={},
         prompt_checklist=("The prompt names a red fox", "The prompt mentions snow", "The prompt asks for a flat poster style"),
-        image_checklist=("A red fox is the main subject", "Snow covers the ground", "The style is a flat poster",
-                         "The sky is pale", "The fox faces left", "There is no text"),
-    )  # fmt: skip
+        image_checklist=(
+            "A red fox is the main subject",
+            "Snow covers the ground",
+            "The style is a flat poster",
+            "The sky is pale",
+            "The fox faces left",
+            "There is no text",
+        ),
+    )
     prompt = "A red fox standing in deep snow, flat poster style. Pale sky, the fox faces left"
     renders = [noise(k) for k in range(4)]
     target = TargetInput(image=noise(100), reference=noise(101))
@@ -77,8 +87,10 @@ def test_clip_text_keeps_the_plain_forwards_bits_and_trims_only_where_this_machi
     not on others): _encode_text probes the first batch and keeps to the plain forward on a mismatch, so what it
     returns is the plain forward's bits either way."""
     model, _, tokenizer = encoders.clip_model(*CLIP)
-    batches = [["a red fox", "snow covers the ground", "the style is a flat poster", "the sky is pale", "x"],
-               [f"item {k}: " + "word " * (3 * k) for k in range(8)]]  # fmt: skip
+    batches = [
+        ["a red fox", "snow covers the ground", "the style is a flat poster", "the sky is pale", "x"],
+        [f"item {k}: " + "word " * (3 * k) for k in range(8)],
+    ]
     encoders._trim_checked.pop(id(model), None)
     with torch.no_grad():
         first = tokenizer(batches[0])
@@ -95,7 +107,9 @@ def test_clip_text_keeps_the_plain_forwards_bits_and_trims_only_where_this_machi
 
 @pytest.mark.django_db(transaction=True)
 def test_judging_jobs_batch_an_entrys_images_and_store_the_plain_paths_numbers(team, sample_pack, monkeypatch):
-    call_command("render_targets", "--pack", "sample", "--backend", "smoke-sd-fast", "--candidates", "2", "--references", stdout=io.StringIO())
+    call_command(
+        "render_targets", "--pack", "sample", "--backend", "smoke-sd-fast", "--candidates", "2", "--references", stdout=io.StringIO()
+    )
     sample_pack.refresh_from_db()
     batched = []
     remember = encoders.remember_images

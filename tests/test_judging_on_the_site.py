@@ -6,14 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from PIL import Image
 from django.core.management import CommandError, call_command
+from PIL import Image
 
-from evaluator.judge import PROMPT_DIMENSIONS
-from evaluation.models import Figure
-from evaluation.models import Exemplar, ExemplarEmbedding
 from evaluation import runtime
-from evaluation.models import Judgement, Submission
+from evaluation.models import Exemplar, ExemplarEmbedding, Figure, Judgement, Submission
+from evaluator.judge import PROMPT_DIMENSIONS
 from submissions.services import submission_create, submissions_publish
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,7 +19,9 @@ MEMORY = ROOT / "tests" / "fixtures" / "memory"
 
 
 def prompt_scores(score: int) -> dict[str, int]:
-    return {d: score for d in PROMPT_DIMENSIONS}
+    return dict.fromkeys(PROMPT_DIMENSIONS, score)
+
+
 PROMPTS = b'{"task_id": "oe-s01", "prompt": "Gouache bread loaves in warm morning light, no text"}\n{"task_id": "co-s01", "prompt": "Flat seed packet, three orange tomatoes, SUNSET PEAR"}\n'
 
 
@@ -77,7 +77,11 @@ def test_a_new_judge_rescores_and_both_versions_stay_selectable(team, sample_pac
     keys = set(Figure.objects.filter(scope="overall").values_list("judge_id", flat=True))
     assert keys == {"openai:scripted-judge", "openai:scripted-judge-2"}
     page = client.get("/").content.decode()
-    assert first in page and f"{submission.judge_id}|{submission.judge_version}" in page and first != f"{submission.judge_id}|{submission.judge_version}"
+    assert (
+        first in page
+        and f"{submission.judge_id}|{submission.judge_version}" in page
+        and first != f"{submission.judge_id}|{submission.judge_version}"
+    )
     old = client.get(f"/submissions/{submission.pk}/", {"judge": first}).content.decode()
     assert "By AtelierJudge via scripted-judge, route ateliereval;" in old
 
@@ -86,7 +90,14 @@ def test_a_new_judge_rescores_and_both_versions_stay_selectable(team, sample_pac
 def test_exemplars_calibrate_rubric_requests_but_never_from_the_same_task(team, sample_pack, scripted_judge, tmp_path):
     rows = [
         {"side": "prompt", "category": "OE", "task_id": "oe-s01", "text": "OWN-TASK EXEMPLAR: bread", "scores": prompt_scores(2)},
-        {"side": "prompt", "category": "OE", "task_id": "oe-s02", "text": "OTHER-TASK EXEMPLAR: calm shapes", "scores": prompt_scores(5), "notes": {"instructional_clarity": "precise"}},
+        {
+            "side": "prompt",
+            "category": "OE",
+            "task_id": "oe-s02",
+            "text": "OTHER-TASK EXEMPLAR: calm shapes",
+            "scores": prompt_scores(5),
+            "notes": {"instructional_clarity": "precise"},
+        },
         {"side": "prompt", "category": "CO", "task_id": "co-s02", "text": "CO EXEMPLAR: a sign", "scores": prompt_scores(3)},
     ]
     path = tmp_path / "exemplars.jsonl"

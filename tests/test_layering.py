@@ -12,7 +12,17 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LAYER = {"evaluator": 0, "tasks": 1, "teams": 1, "evaluation": 2, "submissions": 3, "leaderboard": 3, "ratings": 3, "studies": 3, "atelier": 4}
+LAYER = {
+    "evaluator": 0,
+    "tasks": 1,
+    "teams": 1,
+    "evaluation": 2,
+    "submissions": 3,
+    "leaderboard": 3,
+    "ratings": 3,
+    "studies": 3,
+    "atelier": 4,
+}
 TOP = 3
 
 
@@ -52,7 +62,11 @@ def problems() -> list[str]:
     found = []
     for path in project_files():
         importer = ".".join(path.relative_to(ROOT).with_suffix("").parts)
-        found += [f"{path.relative_to(ROOT)}:{line}: {imported}: {why}" for line, imported in imports(path) if (why := violation(importer, imported))]
+        found += [
+            f"{path.relative_to(ROOT)}:{line}: {imported}: {why}"
+            for line, imported in imports(path)
+            if (why := violation(importer, imported))
+        ]
     return found
 
 

@@ -44,11 +44,20 @@ def free_port() -> int:
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
     drop = ("DATABASE_URL", "REDIS_URL", "ATELIER_", "OPENAI_")
     keep = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
-    return keep | {
-        "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(64), "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "false",
-        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}", "MEDIA_ROOT": str(tmp_path / "media"),
-        "STATIC_ROOT": str(tmp_path / "static"), "PYTHONUNBUFFERED": "1",
-    } | extra  # fmt: skip
+    return (
+        keep
+        | {
+            "DEBUG": "false",
+            "SECRET_KEY": secrets.token_urlsafe(64),
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "SECURE_SSL_REDIRECT": "false",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            "MEDIA_ROOT": str(tmp_path / "media"),
+            "STATIC_ROOT": str(tmp_path / "static"),
+            "PYTHONUNBUFFERED": "1",
+        }
+        | extra
+    )
 
 
 def limit(env: dict[str, str]) -> int:
@@ -81,7 +90,18 @@ class Gunicorn:
     def __init__(self, env: dict[str, str]) -> None:
         self.port, self.lines = free_port(), []
         access = ["--access-logfile", "-", "--access-logformat", "ACCESS pid=%(p)s status=%(s)s %(r)s"]
-        command = [sys.executable, "-m", "gunicorn", "atelier.wsgi", "--bind", f"127.0.0.1:{self.port}", "--workers", str(WORKERS), *access, "--no-control-socket"]
+        command = [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "atelier.wsgi",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            str(WORKERS),
+            *access,
+            "--no-control-socket",
+        ]
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -140,7 +160,9 @@ def wait_logged(server: Gunicorn, count: int, timeout: float = 10) -> list[tuple
 def test_the_lockout_holds_across_gunicorn_workers_and_a_restart(redis_url, tmp_path):
     env = environment(tmp_path, REDIS_URL=redis_url)
     (tmp_path / "static").mkdir()
-    migrated = subprocess.run([sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    migrated = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
     assert migrated.returncode == 0, migrated.stdout + migrated.stderr
     allowed = limit(env)
     with served(env) as server:
@@ -172,7 +194,9 @@ def test_the_limiter_fails_open_with_a_warning_when_the_cache_is_down(client, te
     good = token_create(team=team, name="ci")[1]
     settings.ATELIER_TOKEN_FAILURE_LIMIT = 2
     with redis_server() as (process, port):
-        settings.CACHES = {"default": {"BACKEND": "atelier.cache.RedisCache", "LOCATION": f"redis://127.0.0.1:{port}/0", "KEY_PREFIX": "atelier-cache"}}
+        settings.CACHES = {
+            "default": {"BACKEND": "atelier.cache.RedisCache", "LOCATION": f"redis://127.0.0.1:{port}/0", "KEY_PREFIX": "atelier-cache"}
+        }
         bearer = {"HTTP_AUTHORIZATION": "Bearer atl_wrong"}
         assert [client.get(API, **bearer).status_code for _ in range(3)] == [401, 401, 429]  # the cache counts
         process.kill()
@@ -204,7 +228,10 @@ def test_clearing_the_cache_keeps_the_work_queues(redis_url, settings):
         ({}, "LocMemCache"),
         ({"REDIS_URL": "redis://127.0.0.1:6379/3"}, "atelier.cache.RedisCache redis://127.0.0.1:6379/3"),
         ({"REDIS_URL": "redis://127.0.0.1:6379/3", "ATELIER_CACHE_URL": "locmem://"}, "LocMemCache"),
-        ({"REDIS_URL": "redis://127.0.0.1:6379/3", "ATELIER_CACHE_URL": "unix:///run/redis.sock?db=4"}, "atelier.cache.RedisCache unix:///run/redis.sock?db=4"),
+        (
+            {"REDIS_URL": "redis://127.0.0.1:6379/3", "ATELIER_CACHE_URL": "unix:///run/redis.sock?db=4"},
+            "atelier.cache.RedisCache unix:///run/redis.sock?db=4",
+        ),
         ({"ATELIER_CACHE_URL": "memcached://127.0.0.1:11211"}, "ImproperlyConfigured: ATELIER_CACHE_URL='memcached://127.0.0.1:11211'"),
     ],
 )

@@ -7,8 +7,7 @@ import re
 import pytest
 from django.core.management import call_command
 
-from evaluation.models import Exemplar
-from evaluation.models import Render, Submission
+from evaluation.models import Exemplar, Render, Submission
 from submissions.services import submission_create, submissions_publish
 from tasks.models import TargetReference, Task
 
@@ -38,7 +37,9 @@ def test_renders_are_named_by_content_and_private_until_published(rendered, clie
     assert client.get(url).status_code == 404  # another team
     client.force_login(owner)
     mine = client.get(url)
-    assert mine.status_code == 200 and mine["Cache-Control"] == "private, no-store" and b"".join(mine.streaming_content).startswith(b"\x89PNG")
+    assert (
+        mine.status_code == 200 and mine["Cache-Control"] == "private, no-store" and b"".join(mine.streaming_content).startswith(b"\x89PNG")
+    )
     client.force_login(admin_user)
     assert client.get(url).status_code == 200  # staff
     client.logout()
@@ -83,4 +84,6 @@ def test_unknown_paths_and_traversal_are_404_and_accel_redirect_hands_over(rende
     settings.ATELIER_MEDIA_ACCEL_REDIRECT = "/protected-media/"
     render = Render.objects.filter(entry__submission=rendered).first()
     response = client.get(url_of(render))
-    assert response.status_code == 200 and response["X-Accel-Redirect"] == f"/protected-media/{render.image.name}" and response.content == b""
+    assert (
+        response.status_code == 200 and response["X-Accel-Redirect"] == f"/protected-media/{render.image.name}" and response.content == b""
+    )

@@ -12,18 +12,14 @@ import json
 import pytest
 
 from evaluation import runtime
-from evaluator.backends.config import SMOKE_REVISION, BackendConfig, BackendError, load_backend_configs
 from evaluation.models import Render, Submission, UnitStatus
+from evaluator.backends.config import SMOKE_REVISION, BackendConfig, BackendError, load_backend_configs
 from submissions.services import submission_create
 from tests.conftest import TEST_BACKENDS
 from tests.openai_server import Reply, ScriptedOpenAIServer, request_text
 
 SMOKE = json.loads(TEST_BACKENDS.read_text())["backends"]
-REWRITER = {
-    "base_url": "http://127.0.0.1:9/v1",
-    "model": "rewriter",
-    "instruction": "Rewrite the prompt.",
-}
+REWRITER = {"base_url": "http://127.0.0.1:9/v1", "model": "rewriter", "instruction": "Rewrite the prompt."}
 PROMPT = b'{"task_id": "oe-s01", "prompt": "bread at dawn"}'
 
 
@@ -39,12 +35,7 @@ def test_a_valid_rewriter_is_accepted_with_its_optional_fields():
     config = BackendConfig.from_dict(smoke(rewriter=full))
     assert dict(config.rewriter) == full
     assert config.to_dict()["rewriter"] == full
-    assert (
-        BackendConfig.from_dict(smoke(rewriter=REWRITER | {"temperature": 1})).rewriter[
-            "temperature"
-        ]
-        == 1
-    )  # an int is a number
+    assert BackendConfig.from_dict(smoke(rewriter=REWRITER | {"temperature": 1})).rewriter["temperature"] == 1  # an int is a number
 
 
 @pytest.mark.parametrize(
@@ -52,19 +43,12 @@ def test_a_valid_rewriter_is_accepted_with_its_optional_fields():
     [
         pytest.param("http://127.0.0.1:9/v1", id="not-an-object"),
         pytest.param(["http://127.0.0.1:9/v1"], id="a-list"),
-        pytest.param(
-            {k: v for k, v in REWRITER.items() if k != "instruction"},
-            id="missing-instruction",
-        ),
+        pytest.param({k: v for k, v in REWRITER.items() if k != "instruction"}, id="missing-instruction"),
         pytest.param(REWRITER | {"instruction": "  "}, id="blank-instruction"),
         pytest.param(REWRITER | {"model": 7}, id="model-not-text"),
         pytest.param(REWRITER | {"prompt_prefix": "x"}, id="unknown-field"),
-        pytest.param(
-            REWRITER | {"base_url": "ftp://127.0.0.1/v1"}, id="non-http-base-url"
-        ),
-        pytest.param(
-            REWRITER | {"base_url": "127.0.0.1:9/v1"}, id="schemeless-base-url"
-        ),
+        pytest.param(REWRITER | {"base_url": "ftp://127.0.0.1/v1"}, id="non-http-base-url"),
+        pytest.param(REWRITER | {"base_url": "127.0.0.1:9/v1"}, id="schemeless-base-url"),
         pytest.param(REWRITER | {"temperature": "0.5"}, id="temperature-text"),
         pytest.param(REWRITER | {"temperature": True}, id="temperature-bool"),
         pytest.param(REWRITER | {"timeout": None}, id="timeout-null"),
@@ -78,15 +62,7 @@ def test_a_bad_rewriter_is_refused_naming_the_field(rewriter):
 
 def test_a_bad_rewriter_in_a_backends_file_names_the_file_and_the_backend(tmp_path):
     path = tmp_path / "backends.json"
-    path.write_text(
-        json.dumps(
-            {
-                "backends": [
-                    smoke(rewriter=REWRITER | {"base_url": "file:///etc/passwd"})
-                ]
-            }
-        )
-    )
+    path.write_text(json.dumps({"backends": [smoke(rewriter=REWRITER | {"base_url": "file:///etc/passwd"})]}))
     with pytest.raises(BackendError) as caught:
         load_backend_configs(path)
     message = str(caught.value)
@@ -95,40 +71,24 @@ def test_a_bad_rewriter_in_a_backends_file_names_the_file_and_the_backend(tmp_pa
 
 def _legacy_hash(config: BackendConfig) -> str:
     """version_hash() as it was computed before backends could have a rewriter."""
-    fields = {
-        k: v
-        for k, v in dataclasses.asdict(config).items()
-        if k not in ("enabled", "label", "rewriter", "batch_size")
-    }
+    fields = {k: v for k, v in dataclasses.asdict(config).items() if k not in ("enabled", "label", "rewriter", "batch_size")}
     fields["_schema"] = 1
     if config.is_smoke:
         fields["_smoke_revision"] = SMOKE_REVISION  # the smoke model's own revision, not the rewriter's concern
-    return hashlib.sha256(
-        json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()
-    ).hexdigest()[:16]
+    return hashlib.sha256(json.dumps(fields, sort_keys=True, separators=(",", ":")).encode()).hexdigest()[:16]
 
 
 @pytest.mark.parametrize("entry", SMOKE, ids=[b["name"] for b in SMOKE])
 def test_the_version_hash_is_unchanged_without_a_rewriter_and_changes_with_one(entry):
     plain = BackendConfig.from_dict(entry)
     assert plain.version_hash() == _legacy_hash(plain)
-    assert (
-        BackendConfig.from_dict(entry | {"rewriter": None}).version_hash()
-        == plain.version_hash()
-    )
+    assert BackendConfig.from_dict(entry | {"rewriter": None}).version_hash() == plain.version_hash()
     with_rewriter = BackendConfig.from_dict(entry | {"rewriter": REWRITER})
     assert with_rewriter.version_hash() != plain.version_hash()
-    other_instruction = BackendConfig.from_dict(
-        entry | {"rewriter": REWRITER | {"instruction": "Make it epic."}}
-    )
-    assert other_instruction.version_hash() not in (
-        plain.version_hash(),
-        with_rewriter.version_hash(),
-    )
+    other_instruction = BackendConfig.from_dict(entry | {"rewriter": REWRITER | {"instruction": "Make it epic."}})
+    assert other_instruction.version_hash() not in (plain.version_hash(), with_rewriter.version_hash())
     # Key order in the file does not matter.
-    reordered = BackendConfig.from_dict(
-        entry | {"rewriter": dict(reversed(list(REWRITER.items())))}
-    )
+    reordered = BackendConfig.from_dict(entry | {"rewriter": dict(reversed(list(REWRITER.items())))})
     assert reordered.version_hash() == with_rewriter.version_hash()
 
 
@@ -149,12 +109,7 @@ def rewriter_server():
 def rewriting_backends(rewriter_server, settings, tmp_path):
     """The two smoke test backends; the first rewrites every prompt through rewriter_server."""
     first, second = copy.deepcopy(SMOKE)
-    first["rewriter"] = {
-        "base_url": rewriter_server.base_url,
-        "model": "rewriter",
-        "instruction": "Rewrite the prompt.",
-        "timeout": 5,
-    }
+    first["rewriter"] = {"base_url": rewriter_server.base_url, "model": "rewriter", "instruction": "Rewrite the prompt.", "timeout": 5}
     path = tmp_path / "backends-rewriter.json"
     path.write_text(json.dumps({"backends": [first, second]}))
     settings.ATELIER_BACKENDS_FILE = path
@@ -164,23 +119,13 @@ def rewriting_backends(rewriter_server, settings, tmp_path):
 
 @pytest.mark.django_db(transaction=True)
 def test_a_rewriting_backend_renders_the_rewrite_and_records_it(
-    team,
-    owner,
-    sample_pack,
-    scripted_judge,
-    rewriter_server,
-    rewriting_backends,
-    client,
+    team, owner, sample_pack, scripted_judge, rewriter_server, rewriting_backends, client
 ):
     rewriting, plain = rewriting_backends
-    submission = submission_create(
-        team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=PROMPT
-    )
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=PROMPT)
     submission.refresh_from_db()
 
-    renders = {
-        r.backend: r for r in Render.objects.filter(entry__submission=submission)
-    }
+    renders = {r.backend: r for r in Render.objects.filter(entry__submission=submission)}
     assert set(renders) == {rewriting, plain}
     assert renders[rewriting].status == UnitStatus.OK, renders[rewriting].error
     assert renders[plain].status == UnitStatus.OK, renders[plain].error
@@ -192,36 +137,20 @@ def test_a_rewriting_backend_renders_the_rewrite_and_records_it(
     assert sent["model"] == "rewriter" and sent["temperature"] == 0
     assert sent["messages"][0] == {"role": "system", "content": "Rewrite the prompt."}
     assert request_text(sent) == "bread at dawn"
-    assert not any(
-        r.get("model") == "rewriter" for r in scripted_judge.requests
-    )  # the judge has its own server
+    assert not any(r.get("model") == "rewriter" for r in scripted_judge.requests)  # the judge has its own server
 
     recorded = {b["name"]: b for b in Submission.objects.get(pk=submission.pk).backends}
     assert recorded[rewriting]["rewriter"]["instruction"] == "Rewrite the prompt."
     assert recorded[rewriting]["rewriter"]["base_url"] == rewriter_server.base_url
     assert recorded[plain].get("rewriter") is None
-    assert (
-        recorded[rewriting]["version_hash"]
-        == renders[rewriting].config_hash
-        != renders[plain].config_hash
-    )
-    assert (
-        recorded[plain]["version_hash"]
-        == BackendConfig.from_dict(SMOKE[1]).version_hash()
-    )  # no rewriter: the old hash
+    assert recorded[rewriting]["version_hash"] == renders[rewriting].config_hash != renders[plain].config_hash
+    assert recorded[plain]["version_hash"] == BackendConfig.from_dict(SMOKE[1]).version_hash()  # no rewriter: the old hash
 
     client.force_login(owner)
     response = client.get(f"/submissions/{submission.pk}/breakdown.csv")
     assert response.status_code == 200
-    rows = {
-        row["backend"]: row
-        for row in csv.DictReader(
-            io.StringIO(b"".join(response.streaming_content).decode())
-        )
-    }
-    assert (
-        set(rows) == {rewriting, plain} and rows[rewriting]["prompt"] == "bread at dawn"
-    )
+    rows = {row["backend"]: row for row in csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode()))}
+    assert set(rows) == {rewriting, plain} and rows[rewriting]["prompt"] == "bread at dawn"
     assert rows[rewriting]["rewritten_prompt"] == "REWRITTEN: bread at dawn"
     assert rows[plain]["rewritten_prompt"] == ""
 
@@ -231,21 +160,12 @@ def test_a_failing_rewriter_fails_only_its_backends_renders_naming_the_middlewar
     team, sample_pack, scripted_judge, rewriter_server, rewriting_backends
 ):
     rewriting, plain = rewriting_backends
-    rewriter_server.default = lambda request: Reply(
-        status=500, content="rewriter down", headers={"retry-after-ms": "10"}
-    )
-    submission = submission_create(
-        team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=PROMPT
-    )
+    rewriter_server.default = lambda request: Reply(status=500, content="rewriter down", headers={"retry-after-ms": "10"})
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=PROMPT)
 
-    renders = {
-        r.backend: r for r in Render.objects.filter(entry__submission=submission)
-    }
+    renders = {r.backend: r for r in Render.objects.filter(entry__submission=submission)}
     assert renders[rewriting].status == UnitStatus.FAILED
-    assert (
-        "middleware" in renders[rewriting].error
-        and "'rewriter'" in renders[rewriting].error
-    )
+    assert "middleware" in renders[rewriting].error and "'rewriter'" in renders[rewriting].error
     assert renders[rewriting].rewritten == "" and not renders[rewriting].image
     assert renders[plain].status == UnitStatus.OK, renders[plain].error
     assert renders[plain].image and renders[plain].rewritten == ""

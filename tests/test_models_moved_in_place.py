@@ -8,12 +8,28 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [
-    ("submissions", "0012_submission_judge_endpoint"), ("leaderboard", "0011_humanrow_scripted"), ("ratings", "0005_hidden_item_raters"),
-    ("studies", "0002_participant_scripted"), ("teams", None), ("evaluation", None),
-]  # fmt: skip
+    ("submissions", "0012_submission_judge_endpoint"),
+    ("leaderboard", "0011_humanrow_scripted"),
+    ("ratings", "0005_hidden_item_raters"),
+    ("studies", "0002_participant_scripted"),
+    ("teams", None),
+    ("evaluation", None),
+]
 MOVED = {
     "teams": ["Team", "Membership", "ApiToken", "Endpoint"],
-    "evaluation": ["Submission", "PromptEntry", "Render", "Judgement", "PromptCall", "Figure", "HumanRow", "BoardStats", "BoardRow", "Exemplar", "ExemplarEmbedding"],
+    "evaluation": [
+        "Submission",
+        "PromptEntry",
+        "Render",
+        "Judgement",
+        "PromptCall",
+        "Figure",
+        "HumanRow",
+        "BoardStats",
+        "BoardRow",
+        "Exemplar",
+        "ExemplarEmbedding",
+    ],
 }
 POINTING = {"ratings": ["ExpertRating", "RatingAssignment"], "studies": ["Study", "Participant"]}
 
@@ -30,17 +46,25 @@ def _rows_before_the_move(apps) -> None:
     submission = get("submissions.Submission").objects.create(team=team, pack=pack, prompter="m", endpoint=endpoint, origin="endpoint")
     entry = get("submissions.PromptEntry").objects.create(submission=submission, task=task, text="a red door")
     render = get("submissions.Render").objects.create(entry=entry, backend="b", image_index=0, seed=1, config_hash="c", prompt_sha="s")
-    get("submissions.Judgement").objects.create(submission=submission, entry=entry, render=render, skill="s", judge_id="j", judge_version="v")
+    get("submissions.Judgement").objects.create(
+        submission=submission, entry=entry, render=render, skill="s", judge_id="j", judge_version="v"
+    )
     get("submissions.PromptCall").objects.create(submission=submission, task=task)
-    get("leaderboard.Figure").objects.create(submission=submission, judge_id="j", judge_version="v", scope="overall", key="overall", value=50)
+    get("leaderboard.Figure").objects.create(
+        submission=submission, judge_id="j", judge_version="v", scope="overall", key="overall", value=50
+    )
     get("leaderboard.HumanRow").objects.create(pack=pack, revision=1, tier="all", judge_id="j", judge_version="v")
     get("leaderboard.BoardStats").objects.create(pack=pack, revision=1, judge_id="j", judge_version="v")
-    get("leaderboard.BoardRow").objects.create(pack=pack, revision=1, judge_id="j", judge_version="v", submission=submission, overall=50, score=50)
+    get("leaderboard.BoardRow").objects.create(
+        pack=pack, revision=1, judge_id="j", judge_version="v", submission=submission, overall=50, score=50
+    )
     exemplar = get("ratings.Exemplar").objects.create(side="prompt", category="OE", task_id="OE-9", text="x", content_sha="x" * 64)
     get("ratings.ExemplarEmbedding").objects.create(exemplar=exemplar, model="m", vector=[0.0])
     get("ratings.ExpertRating").objects.create(rater="expert", entry=entry, render=render)
     get("ratings.RatingAssignment").objects.create(rater=user, entry=entry, render=render, pool="evaluation")
-    study = get("studies.Study").objects.create(name="s", slug="s", pack=pack, protocol_version="1", consent_text="c", questionnaire={}, tier_rule={}, modules={}, team=team)
+    study = get("studies.Study").objects.create(
+        name="s", slug="s", pack=pack, protocol_version="1", consent_text="c", questionnaire={}, tier_rule={}, modules={}, team=team
+    )
     invitation = get("studies.Invitation").objects.create(study=study)
     get("studies.Participant").objects.create(study=study, invitation=invitation, submission=submission)
 
@@ -76,4 +100,7 @@ def test_a_database_from_before_the_move_keeps_every_row_and_link() -> None:
     assert judgement.render.entry.submission.endpoint.team.slug == "t"
     assert ExpertRating.objects.get().render == judgement.render and BoardRow.objects.get().submission == judgement.submission
     assert Participant.objects.get().submission == Submission.objects.get() and Submission.objects.get().team.study.slug == "s"
-    assert set(ContentType.objects.filter(model__in=["submission", "team"]).values_list("app_label", "model")) == {("evaluation", "submission"), ("teams", "team")}
+    assert set(ContentType.objects.filter(model__in=["submission", "team"]).values_list("app_label", "model")) == {
+        ("evaluation", "submission"),
+        ("teams", "team"),
+    }

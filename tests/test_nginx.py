@@ -36,8 +36,20 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "deploy" / "nginx" / "atelier.conf"
 REQUIRED = os.environ.get("ATELIER_REQUIRE_SERVICES") == "1" or os.environ.get("ATELIER_REQUIRE_BROWSER") == "1"
 # Settings this module decides itself: none is inherited from the environment the tests run in.
-NOT_INHERITED = ("ATELIER_", "DATABASE_URL", "REDIS_URL", "OPENAI_", "SECURE_", "CSRF_", "SESSION_", "DEBUG", "SECRET_KEY",
-                 "ALLOWED_HOSTS", "STATIC_ROOT", "MEDIA_ROOT")  # fmt: skip
+NOT_INHERITED = (
+    "ATELIER_",
+    "DATABASE_URL",
+    "REDIS_URL",
+    "OPENAI_",
+    "SECURE_",
+    "CSRF_",
+    "SESSION_",
+    "DEBUG",
+    "SECRET_KEY",
+    "ALLOWED_HOSTS",
+    "STATIC_ROOT",
+    "MEDIA_ROOT",
+)
 TOKEN_FAILURE_LIMIT = 20  # ATELIER_TOKEN_FAILURE_LIMIT's default (README, "Deploying")
 SLOW_CLIENTS = 4
 
@@ -105,15 +117,19 @@ def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     certificate = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-        .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(minutes=5))
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
         .sign(key, hashes.SHA256())
-    )  # fmt: skip
+    )
     cert_path, key_path = folder / "tls.crt", folder / "tls.key"
     cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()))
@@ -157,12 +173,18 @@ http {{
 def environment(folder: Path, https_port: int) -> dict[str, str]:
     keep = {k: v for k, v in os.environ.items() if not k.startswith(NOT_INHERITED)}
     return keep | {
-        "DEBUG": "false", "SECRET_KEY": secrets.token_urlsafe(64), "ALLOWED_HOSTS": "127.0.0.1",
-        "CSRF_TRUSTED_ORIGINS": f"https://127.0.0.1:{https_port}", "ATELIER_BEHIND_TLS_PROXY": "true",
-        "ATELIER_PROXY_COUNT": "1", "ATELIER_MEDIA_ACCEL_REDIRECT": "/protected-media/",
-        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}", "STATIC_ROOT": str(folder / "static"),
-        "MEDIA_ROOT": str(folder / "media"), "ATELIER_BACKENDS_FILE": str(ROOT / "tests" / "backends-test.json"),
-    }  # fmt: skip
+        "DEBUG": "false",
+        "SECRET_KEY": secrets.token_urlsafe(64),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "CSRF_TRUSTED_ORIGINS": f"https://127.0.0.1:{https_port}",
+        "ATELIER_BEHIND_TLS_PROXY": "true",
+        "ATELIER_PROXY_COUNT": "1",
+        "ATELIER_MEDIA_ACCEL_REDIRECT": "/protected-media/",
+        "DATABASE_URL": f"sqlite:///{folder / 'db.sqlite3'}",
+        "STATIC_ROOT": str(folder / "static"),
+        "MEDIA_ROOT": str(folder / "media"),
+        "ATELIER_BACKENDS_FILE": str(ROOT / "tests" / "backends-test.json"),
+    }
 
 
 def manage(env: dict[str, str], *args: str) -> str:
@@ -194,7 +216,9 @@ class Site:
 
     def connection(self, *, port: int | None = None, tls: bool = True, source: str = "127.0.0.1", timeout: float = 20.0):
         if tls:
-            return http.client.HTTPSConnection("127.0.0.1", port or self.https, timeout=timeout, source_address=(source, 0), context=self.tls)
+            return http.client.HTTPSConnection(
+                "127.0.0.1", port or self.https, timeout=timeout, source_address=(source, 0), context=self.tls
+            )
         return http.client.HTTPConnection("127.0.0.1", port or self.http, timeout=timeout, source_address=(source, 0))
 
 
@@ -204,7 +228,9 @@ class Visitor:
     def __init__(self, site: Site, source: str = "127.0.0.1"):
         self.site, self.source, self.cookies = site, source, SimpleCookie()
 
-    def request(self, method: str, path: str, body: bytes | None = None, port: int | None = None, tls: bool = True, **headers: str) -> Reply:
+    def request(
+        self, method: str, path: str, body: bytes | None = None, port: int | None = None, tls: bool = True, **headers: str
+    ) -> Reply:
         if self.cookies:
             headers["Cookie"] = "; ".join(f"{k}={m.value}" for k, m in self.cookies.items())
         connection = self.site.connection(port=port, tls=tls, source=self.source)
@@ -225,8 +251,14 @@ class Visitor:
         page = self.get("/accounts/login/").body.decode()
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
         form = f"csrfmiddlewaretoken={token}&username={username}&password={password}".encode()
-        reply = self.request("POST", "/accounts/login/", body=form, Content_Type="application/x-www-form-urlencoded",
-                             Origin=self.site.origin, Referer=f"{self.site.origin}/accounts/login/")  # fmt: skip
+        reply = self.request(
+            "POST",
+            "/accounts/login/",
+            body=form,
+            Content_Type="application/x-www-form-urlencoded",
+            Origin=self.site.origin,
+            Referer=f"{self.site.origin}/accounts/login/",
+        )
         assert reply.status == 302 and "sessionid" in self.cookies, (reply.status, reply.body[:500])
 
 
@@ -260,9 +292,15 @@ def stop(process: subprocess.Popen) -> None:
 def nginx_command(nginx: str, folder: Path, ports: dict[str, int]) -> list[str]:
     """Write the site file (this repository's, filled in) and the main file around it; `nginx -t` must accept them."""
     cert, key = self_signed_certificate(folder)
-    values = {"SERVER_NAME": "127.0.0.1", "HTTP_LISTEN": f"127.0.0.1:{ports['http']}", "HTTPS_LISTEN": f"127.0.0.1:{ports['https']}",
-              "UPSTREAM": f"127.0.0.1:{ports['gunicorn']}", "MEDIA_ROOT": str(folder / "media"),
-              "TLS_CERTIFICATE": str(cert), "TLS_CERTIFICATE_KEY": str(key)}  # fmt: skip
+    values = {
+        "SERVER_NAME": "127.0.0.1",
+        "HTTP_LISTEN": f"127.0.0.1:{ports['http']}",
+        "HTTPS_LISTEN": f"127.0.0.1:{ports['https']}",
+        "UPSTREAM": f"127.0.0.1:{ports['gunicorn']}",
+        "MEDIA_ROOT": str(folder / "media"),
+        "TLS_CERTIFICATE": str(cert),
+        "TLS_CERTIFICATE_KEY": str(key),
+    }
     (folder / "atelier.conf").write_text(site_config(values))
     (folder / "nginx.conf").write_text(main_config(folder, folder / "atelier.conf"))
     command = [nginx, "-p", str(folder), "-e", str(folder / "nginx-error.log"), "-c", str(folder / "nginx.conf")]
@@ -289,7 +327,18 @@ def site(tmp_path_factory):
     result = Site(folder, ports["https"], ports["http"], ports["gunicorn"], trusting(folder / "tls.crt"), seeded)
     # One sync worker: the rate limit's counts stay in its memory whatever cache the environment would name, and
     # one worker is the easiest to hold with slow clients, so nginx has the most to prove.
-    gunicorn = [sys.executable, "-m", "gunicorn", "atelier.wsgi", "--bind", f"127.0.0.1:{ports['gunicorn']}", "--workers", "1", "--timeout", "60"]
+    gunicorn = [
+        sys.executable,
+        "-m",
+        "gunicorn",
+        "atelier.wsgi",
+        "--bind",
+        f"127.0.0.1:{ports['gunicorn']}",
+        "--workers",
+        "1",
+        "--timeout",
+        "60",
+    ]
     result.processes.append(start(gunicorn, env, folder / "gunicorn.log"))
     try:
         gunicorn_answers(result, timeout=60)
@@ -353,8 +402,10 @@ class SlowBodies:
     def __init__(self, site: Site, *, port: int, tls: bool):
         self.site, self.stop, self.errors, self.sent = site, threading.Event(), [], [0] * SLOW_CLIENTS
         secret = secrets.token_hex(16)
-        head = (f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: {site.origin}\r\nX-Forwarded-Proto: https\r\n"
-                f"Cookie: csrftoken={secret}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\n")  # fmt: skip
+        head = (
+            f"POST /accounts/login/ HTTP/1.1\r\nHost: 127.0.0.1\r\nOrigin: {site.origin}\r\nX-Forwarded-Proto: https\r\n"
+            f"Cookie: csrftoken={secret}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100000\r\n\r\n"
+        )
         self.sockets = []
         for _ in range(SLOW_CLIENTS):
             raw = socket.create_connection(("127.0.0.1", port), timeout=10)
@@ -410,8 +461,10 @@ def test_slow_body_clients_do_not_delay_a_page_behind_nginx(site):
         held = timed_get(site, port=site.gunicorn, tls=False, timeout=3)
     finally:
         bare.close()
-    print(f"login page: {quiet:.3f} s quiet, {loaded:.3f} s behind nginx with {SLOW_CLIENTS} slow-body clients, "
-          f"{held:.3f} s{' (gave up)' if held >= 3 else ''} from bare gunicorn with the same clients")  # fmt: skip
+    print(
+        f"login page: {quiet:.3f} s quiet, {loaded:.3f} s behind nginx with {SLOW_CLIENTS} slow-body clients, "
+        f"{held:.3f} s{' (gave up)' if held >= 3 else ''} from bare gunicorn with the same clients"
+    )
     assert loaded < 1.0 and held > 1.0
     gunicorn_answers(site, timeout=30)  # free again for the next test
 
@@ -450,13 +503,17 @@ def visit_chart_pages(browser, site: Site) -> list[str]:
     """The public pages, each until plotly.js has drawn its chart; the CSP violations Chromium logged."""
     from selenium.webdriver.common.by import By
 
-    charts = {"/": "#length-scatter .main-svg", "/tasks/": "#coverage .main-svg", f"/submissions/{site.seeded['shown']}/": "#tag-chart .main-svg"}
+    charts = {
+        "/": "#length-scatter .main-svg",
+        "/tasks/": "#coverage .main-svg",
+        f"/submissions/{site.seeded['shown']}/": "#tag-chart .main-svg",
+    }
     violations = []
     for path, chart in [*charts.items(), ("/judge/", None)]:
         browser.driver.get(site.origin + path)
         browser.wait_loaded()
         if chart:
-            browser.wait(lambda d: d.find_elements(By.CSS_SELECTOR, chart), timeout=30)
+            browser.wait(lambda d, chart=chart: d.find_elements(By.CSS_SELECTOR, chart), timeout=30)
         violations += csp_violations(browser.driver.get_log("browser"))
     return violations
 
@@ -498,8 +555,14 @@ def test_login_lockout_counts_the_address_nginx_saw(site):
         page = visitor.get("/accounts/login/").body.decode()
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
         form = f"csrfmiddlewaretoken={token}&username=stranger&password={password}".encode()
-        return visitor.request("POST", "/accounts/login/", body=form, Content_Type="application/x-www-form-urlencoded",
-                               Origin=site.origin, Referer=f"{site.origin}/accounts/login/").status  # fmt: skip
+        return visitor.request(
+            "POST",
+            "/accounts/login/",
+            body=form,
+            Content_Type="application/x-www-form-urlencoded",
+            Origin=site.origin,
+            Referer=f"{site.origin}/accounts/login/",
+        ).status
 
     failed = [attempt(attacker, f"wrong-{n}") for n in range(5)]
     assert attempt(attacker, "pw-stranger-123") == 429, failed  # locked out: even the right password is refused

@@ -27,16 +27,21 @@ from evaluator.judge.official.release import load_release
 from evaluator.judge.official.replies import parse_checks, parse_dimensions
 from evaluator.judge.parsing import ReplyFormatError
 from evaluator.judge.spec import JudgeConfigError
-from evaluator.judge.types import Side, TaskInput
+from evaluator.judge.types import TaskInput
 from evaluator.metrics.aggregate import Unit, figures
 from tests.openai_server import Reply, request_text
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "official_release"
 CO_TASK = TaskInput(
-    "co_01", "CO", "Tea room sign", "OUR OWN BRIEF about a tea room", {"pairing": "OUR PAIRING", "text": "'OUR TEXT'"},
-    ("our own prompt item",), ("our own image item",),
-)  # fmt: skip
+    "co_01",
+    "CO",
+    "Tea room sign",
+    "OUR OWN BRIEF about a tea room",
+    {"pairing": "OUR PAIRING", "text": "'OUR TEXT'"},
+    ("our own prompt item",),
+    ("our own image item",),
+)
 OE_TASK = TaskInput("oe_01", "OE", "Harbour dawn", "OUR OWN BRIEF about a harbour", {}, ("our own prompt item",), ("our own image item",))
 IM_TASK = TaskInput("im_01", "IM", "Imitation im_01", "Reproduce the target.", {}, ("our item",), ("our item",))
 PROMPT_SCORES = {"Instructional Clarity": 4, "Creative Elaboration": 3, "Terminology Proficiency": 2, "Intent Formalization": 5}
@@ -72,7 +77,9 @@ def judge(release, openai_server):
 
 
 def official_config(base_url: str, release: Path, **kwargs: object) -> JudgeConfig:
-    return JudgeConfig(base_url=base_url, model="scripted-judge", clip_pretrained="random", route="official", official_release=str(release), **kwargs)  # type: ignore[arg-type]
+    return JudgeConfig(
+        base_url=base_url, model="scripted-judge", clip_pretrained="random", route="official", official_release=str(release), **kwargs
+    )  # type: ignore[arg-type]
 
 
 def user_parts(request: dict) -> list[dict]:
@@ -93,7 +100,9 @@ def test_prompt_checklist_request_holds_the_prompt_and_the_release_checklist_onl
     result = judge.run("prompt_objective", CO_TASK, "A copper kettle beside two cups.")
     (request,) = openai_server.requests
     assert [m["role"] for m in request["messages"]] == ["user"]  # no system message, as the release sends it
-    template = "\n".join(json.loads((FIXTURE / "evaluator/configs/templates/objective_check_templates.json").read_text())["prompt_check_template"])
+    template = "\n".join(
+        json.loads((FIXTURE / "evaluator/configs/templates/objective_check_templates.json").read_text())["prompt_check_template"]
+    )
     numbered = "\n".join(f"{n}. {item}" for n, item in enumerate(items, start=1))
     assert user_parts(request) == [{"type": "text", "text": template.format(prompt="A copper kettle beside two cups.", checklist=numbered)}]
     text = request_text(request)
@@ -121,7 +130,11 @@ def test_a_checklist_reply_that_never_parses_fails_after_the_release_attempts(ju
     openai_server.queue(*[Reply(content='{"something else": 1}')] * 3)
     result = judge.run("prompt_objective", OE_TASK, "harbour at dawn")
     assert len(openai_server.requests) == 3  # retry.max_attempts of the fixture's objective runtime
-    assert result.status == "failed" and result.reason == "invalid reply after 3 attempt(s)" and "missing checklist items" in result.remote_text
+    assert (
+        result.status == "failed"
+        and result.reason == "invalid reply after 3 attempt(s)"
+        and "missing checklist items" in result.remote_text
+    )
 
 
 # --- the rubrics ------------------------------------------------------------------------------------
@@ -133,21 +146,35 @@ def test_prompt_rubric_request_uses_the_release_templates_labels_framing_and_mem
     result = judge.run("prompt_subjective", OE_TASK, "a harbour at dawn with boats in mist")
     (request,) = openai_server.requests
     system, user = request["messages"]
-    assert system == {"role": "system", "content": "FIXTURE SYSTEM (prompt side): you grade texts written for a picture engine.\nKeep to the ladders below and answer in JSON only."}
+    assert system == {
+        "role": "system",
+        "content": "FIXTURE SYSTEM (prompt side): you grade texts written for a picture engine.\nKeep to the ladders below and answer in JSON only.",
+    }
     text = user["content"]
     blocks = text.split("\n==\n")  # the fixture engine's separator
-    assert blocks[:2] == ["<<REFERENCE CASES (fixture)>>", "Anchor your ladder on these people-scored cases first."] and blocks[3] == "<<TEXT TO GRADE>>"
+    assert (
+        blocks[:2] == ["<<REFERENCE CASES (fixture)>>", "Anchor your ladder on these people-scored cases first."]
+        and blocks[3] == "<<TEXT TO GRADE>>"
+    )
     # three, most similar first (the task's own exemplar included); oe_02 and oe_03 share no word with the prompt: key order
     assert re.findall(r"Case task = (\S+)", blocks[2]) == ["oe_01", "oe_02", "oe_03"]
-    assert "Case brief = Heading = Harbour dawn\nJob = A calm harbour" in blocks[2] and "* Instructional Clarity => 4 because fixture note: clear harbour scene" in blocks[2]
-    assert blocks[4].startswith("Brief under review:\nHeading = Harbour dawn\nJob = A calm harbour at first light") and "OUR OWN BRIEF" not in text
+    assert (
+        "Case brief = Heading = Harbour dawn\nJob = A calm harbour" in blocks[2]
+        and "* Instructional Clarity => 4 because fixture note: clear harbour scene" in blocks[2]
+    )
+    assert (
+        blocks[4].startswith("Brief under review:\nHeading = Harbour dawn\nJob = A calm harbour at first light")
+        and "OUR OWN BRIEF" not in text
+    )
     assert "Candidate text:\na harbour at dawn with boats in mist" in blocks[4]
     for label in ("• 4 (Crisp):", "• 5 (Luminous):", "• 4 (Grounded):", "• 5 (Exact):"):
         assert label in blocks[4]
     assert (request["top_p"], request["max_tokens"]) == (0.55, 1234) and "response_format" not in request
     assert result.scores == {"instructional_clarity": 4, "creative_elaboration": 3, "terminology_proficiency": 2, "intent_formalization": 5}
     assert result.value == 3.5 and result.rationales["intent_formalization"] == "n Intent Formalization"
-    assert [r["task_id"] for r in result.details["retrieved"]] == ["oe_01", "oe_02", "oe_03"] and result.details["retrieved"][1]["similarity"] == 0
+    assert [r["task_id"] for r in result.details["retrieved"]] == ["oe_01", "oe_02", "oe_03"] and result.details["retrieved"][1][
+        "similarity"
+    ] == 0
 
 
 def test_image_rubric_sees_the_prompt_and_the_full_image_and_exemplars_only_as_paths(judge, openai_server) -> None:
@@ -164,7 +191,11 @@ def test_image_rubric_sees_the_prompt_and_the_full_image_and_exemplars_only_as_p
     assert re.findall(r"Case task = (\S+)", text) == ["oe_01", "oe_03", "oe_02"] and "Picture case #1" in text
     assert f"Picture file = {FIXTURE.resolve()}/evaluator/subjective/memory/images/oe/oe_01.png" in text
     assert "• 5 (Haunting):" in text and "• 5 (Radiant):" in text
-    assert result.status == "ok" and result.value == 5.0 and set(result.scores) == {"mood_atmosphere", "visual_composition", "color_lighting", "technical_flawlessness"}
+    assert (
+        result.status == "ok"
+        and result.value == 5.0
+        and set(result.scores) == {"mood_atmosphere", "visual_composition", "color_lighting", "technical_flawlessness"}
+    )
 
 
 def test_co_and_im_tasks_are_described_as_the_release_describes_them(judge, openai_server) -> None:
@@ -173,7 +204,10 @@ def test_co_and_im_tasks_are_described_as_the_release_describes_them(judge, open
     judge.run("prompt_subjective", CO_TASK, "copper kettle and cups")
     judge.run("prompt_subjective", IM_TASK, "a lighthouse")
     co, im = (request_text(r) for r in openai_server.requests)
-    assert "Brief under review:\nJob -> A hanging sign for a tea room on a quiet lane.\nPairs with -> copper kettle, two cups\nArrangement ->" in co
+    assert (
+        "Brief under review:\nJob -> A hanging sign for a tea room on a quiet lane.\nPairs with -> copper kettle, two cups\nArrangement ->"
+        in co
+    )
     assert "Lettering -> 'TEA TIME'\nMust not -> no plastic\n\nCandidate text:" in co and "OUR PAIRING" not in co
     assert f"Picture to copy at {FIXTURE.resolve()}/dataset/gt_image/1.png\nWrite text that makes the engine draw this picture again." in im
 
@@ -192,13 +226,22 @@ def test_route_skips_what_the_release_does_not_run(judge, openai_server) -> None
     assert judge.skip_reason("target_similarity", IM_TASK) == "IM tasks are not judged on target_similarity on the official route"
     co_02 = TaskInput("co_02", "CO", "Bike", "b", {}, ("ours",), ("ours",))
     assert judge.run("prompt_objective", co_02, "p").reason == "the official release has no prompt checklist for task co_02"
-    assert judge.skip_reason("image_objective", co_02) is None and judge.run("image_subjective", OE_TASK, "p").reason == "no image was provided"
+    assert (
+        judge.skip_reason("image_objective", co_02) is None
+        and judge.run("image_subjective", OE_TASK, "p").reason == "no image was provided"
+    )
     assert openai_server.requests == []
 
 
 def test_spec_is_the_release_s_and_moves_with_any_file_of_the_checkout(judge, openai_server, tmp_path) -> None:
     assert judge.judge_id == "official:scripted-judge" and judge.version.startswith("ateliereval-release+")
-    assert "route official" in judge.label and judge.spec.parameters["levels"]["Intent Formalization"] == ["Vague", "Hazy", "Partial", "Grounded", "Exact"]
+    assert "route official" in judge.label and judge.spec.parameters["levels"]["Intent Formalization"] == [
+        "Vague",
+        "Hazy",
+        "Partial",
+        "Grounded",
+        "Exact",
+    ]
     ours = make_judge(JudgeConfig(base_url=openai_server.base_url, model="scripted-judge", clip_pretrained="random"))
     assert (ours.judge_id, ours.version) != (judge.judge_id, judge.version)
     copy = shutil.copytree(FIXTURE, tmp_path / "release")
@@ -231,7 +274,9 @@ def test_a_missing_file_is_named(tmp_path) -> None:
     with pytest.raises(OfficialReleaseError, match=r"im_checklist\.json: file not found"):
         check_release(copy)
     with pytest.raises(OfficialReleaseError, match=r"evaluator/objective/checklist/im_checklist\.json: file not found"):
-        make_judge(JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random", route="official", official_release=str(copy)))
+        make_judge(
+            JudgeConfig(base_url="http://127.0.0.1:9/v1", model="m", clip_pretrained="random", route="official", official_release=str(copy))
+        )
     with pytest.raises(OfficialReleaseError, match="is not a folder"):
         check_release(tmp_path / "nowhere")
 
@@ -246,11 +291,15 @@ def test_a_changed_layout_is_named_not_guessed(tmp_path) -> None:
     shutil.copy(FIXTURE / "evaluator/configs/templates/subjective_prompt_templates.json", templates)
     engine = copy / "evaluator/subjective/s1_subjective_memory_skill_engine.py"
     engine.write_text(engine.read_text().replace("def _format_image_exemplar_block", "def _format_picture_block"))
-    with pytest.raises(OfficialReleaseError, match=r"s1_subjective_memory_skill_engine\.py: _format_image_exemplar_block: function not found"):
+    with pytest.raises(
+        OfficialReleaseError, match=r"s1_subjective_memory_skill_engine\.py: _format_image_exemplar_block: function not found"
+    ):
         load_release(copy)
     shutil.copy(FIXTURE / "evaluator/subjective/s1_subjective_memory_skill_engine.py", engine)
     engine.write_text(engine.read_text().replace('f"Picture file = {ex.image_path}"', 'f"Picture file = {ex.image_file}"'))
-    with pytest.raises(OfficialReleaseError, match=r"_format_image_exemplar_block: uses 'ex.image_file', which the official route does not supply"):
+    with pytest.raises(
+        OfficialReleaseError, match=r"_format_image_exemplar_block: uses 'ex.image_file', which the official route does not supply"
+    ):
         load_release(copy)
 
 
@@ -260,7 +309,15 @@ def test_the_official_route_and_the_checkout_go_together(openai_server) -> None:
     with pytest.raises(JudgeConfigError, match="got route 'ateliereval'"):
         make_judge(JudgeConfig(base_url=openai_server.base_url, model="m", clip_pretrained="random", official_release=str(FIXTURE)))
     with pytest.raises(JudgeConfigError, match="exactly one model"):
-        make_judge(JudgeConfig(base_url=openai_server.base_url, models=("a", "b"), clip_pretrained="random", route="official", official_release=str(FIXTURE)))
+        make_judge(
+            JudgeConfig(
+                base_url=openai_server.base_url,
+                models=("a", "b"),
+                clip_pretrained="random",
+                route="official",
+                official_release=str(FIXTURE),
+            )
+        )
 
 
 def test_the_site_builds_the_official_judge_from_the_setting(scripted_judge, settings) -> None:
@@ -287,9 +344,9 @@ def official_responder(request: dict) -> Reply:
 def test_a_submission_is_judged_on_the_official_route_without_our_memory(team, sample_pack, scripted_judge, settings, tmp_path) -> None:
     from django.core.management import call_command
 
+    from evaluation.models import Judgement
     from evaluation.units import task_input
     from evaluator.judge.cache import cache_key
-    from evaluation.models import Judgement
     from submissions.services import submission_create
 
     row = {"side": "prompt", "category": "OE", "task_id": "oe-s02", "text": "OUR MEMORY EXEMPLAR", "scores": dict.fromkeys(PROMPT_KEYS, 5)}
@@ -308,13 +365,17 @@ def test_a_submission_is_judged_on_the_official_route_without_our_memory(team, s
     assert bodies and all("FIXTURE SYSTEM" in b for b in bodies) and not any("OUR MEMORY EXEMPLAR" in b for b in bodies)
     # our memory is not even retrieved: the stored cache key is that of a run with no exemplars
     stored = Judgement.objects.select_related("entry__task").get(submission=submission, skill="prompt_subjective")
-    unused = cache_key("prompt_subjective", stored.judge_id, stored.judge_version, task_input(stored.entry.task), stored.entry.text, None, ())
+    unused = cache_key(
+        "prompt_subjective", stored.judge_id, stored.judge_version, task_input(stored.entry.task), stored.entry.text, None, ()
+    )
     assert stored.cache_key == unused
 
 
 def start(env: dict[str, str]) -> subprocess.CompletedProcess:
     code = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'atelier.settings'); django.setup()"
-    full = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "ATELIER_JUDGE_ROUTE", "ATELIER_OFFICIAL_RELEASE")} | env
+    full = {
+        k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "ATELIER_JUDGE_ROUTE", "ATELIER_OFFICIAL_RELEASE")
+    } | env
     return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=full, capture_output=True, text=True, timeout=60)
 
 
@@ -325,8 +386,14 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess:
             {"ATELIER_OFFICIAL_RELEASE": "/nonexistent/ateliereval"},
             "ATELIER_OFFICIAL_RELEASE='/nonexistent/ateliereval' is not a checkout of the release: /nonexistent/ateliereval is not a folder",
         ),
-        ({"ATELIER_OFFICIAL_RELEASE": str(FIXTURE / "dataset")}, "dataset/evaluator/configs/templates/subjective_prompt_templates.json: file not found"),
-        ({"ATELIER_JUDGE_ROUTE": "official"}, "ATELIER_JUDGE_ROUTE='official': the route 'official' is the judge of ATELIER_OFFICIAL_RELEASE"),
+        (
+            {"ATELIER_OFFICIAL_RELEASE": str(FIXTURE / "dataset")},
+            "dataset/evaluator/configs/templates/subjective_prompt_templates.json: file not found",
+        ),
+        (
+            {"ATELIER_JUDGE_ROUTE": "official"},
+            "ATELIER_JUDGE_ROUTE='official': the route 'official' is the judge of ATELIER_OFFICIAL_RELEASE",
+        ),
     ],
 )
 def test_start_up_refuses_a_bad_official_setting(env, named) -> None:
@@ -335,7 +402,12 @@ def test_start_up_refuses_a_bad_official_setting(env, named) -> None:
 
 
 def test_start_up_takes_a_checkout() -> None:
-    assert start({"ATELIER_OFFICIAL_RELEASE": str(FIXTURE), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ATELIER_CLIP_PRETRAINED": "random"}).returncode == 0
+    assert (
+        start(
+            {"ATELIER_OFFICIAL_RELEASE": str(FIXTURE), "OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ATELIER_CLIP_PRETRAINED": "random"}
+        ).returncode
+        == 0
+    )
 
 
 # --- top-1 of N -------------------------------------------------------------------------------------------
@@ -348,9 +420,11 @@ def unit(task: str, category: str, skill: str, value: float, scale: str, image: 
 def test_top1_composite_keeps_only_the_best_image_of_each_prompt() -> None:
     prompt = [unit("oe_01", "OE", "prompt_subjective", 3.0, "likert_1_5"), unit("oe_01", "OE", "prompt_objective", 0.5, "rate_0_1")]
     images = [
-        unit("oe_01", "OE", "image_subjective", 2.0, "likert_1_5", image=1, rank=0), unit("oe_01", "OE", "image_objective", 1.0, "rate_0_1", image=1, rank=2),
-        unit("oe_01", "OE", "image_subjective", 4.5, "likert_1_5", image=2, rank=0), unit("oe_01", "OE", "image_objective", 0.0, "rate_0_1", image=2, rank=2),
-    ]  # fmt: skip
+        unit("oe_01", "OE", "image_subjective", 2.0, "likert_1_5", image=1, rank=0),
+        unit("oe_01", "OE", "image_objective", 1.0, "rate_0_1", image=1, rank=2),
+        unit("oe_01", "OE", "image_subjective", 4.5, "likert_1_5", image=2, rank=0),
+        unit("oe_01", "OE", "image_objective", 0.0, "rate_0_1", image=2, rank=2),
+    ]
     overall = {f.key: f.value for f in top1_figures(prompt + images) if f.scope == "overall"}["overall"]
     assert overall == pytest.approx((50 + (87.5 + 0) / 2) / 2)  # image 2 (rubric 4.5) alone, its checklist 0 included
     mean_of_images = {f.key: f.value for f in figures(prompt + images) if f.scope == "overall"}["overall"]
@@ -364,7 +438,9 @@ def test_the_site_stores_the_top1_composite_for_the_official_judge_only() -> Non
 
     prompt = [unit("oe_01", "OE", "prompt_subjective", 3.0, "likert_1_5")]
     images = [unit("oe_01", "OE", "image_subjective", v, "likert_1_5", image=i, rank=0) for i, v in ((1, 2.0), (2, 4.5))]
-    stored = {f.key: f.value for f in all_figures(prompt + images, top1=top1_composite({"engine": "official"})) if f.scope in ("overall", "task")}
+    stored = {
+        f.key: f.value for f in all_figures(prompt + images, top1=top1_composite({"engine": "official"})) if f.scope in ("overall", "task")
+    }
     assert stored == {"overall": pytest.approx((50 + 87.5) / 2), "oe_01": pytest.approx((50 + 87.5) / 2)}  # the best image only
     ours = {f.key: f.value for f in all_figures(prompt + images, top1=top1_composite({"engine": "openai"})) if f.scope == "overall"}
     assert ours == {"overall": pytest.approx((50 + (25 + 87.5) / 2) / 2)}

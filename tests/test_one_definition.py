@@ -97,14 +97,18 @@ def endpoint(settings, prompter_server, scripted_judge, team):
     settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)
     settings.ATELIER_PROMPTER_MAX_RETRIES = 0
     settings.ATELIER_PROMPTER_TIMEOUT = 5.0
-    return endpoint_create(team=team, name="scripted", base_url=prompter_server.base_url, model="scripted-prompter", api_key="sk-test", max_in_flight=4)
+    return endpoint_create(
+        team=team, name="scripted", base_url=prompter_server.base_url, model="scripted-prompter", api_key="sk-test", max_in_flight=4
+    )
 
 
 SNAPSHOT = ("judge_id", "judge_label", "judge_version", "judge_spec", "judge_endpoint", "backends")
 
 
 @pytest.mark.django_db(transaction=True)
-def test_uploads_and_endpoint_runs_record_one_snapshot_and_show_prompters_one_view(endpoint, prompter_server, team, sample_pack, settings, tmp_path):
+def test_uploads_and_endpoint_runs_record_one_snapshot_and_show_prompters_one_view(
+    endpoint, prompter_server, team, sample_pack, settings, tmp_path
+):
     expected = runtime.snapshot_fields(runtime.judge(), runtime.backend_configs())
     assert set(expected) == set(SNAPSHOT)
     upload = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=IM_PROMPT)
@@ -136,7 +140,11 @@ def test_uploads_and_endpoint_runs_record_one_snapshot_and_show_prompters_one_vi
         assert any(f"Title: {view.title}\nRequest: {view.brief}" in request_text(r) for r in prompter_server.requests)
 
     # (a) a feedback image is scored against the reference of the config that rendered it, recorded with it
-    im = PromptCall.objects.select_related("submission").filter(submission=run, task__task_id="im-s01", feedback_status="ok", status=CallStatus.OK).first()
+    im = (
+        PromptCall.objects.select_related("submission")
+        .filter(submission=run, task__task_id="im-s01", feedback_status="ok", status=CallStatus.OK)
+        .first()
+    )
     made_on = runtime.backend_configs()["smoke-sd"].version_hash()
     assert im.feedback_details["config_hash"] == made_on
     _backends_file(tmp_path, settings, lambda backends: [{**b, "steps": 3} if b["name"] == "smoke-sd" else b for b in backends])
@@ -155,8 +163,18 @@ def test_the_registry_names_the_feedback_and_clip_reading_skills():
     assert readers == {"target_similarity", "image_objective"}  # every judge's CLIP metric, and this judge's image checklist
 
 
-SKILL_NAME_FREE = ["tasks", "teams", "evaluation", "submissions", "leaderboard", "ratings", "studies", "atelier", "evaluator/judge/embedding_judge.py",
-                   "evaluator/prompters"]  # fmt: skip
+SKILL_NAME_FREE = [
+    "tasks",
+    "teams",
+    "evaluation",
+    "submissions",
+    "leaderboard",
+    "ratings",
+    "studies",
+    "atelier",
+    "evaluator/judge/embedding_judge.py",
+    "evaluator/prompters",
+]
 
 
 def _skill_names_in(path: Path) -> list[str]:
@@ -165,8 +183,10 @@ def _skill_names_in(path: Path) -> list[str]:
         id(node.body[0].value)
         for node in ast.walk(tree)
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-        and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
-    }  # fmt: skip
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
     return [
         f"{path.relative_to(ROOT)}:{node.lineno}: {node.value!r}"
         for node in ast.walk(tree)

@@ -26,7 +26,11 @@ def test_importer_round_trips_the_fixture(db):
     pack = TaskPack.objects.get(name="ateliereval")
     assert pack.source == "ateliereval" and pack.version.startswith("official-")
     source = {r["task_id"]: r for name in ("oe", "co", "im") for r in json.loads((FIXTURE / "dataset" / f"{name}_120.json").read_text())}
-    checklists = {r["task_id"]: r for name in ("oe", "co", "im") for r in json.loads((FIXTURE / "evaluator/objective/checklist" / f"{name}_checklist.json").read_text())}
+    checklists = {
+        r["task_id"]: r
+        for name in ("oe", "co", "im")
+        for r in json.loads((FIXTURE / "evaluator/objective/checklist" / f"{name}_checklist.json").read_text())
+    }
     tasks = {t.task_id: t for t in pack.tasks.prefetch_related("tags")}
     assert set(tasks) == set(source)
     for task_id, task in tasks.items():
@@ -58,13 +62,23 @@ def broken_copy(tmp_path: Path, edit) -> Path:
         (lambda p: (p / "dataset/oe_120.json").write_text("[{"), "oe_120.json: not valid UTF-8 JSON"),
         (lambda p: (p / "dataset/gt_image/2.png").unlink(), "im_120.json record 1 (im_02): field 'origin_image'"),
         (lambda p: _rewrite(p / "dataset/oe_120.json", 1, "task", 5), "oe_120.json record 1: field 'task' missing or not a string"),
-        (lambda p: _rewrite(p / "dataset/co_120.json", 0, "category", ["#NotATag"]), "co_120.json record 0: field 'category' must be a list of known tags"),
-        (lambda p: _rewrite(p / "evaluator/objective/checklist/im_checklist.json", 1, "image_checkpoint", "one string"), "im_checklist.json record 1 (im_02)"),
+        (
+            lambda p: _rewrite(p / "dataset/co_120.json", 0, "category", ["#NotATag"]),
+            "co_120.json record 0: field 'category' must be a list of known tags",
+        ),
+        (
+            lambda p: _rewrite(p / "evaluator/objective/checklist/im_checklist.json", 1, "image_checkpoint", "one string"),
+            "im_checklist.json record 1 (im_02)",
+        ),
         (lambda p: (p / "evaluator/objective/checklist/oe_checklist.json").unlink(), "oe_checklist.json: file not found"),
-        (lambda p: _rewrite(p / "evaluator/objective/checklist/co_checklist.json", 1, "task_id", "co_77"),
-         "co_checklist.json record 1 (co_77): field 'task_id': no task with this id in co_120.json"),
-        (lambda p: _rewrite(p / "evaluator/objective/checklist/oe_checklist.json", 1, "task_id", "oe_01"),
-         "oe_checklist.json record 1 (oe_01): field 'task_id': a second checklist for this task (first: oe_checklist.json record 0)"),
+        (
+            lambda p: _rewrite(p / "evaluator/objective/checklist/co_checklist.json", 1, "task_id", "co_77"),
+            "co_checklist.json record 1 (co_77): field 'task_id': no task with this id in co_120.json",
+        ),
+        (
+            lambda p: _rewrite(p / "evaluator/objective/checklist/oe_checklist.json", 1, "task_id", "oe_01"),
+            "oe_checklist.json record 1 (oe_01): field 'task_id': a second checklist for this task (first: oe_checklist.json record 0)",
+        ),
     ],
 )
 def test_importer_names_file_record_and_field_and_loads_nothing(tmp_path, db, edit, message):

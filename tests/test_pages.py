@@ -10,8 +10,8 @@ from django.contrib.admin.sites import site
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import RequestFactory
 
-from submissions.admin import SubmissionAdmin, publish
 from evaluation.models import Submission
+from submissions.admin import SubmissionAdmin, publish
 
 
 def upload(client, team, pack, data: bytes, name="prompts.jsonl"):
@@ -58,9 +58,9 @@ def test_upload_evaluates_and_page_shows_status_scores_and_provenance(owner_clie
     assert "breakdown.csv" in page
     scores = page.split("<h2>Scores</h2>")[1].split("<h2>")[0]
     for score in submission.figures.filter(scope__in=["overall", "category", "backend"]):
-        assert f"<td>{score.key}</td><td class=\"num\">{score.value:.1f}</td>" in scores
+        assert f'<td>{score.key}</td><td class="num">{score.value:.1f}</td>' in scores
     top1 = submission.figures.get(scope="top1", key="image_objective")
-    assert f"<tr><td>top1</td><td>image_objective</td><td class=\"num\">{top1.value:.3f}</td>" in scores
+    assert f'<tr><td>top1</td><td>image_objective</td><td class="num">{top1.value:.3f}</td>' in scores
     assert "Judge calls: 0" in page  # the offline judge makes no model calls
 
 
@@ -87,7 +87,9 @@ def test_published_submission_is_on_the_leaderboard(client, owner_client, team, 
 def test_leaderboard_sorts_by_column(client, owner_client, team, sample_pack, example_prompts, admin_user):
     upload(owner_client, team, sample_pack, example_prompts)
     data = "\n".join(json.dumps({"task_id": t, "prompt": "a thing"}) for t in ("oe-s01", "co-s01", "im-s01")).encode()
-    owner_client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "Terse", "file": SimpleUploadedFile("t.jsonl", data)})
+    owner_client.post(
+        f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "Terse", "file": SimpleUploadedFile("t.jsonl", data)}
+    )
     publish_all(admin_user)
     scores = {s.prompter: s.figures.get(scope="category", key="OE").value for s in Submission.objects.all()}
     best, worst = sorted(scores, key=scores.get, reverse=True)

@@ -9,10 +9,10 @@ import zipfile
 
 import pytest
 
+from evaluation.models import Status, Submission
 from evaluator.judge.scales import scale_named
 from evaluator.metrics.aggregate import Unit
 from evaluator.metrics.coverage import FULL, PARTIAL, WITHHELD, coverage, coverage_words, standing
-from evaluation.models import Status, Submission
 from submissions.services import submission_create, submissions_publish, token_create
 from tests.openai_server import Reply, judge_responder
 
@@ -26,9 +26,20 @@ def unit(skill: str, status: str, backend: str = "b", value: float | None = 0.5,
 
 
 def test_coverage_counts_planned_units_and_standing_reads_them():
-    units = [unit("a", "ok"), unit("a", "failed"), unit("b", "ok", backend=""), unit("render", "failed"), unit("a", "skipped"), unit("a", "blocked")]
+    units = [
+        unit("a", "ok"),
+        unit("a", "failed"),
+        unit("b", "ok", backend=""),
+        unit("render", "failed"),
+        unit("a", "skipped"),
+        unit("a", "blocked"),
+    ]
     found = coverage(units)
-    assert found[("overall", "overall")] == {"scored": 2, "planned": 4, "skills": {"a": [1, 2], "b": [1, 1]}}  # skipped, blocked: not planned
+    assert found[("overall", "overall")] == {
+        "scored": 2,
+        "planned": 4,
+        "skills": {"a": [1, 2], "b": [1, 1]},
+    }  # skipped, blocked: not planned
     assert found[("backend", "b")] == {"scored": 1, "planned": 3, "skills": {"a": [1, 2]}}  # the failed render counts once
     assert found[("part", "prompt")]["planned"] == 1 and found[("skill", "a")] == {"scored": 1, "planned": 2, "skills": {}}
     assert standing(found[("overall", "overall")], done=True, max_missing=0.05) == WITHHELD  # skill a: half missing
@@ -44,7 +55,9 @@ def scores_table(page: str) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_incomplete_run_shows_partial_and_withheld_figures_with_their_coverage(owner_client, admin_client, team, sample_pack, scripted_judge):
+def test_an_incomplete_run_shows_partial_and_withheld_figures_with_their_coverage(
+    owner_client, admin_client, team, sample_pack, scripted_judge
+):
     scripted_judge.default = lambda request: Reply(status=500, content="scripted outage")  # every model call fails
     submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=PROMPTS)
     submission.refresh_from_db()
@@ -60,12 +73,24 @@ def test_an_incomplete_run_shows_partial_and_withheld_figures_with_their_coverag
     row = table.split("<td>overall</td><td>overall</td>")[1].split("</tr>")[0]
     assert f"{overall.value:.1f}" not in row and "rests on 2 of 12 judged units (17 %)" in row
     similarity = submission.figures.get(scope="skill", key="target_similarity")
-    assert f'{similarity.value:.{scale_named(similarity.scale).digits}f} <span class="badge status-incomplete">partial</span>' in table and "rests on 2 of 2 judged units (100 %)" in table
+    assert (
+        f'{similarity.value:.{scale_named(similarity.scale).digits}f} <span class="badge status-incomplete">partial</span>' in table
+        and "rests on 2 of 2 judged units (100 %)" in table
+    )
 
     figures = owner_client.get(f"/api/v1/submissions/{submission.pk}", HTTP_AUTHORIZATION=f"Bearer {token}").json()["figures"]
-    assert figures["overall:overall"] == {"value": None, "scale": "score_0_100", "partial": True, "withheld": True, "coverage": {"scored": 2, "planned": 12}}
+    assert figures["overall:overall"] == {
+        "value": None,
+        "scale": "score_0_100",
+        "partial": True,
+        "withheld": True,
+        "coverage": {"scored": 2, "planned": 12},
+    }
     assert figures["skill:target_similarity"]["partial"] and not figures["skill:target_similarity"]["withheld"]
-    assert figures["skill:target_similarity"]["coverage"] == {"scored": 2, "planned": 2} and figures["skill:target_similarity"]["value"] == similarity.value
+    assert (
+        figures["skill:target_similarity"]["coverage"] == {"scored": 2, "planned": 2}
+        and figures["skill:target_similarity"]["value"] == similarity.value
+    )
     assert all(f["partial"] for f in figures.values())  # the run is not done: nothing reads as a normal score
 
     scripted_judge.default = judge_responder  # the endpoint is back: retry the failed judgements
@@ -74,9 +99,18 @@ def test_an_incomplete_run_shows_partial_and_withheld_figures_with_their_coverag
     assert submission.status == Status.DONE, submission.error
     overall = submission.figures.get(scope="overall")
     table = scores_table(owner_client.get(f"/submissions/{submission.pk}/").content.decode())
-    assert f'<td>overall</td><td>overall</td><td class="num">{overall.value:.1f}</td>' in table and "rests on 12 of 12 judged units (100 %)" in table
+    assert (
+        f'<td>overall</td><td>overall</td><td class="num">{overall.value:.1f}</td>' in table
+        and "rests on 12 of 12 judged units (100 %)" in table
+    )
     figures = owner_client.get(f"/api/v1/submissions/{submission.pk}", HTTP_AUTHORIZATION=f"Bearer {token}").json()["figures"]
-    assert figures["overall:overall"] == {"value": overall.value, "scale": "score_0_100", "partial": False, "withheld": False, "coverage": {"scored": 12, "planned": 12}}
+    assert figures["overall:overall"] == {
+        "value": overall.value,
+        "scale": "score_0_100",
+        "partial": False,
+        "withheld": False,
+        "coverage": {"scored": 12, "planned": 12},
+    }
 
     assert submissions_publish(submissions=Submission.objects.filter(pk=submission.pk)) == 1
     board = owner_client.get("/").content.decode()
@@ -96,7 +130,7 @@ def test_a_done_run_that_misses_units_is_marked_partial_on_its_board(owner_clien
     assert submissions_publish(submissions=Submission.objects.filter(pk=submission.pk)) == 1
     overall = submission.figures.get(scope="overall")
     board = owner_client.get("/").content.decode()
-    assert f"{overall.value:.1f}<br><span class=\"ci\">partial: rests on 2 of 12 judged units (17 %)</span>" in board
+    assert f'{overall.value:.1f}<br><span class="ci">partial: rests on 2 of 12 judged units (17 %)</span>' in board
     link = board.split('id="board-download"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")
     with zipfile.ZipFile(io.BytesIO(b"".join(owner_client.get(link).streaming_content))) as archive:
         entry = json.loads(archive.read("board.json"))["entries"][0]

@@ -106,7 +106,7 @@ def test_a_rater_rating_a_unit_twice_is_an_error():
 
 def cell(page: str, group: str, column: int) -> str:
     row = page.split('id="people-agreement"')[1].split(f"<td>{group}</td>")[1].split("</tr>")[0]
-    return row.split("<td class=\"num\">")[column + 1].split("</td>")[0].split("<br>")[0].strip()
+    return row.split('<td class="num">')[column + 1].split("</td>")[0].split("<br>")[0].strip()
 
 
 def test_judge_page_shows_alpha_and_ceiling_per_category(client, team, sample_pack):

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from studies.services import invitations_create, study_create
 from evaluation.models import Submission
+from studies.services import invitations_create, study_create
 from submissions.services import submissions_publish
 
 PHONE, DESKTOP = 390, 1400
@@ -16,7 +16,9 @@ PHONE, DESKTOP = 390, 1400
 
 def set_width(browser, width: int) -> None:
     """Emulate a phone's viewport (mobile: the meta viewport applies, as on a real phone), or a desktop window."""
-    browser.driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": width < 800})
+    browser.driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": width < 800}
+    )
 
 
 def page_width(browser, path: str | None = None) -> int:
@@ -37,7 +39,10 @@ def log_in(browser, client, user) -> None:
 def published(client, owner, team, sample_pack, example_prompts) -> Submission:
     """A real run of the demo prompts on the sample pack, evaluated in-process and published: a full submission page."""
     client.force_login(owner)
-    client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "A prompter with a rather long name", "file": SimpleUploadedFile("p.jsonl", example_prompts)})
+    client.post(
+        f"/teams/{team.slug}/submit/",
+        {"pack": sample_pack.pk, "prompter": "A prompter with a rather long name", "file": SimpleUploadedFile("p.jsonl", example_prompts)},
+    )
     submission = Submission.objects.get()
     assert submission.status == "done", submission.error
     submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
@@ -46,7 +51,16 @@ def published(client, owner, team, sample_pack, example_prompts) -> Submission:
 
 def test_main_pages_fit_a_phone_and_a_desktop(browser, client, owner, team, sample_pack, published):
     task = sample_pack.tasks.order_by("task_id").first()
-    pages = ["/", f"/submissions/{published.pk}/", "/tasks/", f"/tasks/{sample_pack.pk}/{task.task_id}/", "/judge/", "/accounts/login/", f"/teams/{team.slug}/", "/teams/"]
+    pages = [
+        "/",
+        f"/submissions/{published.pk}/",
+        "/tasks/",
+        f"/tasks/{sample_pack.pk}/{task.task_id}/",
+        "/judge/",
+        "/accounts/login/",
+        f"/teams/{team.slug}/",
+        "/teams/",
+    ]
     widths: dict[str, dict[int, int]] = {}
     for width in (PHONE, DESKTOP):
         set_width(browser, width)
@@ -67,7 +81,9 @@ def test_the_board_on_a_phone_keeps_rank_and_prompter_in_view_and_folds_the_meth
     browser.get("/")
     browser.wait_loaded()
     scroller = browser.find(".table-scroll")
-    assert browser.driver.execute_script("return arguments[0].scrollWidth > arguments[0].clientWidth", scroller)  # the table scrolls in its box
+    assert browser.driver.execute_script(
+        "return arguments[0].scrollWidth > arguments[0].clientWidth", scroller
+    )  # the table scrolls in its box
     browser.driver.execute_script("arguments[0].scrollLeft = 400", scroller)
     rank, prompter = browser.find("#board-table tbody tr td:nth-child(1)"), browser.find("#board-table tbody tr td:nth-child(2)")
     box = scroller.rect
@@ -93,8 +109,15 @@ def test_a_participant_takes_the_whole_study_on_a_phone(browser, sample_pack):
     browser.click_and_wait("#consent-go")
     widths["questionnaire"] = page_width(browser)
     browser.shot("phone-study-questionnaire")
-    for key, option in (("t2i_experience", "1to2y"), ("t2i_frequency", "weekly"), ("professional", "no"), ("art_background", "self"),
-                        ("check_seed", "seed"), ("check_cfg", "strict"), ("check_thirds", "lines")):  # fmt: skip
+    for key, option in (
+        ("t2i_experience", "1to2y"),
+        ("t2i_frequency", "weekly"),
+        ("professional", "no"),
+        ("art_background", "self"),
+        ("check_seed", "seed"),
+        ("check_cfg", "strict"),
+        ("check_thirds", "lines"),
+    ):
         browser.find(f'input[name="{key}"][value="{option}"]').click()
     browser.click_and_wait("#questionnaire-go")
     for step in range(12):
@@ -109,7 +132,7 @@ def test_a_participant_takes_the_whole_study_on_a_phone(browser, sample_pack):
         widths[f"task {step}"] = page_width(browser)
         browser.shot(f"phone-study-task-{step}")
         browser.find("#prompt").send_keys("a flat poster: red sun above three blue hills, navy foreground")
-        browser.find("#submit").location_once_scrolled_into_view
+        _ = browser.find("#submit").location_once_scrolled_into_view  # reading it scrolls the button into view
         browser.click_and_wait("#submit")
     browser.wait(lambda d: "Thank you" in d.page_source, timeout=120)
     widths["completed"] = page_width(browser)

@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
 from evaluation.models import CallStatus, PromptCall, Status, Submission
-from teams.models import Endpoint
+from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
 from submissions.services import endpoint_create, endpoint_run_create
 from tasks.selectors import prompter_title
+from teams.models import Endpoint
 from tests.openai_server import Reply, image_parts, prompter_responder, request_text, scripted_prompt
 
 SECRET = "sk-test-prompter-key-DO-NOT-LEAK-4242"
@@ -34,7 +34,9 @@ def prompter(settings, prompter_server, scripted_judge):
 
 @pytest.fixture
 def endpoint(prompter, team) -> Endpoint:
-    return endpoint_create(team=team, name="scripted", base_url=prompter.base_url, model="scripted-prompter", api_key=SECRET, max_in_flight=4)
+    return endpoint_create(
+        team=team, name="scripted", base_url=prompter.base_url, model="scripted-prompter", api_key=SECRET, max_in_flight=4
+    )
 
 
 def _run(team, endpoint, pack, **options) -> Submission:
@@ -63,7 +65,10 @@ def test_single_turn_run_prompts_every_task_and_sample_then_scores(endpoint, pro
     assert len(prompter.requests) == len(tasks) * 2
     assert sorted({r["temperature"] for r in prompter.requests}) == [0.2, 0.9]
     assert {(r["temperature"], r["seed"]) for r in prompter.requests} == {(0.2, 7), (0.9, 8)}  # sample k: its temperature, seed 7 + k
-    assert set(PromptCall.objects.filter(submission=submission).values_list("sample_index", "temperature", "seed")) == {(0, 0.2, 7), (1, 0.9, 8)}
+    assert set(PromptCall.objects.filter(submission=submission).values_list("sample_index", "temperature", "seed")) == {
+        (0, 0.2, 7),
+        (1, 0.9, 8),
+    }
     assert {r["model"] for r in prompter.requests} == {"scripted-prompter"}
     for task in tasks:
         sent = [r for r in prompter.requests if f"Title: {prompter_title(task)}" in request_text(r)]
@@ -89,7 +94,9 @@ def test_single_turn_run_prompts_every_task_and_sample_then_scores(endpoint, pro
 
 
 @pytest.mark.django_db(transaction=True)
-def test_three_feedback_rounds_make_trajectories_and_the_last_round_is_ranked(endpoint, prompter, team, sample_pack, owner_client, stranger):
+def test_three_feedback_rounds_make_trajectories_and_the_last_round_is_ranked(
+    endpoint, prompter, team, sample_pack, owner_client, stranger
+):
     submission = _run(team, endpoint, sample_pack, rounds=3, feedback_backend="smoke-sd", condition="guided")
     assert submission.status == Status.DONE, submission.error
     tasks = {t.task_id: t for t in eligible(sample_pack)}
@@ -100,13 +107,21 @@ def test_three_feedback_rounds_make_trajectories_and_the_last_round_is_ranked(en
     rounds = _calls_of(submission, im.task_id)
     assert [c.round for c in rounds] == [0, 1, 2] and all(c.feedback_status == "ok" for c in rounds)
     assert all(0 <= c.feedback_score <= 100 for c in rounds)
-    third = next(r for r in prompter.requests if f"Title: {prompter_title(im)}" in request_text(r) and sum(m["role"] == "assistant" for m in r["messages"]) == 2)
+    third = next(
+        r
+        for r in prompter.requests
+        if f"Title: {prompter_title(im)}" in request_text(r) and sum(m["role"] == "assistant" for m in r["messages"]) == 2
+    )
     assistant = [m["content"] for m in third["messages"] if m["role"] == "assistant"]
     assert assistant == [scripted_prompt(prompter_title(im), 1), scripted_prompt(prompter_title(im), 2)]
     assert len(image_parts(third)) == 2  # the target, and only the latest feedback image
     assert f"{rounds[1].feedback_score:.0f}/100 for similarity to the target" in request_text(third)
     co = next(t for t in tasks.values() if t.category == "CO")
-    co_second = next(r for r in prompter.requests if f"Title: {prompter_title(co)}" in request_text(r) and any(m["role"] == "assistant" for m in r["messages"]))
+    co_second = next(
+        r
+        for r in prompter.requests
+        if f"Title: {prompter_title(co)}" in request_text(r) and any(m["role"] == "assistant" for m in r["messages"])
+    )
     assert "checks for this request" in request_text(co_second)
     rows = trajectories(submission)
     assert len(rows) == len(tasks) and all(row["ranked"] == 2 and row["best"] is not None for row in rows)
@@ -134,19 +149,26 @@ def _by_title(bad: dict[str, Reply], only_temperature: float | None = None):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(endpoint, prompter, team, sample_pack, settings, owner_client):
+def test_refusals_errors_and_bad_replies_are_recorded_as_missing_never_as_zero(
+    endpoint, prompter, team, sample_pack, settings, owner_client
+):
     tasks = eligible(sample_pack)
-    prompter.default = _by_title({
-        prompter_title(tasks[0]): Reply(refusal="I can't help with that request."),
-        prompter_title(tasks[1]): Reply(status=500, content="scripted outage"),
-        prompter_title(tasks[2]): Reply(raw_body="{not json at all"),
-        prompter_title(tasks[3]): Reply(content="   "),
-        prompter_title(tasks[4]): Reply(content="x" * (settings.ATELIER_MAX_PROMPT_CHARS + 1)),
-    }, only_temperature=0.1)  # fmt: skip
+    prompter.default = _by_title(
+        {
+            prompter_title(tasks[0]): Reply(refusal="I can't help with that request."),
+            prompter_title(tasks[1]): Reply(status=500, content="scripted outage"),
+            prompter_title(tasks[2]): Reply(raw_body="{not json at all"),
+            prompter_title(tasks[3]): Reply(content="   "),
+            prompter_title(tasks[4]): Reply(content="x" * (settings.ATELIER_MAX_PROMPT_CHARS + 1)),
+        },
+        only_temperature=0.1,
+    )
     submission = _run(team, endpoint, sample_pack, samples=2, temperatures=[0.1, 0.7])
     assert submission.status == Status.INCOMPLETE and "prompting 50% missing (5 of 10 task samples" in submission.error
     assert sorted(submission.entries.values_list("sample_index", flat=True)) == [1] * 5
-    errors = {c.task.task_id: (c.status, c.error) for c in PromptCall.objects.filter(submission=submission, sample_index=0).select_related("task")}
+    errors = {
+        c.task.task_id: (c.status, c.error) for c in PromptCall.objects.filter(submission=submission, sample_index=0).select_related("task")
+    }
     assert errors[tasks[0].task_id] == ("refused", "the model refused")
     assert errors[tasks[1].task_id][0] == "failed" and errors[tasks[1].task_id][1].startswith("HTTP 500")
     assert errors[tasks[2].task_id][0] == "failed" and errors[tasks[2].task_id][1] == "unreadable response (JSONDecodeError)"

@@ -10,9 +10,9 @@ from django.utils import timezone
 from django_rq import get_connection
 from rq import Queue, SimpleWorker
 
+from evaluation.models import CallStatus, PromptCall, Status
 from evaluation.reconcile import reconcile
 from evaluation.units import submission_cancel
-from evaluation.models import CallStatus, PromptCall, Status
 from submissions.services import endpoint_create, endpoint_run_create
 from tasks.selectors import prompter_title
 from tests.openai_server import scripted_prompt
@@ -24,7 +24,9 @@ KEY = "sk-rq-worker-key-NEVER-LOGGED-9f1e"
 def rq_run(redis_url, settings, prompter_server, scripted_judge, team):
     settings.REDIS_URL = redis_url
     settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)
-    endpoint = endpoint_create(team=team, name="rq", base_url=prompter_server.base_url, model="scripted-prompter", api_key=KEY, max_in_flight=3)
+    endpoint = endpoint_create(
+        team=team, name="rq", base_url=prompter_server.base_url, model="scripted-prompter", api_key=KEY, max_in_flight=3
+    )
 
     def work(*queues: str) -> None:
         connection = get_connection("default")
@@ -43,7 +45,9 @@ def test_an_endpoint_run_with_feedback_rounds_finishes_through_rq_workers(rq_run
     work("default")
     submission.refresh_from_db()
     assert submission.status == Status.PROMPTING
-    assert Queue("prompter", connection=get_connection("default")).count == PromptCall.objects.filter(submission=submission, round=0).count()
+    assert (
+        Queue("prompter", connection=get_connection("default")).count == PromptCall.objects.filter(submission=submission, round=0).count()
+    )
     work()
     submission.refresh_from_db()
     assert submission.status == Status.DONE, submission.error
@@ -83,7 +87,10 @@ def test_reconcile_resends_lost_calls_and_calls_held_by_a_dead_worker(rq_run, pr
     PromptCall.objects.filter(pk=dead.pk).update(status=CallStatus.RUNNING, started_at=long_ago)  # claimed by a worker that died
     PromptCall.objects.filter(submission=submission).update(queued_at=long_ago)
     work()  # nothing to do: the jobs are gone
-    assert PromptCall.objects.filter(submission=submission, status__in=[CallStatus.PENDING, CallStatus.RUNNING]).count() == PromptCall.objects.filter(submission=submission).count()
+    assert (
+        PromptCall.objects.filter(submission=submission, status__in=[CallStatus.PENDING, CallStatus.RUNNING]).count()
+        == PromptCall.objects.filter(submission=submission).count()
+    )
     resent = reconcile(after_seconds=0)
     assert len(resent.calls) == PromptCall.objects.filter(submission=submission).count()
     work()

@@ -22,7 +22,9 @@ def body(response) -> str:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_no_public_page_api_or_download_names_the_judge_host_or_its_credentials(client, admin_client, team, sample_pack, scripted_judge, settings):
+def test_no_public_page_api_or_download_names_the_judge_host_or_its_credentials(
+    client, admin_client, team, sample_pack, scripted_judge, settings
+):
     host = scripted_judge.base_url.split("/")[2]  # 127.0.0.1:PORT
     settings.OPENAI_BASE_URL = f"http://user:secret@{host}/v1"
     runtime.reset()
@@ -33,7 +35,13 @@ def test_no_public_page_api_or_download_names_the_judge_host_or_its_credentials(
     assert submission.judge_label == "AtelierJudge via scripted-judge, route ateliereval; CLIP ViT-B-32 smoke (random weights)"
     assert submission.judge_endpoint == host
 
-    urls = ["/", "/judge/", f"/submissions/{submission.pk}/", f"/submissions/{submission.pk}/breakdown.csv", f"/submissions/{submission.pk}/breakdown.jsonl"]
+    urls = [
+        "/",
+        "/judge/",
+        f"/submissions/{submission.pk}/",
+        f"/submissions/{submission.pk}/breakdown.csv",
+        f"/submissions/{submission.pk}/breakdown.jsonl",
+    ]
     responses = {url: client.get(url) for url in urls}
     assert all(r.status_code == 200 for r in responses.values()), {u: r.status_code for u, r in responses.items()}
     texts = {url: body(r) for url, r in responses.items()}
@@ -66,17 +74,37 @@ def test_the_data_migration_takes_hosts_and_credentials_out_of_stored_labels():
     executor.migrate(before)
     apps = executor.loader.project_state(before).apps
     Team, TaskPack = apps.get_model("submissions", "Team"), apps.get_model("tasks", "TaskPack")
-    Submission_, Figure, BoardStats = apps.get_model("submissions", "Submission"), apps.get_model("leaderboard", "Figure"), apps.get_model("leaderboard", "BoardStats")
+    Submission_, Figure, BoardStats = (
+        apps.get_model("submissions", "Submission"),
+        apps.get_model("leaderboard", "Figure"),
+        apps.get_model("leaderboard", "BoardStats"),
+    )
     team, pack = Team.objects.create(name="t", slug="t"), TaskPack.objects.create(name="p", version="1")
-    one = Submission_.objects.create(team=team, pack=pack, prompter="m", judge_id="openai:gpt-x", judge_version="rubric-v2+abc", judge_label=OLD_LABEL, judge_spec={"route": "extended"})
-    two = Submission_.objects.create(team=team, pack=pack, prompter="e", judge_id="ensemble:openai:a+openai:b", judge_version="v", judge_label=OLD_ENSEMBLE)
-    Figure.objects.create(submission=one, judge_id="openai:gpt-x", judge_version="rubric-v2+abc", judge_label=OLD_LABEL, scope="overall", key="overall")
+    one = Submission_.objects.create(
+        team=team,
+        pack=pack,
+        prompter="m",
+        judge_id="openai:gpt-x",
+        judge_version="rubric-v2+abc",
+        judge_label=OLD_LABEL,
+        judge_spec={"route": "extended"},
+    )
+    two = Submission_.objects.create(
+        team=team, pack=pack, prompter="e", judge_id="ensemble:openai:a+openai:b", judge_version="v", judge_label=OLD_ENSEMBLE
+    )
+    Figure.objects.create(
+        submission=one, judge_id="openai:gpt-x", judge_version="rubric-v2+abc", judge_label=OLD_LABEL, scope="overall", key="overall"
+    )
     BoardStats.objects.create(pack=pack, revision=1, judge_id="openai:gpt-x", judge_version="rubric-v2+abc", judge_label=OLD_LABEL)
 
     executor = MigrationExecutor(connection)
     executor.migrate(after)
     apps = executor.loader.project_state(after).apps
-    Submission_, Figure, BoardStats = apps.get_model("submissions", "Submission"), apps.get_model("leaderboard", "Figure"), apps.get_model("leaderboard", "BoardStats")
+    Submission_, Figure, BoardStats = (
+        apps.get_model("submissions", "Submission"),
+        apps.get_model("leaderboard", "Figure"),
+        apps.get_model("leaderboard", "BoardStats"),
+    )
     new = "AtelierJudge via gpt-x, route extended; CLIP ViT-B-32 (laion2b)"
     assert Submission_.objects.values_list("judge_label", "judge_endpoint").get(pk=one.pk) == (new, "judge.internal:8443")
     assert Figure.objects.get().judge_label == new and BoardStats.objects.get().judge_label == new

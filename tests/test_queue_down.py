@@ -12,10 +12,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from evaluation import runtime
+from evaluation.models import Judgement, PromptEntry, Status, Submission
 from evaluation.workqueue import BOARD_JOB, JUDGE_JOB, START_JOB, job_id
 from studies.models import Assignment, Attempt, Participant
 from studies.services import study_create
-from evaluation.models import Judgement, PromptEntry, Status, Submission
 from tests.test_expert_queue import rendered_submission
 from tests.test_studies import NOVICE, link, start
 

@@ -30,14 +30,17 @@ def test_a_rank_is_one_plus_the_entries_wholly_above_and_lies_in_its_range():
 def test_ranks_lie_inside_their_ranges_on_any_board():
     rng = np.random.default_rng(8)
     for _ in range(50):
-        entries = {f"e{i}": {t: float(np.clip(rng.normal(rng.uniform(20, 80), rng.uniform(1, 30)), 0, 100)) for t in CATS} for i in range(int(rng.integers(2, 9)))}
+        entries = {
+            f"e{i}": {t: float(np.clip(rng.normal(rng.uniform(20, 80), rng.uniform(1, 30)), 0, 100)) for t in CATS}
+            for i in range(int(rng.integers(2, 9)))
+        }
         for r in rank_ranges(entries, CATS):
             assert r.low <= r.score <= r.high and r.rank <= r.rank_high  # the shown rank lies inside its own range
 
 
 def test_too_few_tasks_give_ranks_by_score_and_no_range():
-    few = {t: c for t, c in list(CATS.items())[:6]}  # two tasks per category
-    scores = {"a": {t: 60.0 + i for i, t in enumerate(few)}, "b": {t: 40.0 for t in few}}
+    few = dict(list(CATS.items())[:6])  # two tasks per category
+    scores = {"a": {t: 60.0 + i for i, t in enumerate(few)}, "b": dict.fromkeys(few, 40.0)}
     ranges = {r.entry: r for r in rank_ranges(scores, few)}
     assert (ranges["a"].rank, ranges["a"].low, ranges["a"].rank_high) == (1, None, None) and ranges["b"].rank == 2
 
@@ -95,16 +98,16 @@ def test_style_control_is_not_fitted_where_it_is_not_identified():
     lengths = {e: {t: float(rng.integers(5, 60)) for t in CATS} for e in "ab"}
     scores = {e: {t: 40 + 5 * math.log(lengths[e][t]) + rng.normal(0, 2) for t in CATS} for e in "ab"}
     assert length_effect(scores, lengths, CATS) == []  # 10 tasks a category, 2 entries: 17 residual degrees of freedom
-    few = {t: c for t, c in list(WIDE.items())[:15]}  # 5 tasks a category, however many entries
+    few = dict(list(WIDE.items())[:15])  # 5 tasks a category, however many entries
     many = {f"e{i}": {t: 40 + 5 * math.log(lengths["a"].get(t, 9.0)) + rng.normal(0, 2) for t in few} for i in range(12)}
     assert length_effect(many, {e: {t: float(rng.integers(5, 60)) for t in few} for e in many}, few) == []
     steady = {e: {t: 30.0 + rng.normal(0, 0.5) for t in WIDE} for e in "ab"}  # lengths vary by about 1 %
-    assert length_effect(scores | {e: {t: 40.0 for t in WIDE} for e in "ab"}, steady, WIDE) == []
+    assert length_effect(scores | {e: dict.fromkeys(WIDE, 40.0) for e in "ab"}, steady, WIDE) == []
 
 
 def test_length_effect_leaves_out_a_category_where_length_is_constant_per_entry():
-    scores = {"a": {t: 50.0 for t in CATS}, "b": {t: 40.0 for t in CATS}}
-    lengths = {"a": {t: 30.0 for t in CATS}, "b": {t: 10.0 for t in CATS}}
+    scores = {"a": dict.fromkeys(CATS, 50.0), "b": dict.fromkeys(CATS, 40.0)}
+    lengths = {"a": dict.fromkeys(CATS, 30.0), "b": dict.fromkeys(CATS, 10.0)}
     assert length_effect(scores, lengths, CATS) == []
 
 
@@ -117,7 +120,9 @@ def test_the_within_entry_fit_equals_statsmodels_dummy_regression():
     entries = [f"e{i}" for i in range(6)]
     lengths = {e: {t: float(rng.integers(4, 90)) for t in tasks} for e in entries}
     lists = {e: {t: float(rng.random() < 0.4) for t in tasks} for e in entries}
-    scores = {e: {t: 30 + 3 * i + 6 * math.log(lengths[e][t]) - 4 * lists[e][t] + rng.normal(0, 3) for t in tasks} for i, e in enumerate(entries)}
+    scores = {
+        e: {t: 30 + 3 * i + 6 * math.log(lengths[e][t]) - 4 * lists[e][t] + rng.normal(0, 3) for t in tasks} for i, e in enumerate(entries)
+    }
     (mine,) = length_effect(scores, lengths, tasks, lists)
     rows = [(e, t) for e in entries for t in tasks]
     design = np.array([[1.0 if r[0] == e else 0.0 for e in entries] + [math.log(lengths[r[0]][r[1]]), lists[r[0]][r[1]]] for r in rows])
@@ -134,7 +139,7 @@ def test_list_covariate_is_left_out_where_it_does_not_vary_within_entries():
     rng = np.random.default_rng(3)
     lengths = {e: {t: float(rng.integers(5, 60)) for t in WIDE} for e in "ab"}
     scores = {e: {t: 40 + 5 * math.log(lengths[e][t]) + rng.normal(0, 1) for t in WIDE} for e in "ab"}
-    constant = {"a": {t: 1.0 for t in WIDE}, "b": {t: 0.0 for t in WIDE}}  # a always lists, b never: the entry explains it
+    constant = {"a": dict.fromkeys(WIDE, 1.0), "b": dict.fromkeys(WIDE, 0.0)}  # a always lists, b never: the entry explains it
     with_lists = length_effect(scores, lengths, WIDE, constant)
     assert len(with_lists) == 3
     assert [r.coefficient for r in with_lists] == pytest.approx([r.coefficient for r in length_effect(scores, lengths, WIDE)])
@@ -161,6 +166,8 @@ def test_field_win_rates_by_sorted_search_equal_the_pairwise_count():
     field, pairs = win_rates(scores, tie_margin=1.0)
     for entry in scores:
         mine = [pairs[(entry, other)] for other in scores if other != entry]
-        assert (field[entry].wins, field[entry].ties, field[entry].losses) == tuple(sum(getattr(r, k) for r in mine) for k in ("wins", "ties", "losses"))
+        assert (field[entry].wins, field[entry].ties, field[entry].losses) == tuple(
+            sum(getattr(r, k) for r in mine) for k in ("wins", "ties", "losses")
+        )
     _, some = win_rates(scores, pairs_for=["e0", "e1"])
     assert set(some) == {("e0", "e1"), ("e1", "e0")}

@@ -8,9 +8,9 @@ import json
 import pytest
 from django.core.management import call_command
 
+from evaluation.models import Judgement, Submission
 from ratings.models import ExpertRating
 from ratings.services import RatingFileError, expert_ratings_import
-from evaluation.models import Judgement, Submission
 from submissions.services import submission_create, submissions_publish
 from tests.test_expert_queue import expert
 

@@ -15,19 +15,35 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from evaluator.recompute import differences, judge_spec, main
 from evaluation.models import Status, Submission
+from evaluator.recompute import differences, judge_spec, main
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the build's jobs run on commit
 BUILT: dict[str, bytes | str] = {}  # the board zip, built by the first test that needs it: one build for the module
 BASELINE: dict[str, set[str]] = {}  # what --check reports on it unchanged (nothing, when the first test passes)
-SKILLED = {"t2i_experience": "gt2y", "t2i_frequency": "daily", "professional": "yes", "art_background": "formal",
-           "concepts": ["seed", "cfg", "composition"], "check_seed": "seed", "check_cfg": "strict", "check_thirds": "lines"}  # fmt: skip
-NOVICE = {"t2i_experience": "never", "t2i_frequency": "never", "professional": "no", "art_background": "none",
-          "check_seed": "unsure", "check_cfg": "unsure", "check_thirds": "centre"}  # fmt: skip
+SKILLED = {
+    "t2i_experience": "gt2y",
+    "t2i_frequency": "daily",
+    "professional": "yes",
+    "art_background": "formal",
+    "concepts": ["seed", "cfg", "composition"],
+    "check_seed": "seed",
+    "check_cfg": "strict",
+    "check_thirds": "lines",
+}
+NOVICE = {
+    "t2i_experience": "never",
+    "t2i_frequency": "never",
+    "professional": "no",
+    "art_background": "none",
+    "check_seed": "unsure",
+    "check_cfg": "unsure",
+    "check_thirds": "centre",
+}
 
 
 def _pack(directory: Path):
@@ -43,7 +59,9 @@ def _pack(directory: Path):
     for name in ("co", "oe", "im"):
         lines = (ROOT / "tasks" / "packs" / "atelier-original" / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
         extra = next(line for line in lines if json.loads(line)["split"] == "dev")
-        (directory / f"{name}.jsonl").write_text((directory / f"{name}.jsonl").read_text(encoding="utf-8").rstrip("\n") + "\n" + extra + "\n", encoding="utf-8")
+        (directory / f"{name}.jsonl").write_text(
+            (directory / f"{name}.jsonl").read_text(encoding="utf-8").rstrip("\n") + "\n" + extra + "\n", encoding="utf-8"
+        )
     pack, _ = pack_save(data=read_own_pack(directory))
     return pack
 
@@ -63,7 +81,9 @@ def _feedback_run(client, owner, team, pack, server, django_settings) -> Submiss
     from submissions import services
 
     django_settings.ATELIER_PROMPTER_ALLOWED_HOSTS, django_settings.ATELIER_PROMPTER_MAX_RETRIES = ("127.0.0.1",), 0
-    endpoint = services.endpoint_create(team=team, name="local", base_url=server.base_url, model="tiny-prompter", api_key="sk-test-key", seed=7)
+    endpoint = services.endpoint_create(
+        team=team, name="local", base_url=server.base_url, model="tiny-prompter", api_key="sk-test-key", seed=7
+    )
     client.force_login(owner)
     form = {"pack": pack.pk, "condition": "plain", "samples": 1, "rounds": 2, "feedback_backend": "smoke-sd"}
     assert client.post(f"/teams/{team.slug}/endpoints/{endpoint.pk}/run/", form).status_code == 302
@@ -78,7 +98,10 @@ def _participants(pack) -> None:
     study = study_create(name="Pilot", pack=pack, per_category=1, rounds=1)
     for answers in (SKILLED, NOVICE):
         person, url = Client(), f"/study/{invitations_create(study=study, count=1)[0].token}/"
-        assert person.post(url + "consent", {"agree": "yes"}).status_code == 302 and person.post(url + "questionnaire", answers).status_code == 302
+        assert (
+            person.post(url + "consent", {"agree": "yes"}).status_code == 302
+            and person.post(url + "questionnaire", answers).status_code == 302
+        )
         participant = study.participants.get(invitation__token=url.strip("/").split("/")[-1])
         for assignment in participant.assignments.order_by("position"):
             if assignment.intro:
@@ -92,7 +115,16 @@ def _build(request) -> bytes:
     client, team = request.getfixturevalue("client"), request.getfixturevalue("team")
     pack = _pack(request.getfixturevalue("tmp_path_factory").mktemp("packs") / "tamper")
     made = _uploads(team, pack)
-    made.append(_feedback_run(client, request.getfixturevalue("owner"), team, pack, request.getfixturevalue("prompter_server"), request.getfixturevalue("settings")))
+    made.append(
+        _feedback_run(
+            client,
+            request.getfixturevalue("owner"),
+            team,
+            pack,
+            request.getfixturevalue("prompter_server"),
+            request.getfixturevalue("settings"),
+        )
+    )
     assert [s.status for s in Submission.objects.filter(pk__in=[s.pk for s in made])] == [Status.DONE] * 3
     assert submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made])) == 3
     _participants(pack)
@@ -224,8 +256,14 @@ TAMPERS: dict[str, tuple[Callable[[dict], None], str]] = {
     "figure value": (lambda b: _bump(_first(b)["figures"]["overall:overall"], "value"), ".figures.overall:overall.value: published"),
     "figure CI bound": (lambda b: _bump(_interval_figure(b), "ci_high", 0.5), ".ci_high: published"),
     "figure n": (lambda b: _bump(_first(b)["figures"]["overall:overall"], "n"), ".figures.overall:overall.n: published"),
-    "figure failures": (lambda b: _bump(_first(b)["figures"]["overall:overall"], "failures"), ".figures.overall:overall.failures: published"),
-    "coverage and standing": (lambda b: _first(b)["coverage"]["overall:overall"].update(scored=0, standing="withheld"), ".coverage.overall:overall.standing: published"),
+    "figure failures": (
+        lambda b: _bump(_first(b)["figures"]["overall:overall"], "failures"),
+        ".figures.overall:overall.failures: published",
+    ),
+    "coverage and standing": (
+        lambda b: _first(b)["coverage"]["overall:overall"].update(scored=0, standing="withheld"),
+        ".coverage.overall:overall.standing: published",
+    ),
     "task count": (lambda b: _bump(_first(b), "tasks"), "].tasks: published"),
     "score interval": (lambda b: _bump(_stats(b), "low", -3.0), ".low: published"),
     "rank": (lambda b: _bump(_stats(b), "rank"), ".rank: published"),
@@ -251,10 +289,22 @@ TAMPERS: dict[str, tuple[Callable[[dict], None], str]] = {
     "judge version": (lambda b: b["judge"].update(version=b["judge"]["version"][:-1] + "0"), "units: "),
     "backend config field": (lambda b: _bump(b["backends"][0], "steps"), "backends[0].version_hash: published"),
     "deleted backend": (lambda b: b["backends"].pop(0), "which backends does not list"),
-    "statistics setting": (lambda b: b["statistics_settings"].update(alpha=0.1), "statistics_settings.alpha: published 0.1, recomputed 0.05"),
-    "human row figure": (lambda b: _bump(_overall(_human(b, "all")), "value"), "humans.rows[scripted=False,tier=all].figures[scope=overall,key=overall].value"),
-    "human participants": (lambda b: _bump(_human(b, "skilled"), "participants"), "humans.rows[scripted=False,tier=skilled].participants: published"),
-    "deleted human row": (lambda b: b["humans"]["rows"].remove(_human(b, "novice")), "humans.rows[scripted=False,tier=novice]: deleted from board.json"),
+    "statistics setting": (
+        lambda b: b["statistics_settings"].update(alpha=0.1),
+        "statistics_settings.alpha: published 0.1, recomputed 0.05",
+    ),
+    "human row figure": (
+        lambda b: _bump(_overall(_human(b, "all")), "value"),
+        "humans.rows[scripted=False,tier=all].figures[scope=overall,key=overall].value",
+    ),
+    "human participants": (
+        lambda b: _bump(_human(b, "skilled"), "participants"),
+        "humans.rows[scripted=False,tier=skilled].participants: published",
+    ),
+    "deleted human row": (
+        lambda b: b["humans"]["rows"].remove(_human(b, "novice")),
+        "humans.rows[scripted=False,tier=novice]: deleted from board.json",
+    ),
     "score on the humans' tasks": (lambda b: _bump(b["humans"]["common"], next(iter(b["humans"]["common"]))), "humans.common."),
     "steerability number": (lambda b: _bump(_steered(b)["steerability"][0], "n_trajectories"), ".n_trajectories: published"),
     "deleted steerability": (lambda b: _steered(b)["steerability"].clear(), ".steerability[category="),

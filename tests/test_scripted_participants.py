@@ -47,7 +47,13 @@ def test_scripted_participants_get_rows_of_their_own_and_a_person_is_never_poole
     # The rows as board.json would carry them: people's first, then the scripted ones, each saying which it is.
     judge_id, judge_version = after[(False, "all")].judge_id, after[(False, "all")].judge_version
     exported = human_rows_export(pack=study.pack, revision=after[(False, "all")].revision, judge_id=judge_id, judge_version=judge_version)
-    assert [(r["scripted"], r["tier"]) for r in exported] == [(False, "skilled"), (False, "all"), (True, "novice"), (True, "skilled"), (True, "all")]
+    assert [(r["scripted"], r["tier"]) for r in exported] == [
+        (False, "skilled"),
+        (False, "all"),
+        (True, "novice"),
+        (True, "skilled"),
+        (True, "all"),
+    ]
     assert all(tuple(r) == HUMAN_ROW_FIELDS for r in exported)
     assert exported[0]["label"] == "Humans — skilled" and exported[-1]["label"] == "Scripted (demo) — all"
     assert isinstance(exported[0]["first"], str) and any(f["scope"] == "overall" for f in exported[0]["figures"])

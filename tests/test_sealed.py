@@ -113,12 +113,16 @@ def echo_judge():
         if mode == 2:
             return Reply(status=400, raw_body=json.dumps({"error": {"message": " | ".join(cut(text, p) for p in (13, 37, 61, 89))}}))
         if mode == 3:
-            return Reply(status=502, raw_body=f"<html><body><h1>Bad gateway</h1><pre>{html.escape(text)}</pre></body></html>", headers={"Content-Type": "text/html"})
+            return Reply(
+                status=502,
+                raw_body=f"<html><body><h1>Bad gateway</h1><pre>{html.escape(text)}</pre></body></html>",
+                headers={"Content-Type": "text/html"},
+            )
         if mode == 4:
             return Reply(refusal=f"I will not judge this: {text}")
         if mode == 5:
             lines = [line.strip("- ").strip() for line in text.splitlines() if line.strip()]
-            return Reply(content=json.dumps({a: b for a, b in zip(lines, lines[1:])}, ensure_ascii=False))  # values are other items
+            return Reply(content=json.dumps(dict(zip(lines, lines[1:])), ensure_ascii=False))  # values are other items
         if mode == 6:
             return Reply(content=json.dumps({"note": text, "again": json.dumps(text)}, ensure_ascii=True))
         if mode == 7:
@@ -165,7 +169,9 @@ def surfaces(client, owner_client, token, pack, submissions, endpoint) -> dict[s
         assert response.status_code == 200, (name, url, response.status_code)
         got[name] = b"".join(response.streaming_content) if response.streaming else response.content
 
-    for url in SURFACES_ANON + [f"/tasks/?pack={pack.pk}"] + [f"/tasks/{pack.pk}/{t}/" for t in pack.tasks.values_list("task_id", flat=True)]:
+    for url in (
+        SURFACES_ANON + [f"/tasks/?pack={pack.pk}"] + [f"/tasks/{pack.pk}/{t}/" for t in pack.tasks.values_list("task_id", flat=True)]
+    ):
         fetch(f"public {url}", client, url)
     team = submissions[0].team
     for url in (f"/teams/{team.slug}/", f"/teams/{team.slug}/endpoints/{endpoint.pk}/"):
@@ -191,7 +197,9 @@ def surfaces(client, owner_client, token, pack, submissions, endpoint) -> dict[s
 
 
 @pytest.mark.django_db(transaction=True)
-def test_echoing_judge_and_prompter_leak_no_hidden_text_on_any_surface(sealed_pack, team, owner, client, scripted_judge, prompter_server, settings):
+def test_echoing_judge_and_prompter_leak_no_hidden_text_on_any_surface(
+    sealed_pack, team, owner, client, scripted_judge, prompter_server, settings
+):
     settings.ATELIER_MAX_MISSING_RATE = 1.0  # finish and publish whatever failed: the surfaces are the point
     settings.ATELIER_JUDGE_MAX_RETRIES = 1
     settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)
@@ -280,7 +288,9 @@ def test_a_failure_reason_is_built_from_our_words_only(name, openai_server, prom
     spec = EndpointSpec(base_url=prompter_server.base_url, model="m", timeout=5.0, max_retries=1, allowed_hosts=("127.0.0.1",))
     called = PrompterClient(spec).call([{"role": "user", "content": "a fox"}], max_chars=2000)
     assert judged.status == "failed" and VOCABULARY.match(judged.reason), judged.reason
-    assert called.status == "ok" or VOCABULARY.match(called.error) or called.error == "not a chat completion (no choices or no message)", called.error
+    assert called.status == "ok" or VOCABULARY.match(called.error) or called.error == "not a chat completion (no choices or no message)", (
+        called.error
+    )
     assert "MARK" not in judged.reason + called.error
     assert "MARK" in judged.remote_text + judged.raw  # kept for the staff
 

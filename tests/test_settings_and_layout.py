@@ -51,7 +51,18 @@ def test_every_job_the_work_queue_names_resolves_to_a_function():
     from evaluation.workqueue import JOBS
 
     names = {job.rsplit(".", 1)[1] for job in JOBS}
-    assert names == {"board_job", "start_submission_job", "render_job", "judge_job", "finish_submission_job", "prompt_job", "feedback_render_job", "feedback_judge_job", "attempt_render_job", "attempt_judge_job"}
+    assert names == {
+        "board_job",
+        "start_submission_job",
+        "render_job",
+        "judge_job",
+        "finish_submission_job",
+        "prompt_job",
+        "feedback_render_job",
+        "feedback_judge_job",
+        "attempt_render_job",
+        "attempt_judge_job",
+    }
     assert all(callable(import_string(job)) for job in JOBS)
 
 
@@ -59,7 +70,13 @@ def test_evaluator_has_no_django_import():
     offenders = []
     for path in (ROOT / "evaluator").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] == "django"]
     assert offenders == []
     assert len(list((ROOT / "evaluator").rglob("*.py"))) > 5

@@ -18,8 +18,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import openai
 import pytest
 
-from evaluator.prompters.ssrf import GuardedTransport, UnsafeURL, check_address, check_url, guarded_client
-from evaluator.prompters.ssrf import httpx  # httpx2 where installed (openai 3.x), else httpx
+from evaluator.prompters.ssrf import (
+    GuardedTransport,
+    UnsafeURL,
+    check_address,
+    check_url,
+    guarded_client,
+    httpx,  # httpx2 where installed (openai 3.x), else httpx
+)
 
 PUBLIC_V4 = "93.184.215.14"
 PUBLIC_V6 = "2606:4700::1111"
@@ -118,8 +124,7 @@ def test_spec_example_message():
 
 
 @pytest.mark.parametrize(
-    ("url", "scheme"),
-    [("ftp://example.com/v1", "ftp"), ("file:///etc/passwd", "file"), ("gopher://example.com:70/_x", "gopher")],
+    ("url", "scheme"), [("ftp://example.com/v1", "ftp"), ("file:///etc/passwd", "file"), ("gopher://example.com:70/_x", "gopher")]
 )
 def test_other_schemes_are_refused_naming_the_scheme(url, scheme):
     with pytest.raises(UnsafeURL, match=f"scheme '{scheme}' is not allowed"):
@@ -149,10 +154,7 @@ def test_name_resolving_to_a_public_and_a_private_address_is_refused():
     resolve = resolver_for({"mixed.test": [PUBLIC_V4, "10.9.8.7"]})
     with pytest.raises(UnsafeURL, match="10.9.8.7 is a private address"):
         check_url("https://mixed.test/v1", resolver=resolve)
-    assert check_url("https://public.test/v1", resolver=resolver_for({"public.test": [PUBLIC_V4, PUBLIC_V6]})) == [
-        PUBLIC_V4,
-        PUBLIC_V6,
-    ]
+    assert check_url("https://public.test/v1", resolver=resolver_for({"public.test": [PUBLIC_V4, PUBLIC_V6]})) == [PUBLIC_V4, PUBLIC_V6]
 
 
 @pytest.mark.parametrize("host", ["localhost", "2130706433", "0x7f.1", "127.1"])
@@ -214,6 +216,7 @@ def test_allow_list_entry_with_a_port_lets_that_host_through_on_that_port_only()
     assert check_url("https://Prompter.Internal/v1", allowed=["prompter.internal:443"], resolver=resolve) == ["10.0.0.7"]
     with pytest.raises(UnsafeURL, match="private"):
         check_url("http://prompter.internal/v1", allowed=["prompter.internal:443"], resolver=resolve)
+
 
 # ---- a real local server ---------------------------------------------------------------------
 
@@ -338,6 +341,7 @@ def test_port_scoped_entry_holds_at_connection_time(server):
             client.get(f"http://127.0.0.1:{server.port + 1}/x")
     assert len(server.requests) == 1
 
+
 def test_unreachable_address_falls_back_to_the_next_checked_one(server):
     """::1 refuses the connection (the server listens on 127.0.0.1 only): the next checked address is tried."""
     resolve = resolver_for({"two.test": ["::1", "127.0.0.1"]})
@@ -382,7 +386,7 @@ def self_signed(tmp_path, name: str) -> tuple[str, str]:
 
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     cert = (
         x509.CertificateBuilder()
         .subject_name(subject)

@@ -7,8 +7,8 @@ import html
 
 import pytest
 
-from evaluation.trajectories import submission_steerability
 from evaluation.models import CallStatus, PromptCall, Status, Submission
+from evaluation.trajectories import submission_steerability
 from tasks.models import Task
 
 CLIMB = [[10, 30, 60, 90, 90], [15, 45, 85, 85, 85]]  # best score reaches 81-100 in round 4 and round 3
@@ -18,22 +18,41 @@ STUCK = [5, 10, 8, 12, 9]  # never leaves the bottom bin
 def tasks_of(pack, category: str, count: int) -> list[Task]:
     """The pack's tasks of a category, topped up with plain ones so that a category can have enough targets."""
     have = list(pack.tasks.filter(category=category).order_by("task_id"))
-    extra = [Task.objects.create(pack=pack, task_id=f"{category.lower()}-x{i}", category=category, title=f"Extra {i}", brief="A brief.")
-             for i in range(count - len(have))]  # fmt: skip
+    extra = [
+        Task.objects.create(pack=pack, task_id=f"{category.lower()}-x{i}", category=category, title=f"Extra {i}", brief="A brief.")
+        for i in range(count - len(have))
+    ]
     return (have + extra)[:count]
 
 
 def finished_run(team, pack) -> Submission:
     """OE: five tasks, eight samples each, climbing; CO: four samples on two tasks, stuck at the bottom; IM: one sample."""
-    submission = Submission.objects.create(team=team, pack=pack, prompter="scripted", origin="endpoint", condition="plain", status=Status.DONE,
-                                           samples=8, rounds=5, feedback_backend="smoke-sd")  # fmt: skip
+    submission = Submission.objects.create(
+        team=team,
+        pack=pack,
+        prompter="scripted",
+        origin="endpoint",
+        condition="plain",
+        status=Status.DONE,
+        samples=8,
+        rounds=5,
+        feedback_backend="smoke-sd",
+    )
     plan = [("OE", 5, [CLIMB[s % 2] for s in range(8)]), ("CO", 2, [STUCK] * 4), ("IM", 1, [[100]])]
     for category, n_tasks, trajectories in plan:
         for task in tasks_of(pack, category, n_tasks):
             for sample, scores in enumerate(trajectories):
                 for round_, score in enumerate(scores):
-                    PromptCall.objects.create(submission=submission, task=task, sample_index=sample, round=round_, status=CallStatus.OK,
-                                              text=f"prompt {round_}", feedback_status="ok", feedback_score=score)  # fmt: skip
+                    PromptCall.objects.create(
+                        submission=submission,
+                        task=task,
+                        sample_index=sample,
+                        round=round_,
+                        status=CallStatus.OK,
+                        text=f"prompt {round_}",
+                        feedback_status="ok",
+                        feedback_score=score,
+                    )
     return submission
 
 
@@ -54,7 +73,7 @@ def test_submission_page_shows_a_figure_only_where_the_data_carry_it(owner_clien
     page = html.unescape(owner_client.get(f"/submissions/{submission.pk}/").content.decode())
     assert "95 % percentile bootstrap over trajectories" in page
     shown = steer_row(page, "OE")
-    assert f"{oe['expected_rounds']:.2f} <span class=\"ci\">[{oe['low']:.2f}, {oe['high']:.2f}]</span>" in shown
+    assert f'{oe["expected_rounds"]:.2f} <span class="ci">[{oe["low"]:.2f}, {oe["high"]:.2f}]</span>' in shown
     assert f"{round(100 * oe['prior_share'])} %" in shown
     assert "never reached the top bin in any of 8 trajectories" in steer_row(page, "CO")
     im = steer_row(page, "IM")

@@ -16,10 +16,25 @@ from studies import protocol
 from studies.models import Assignment, Attempt, Invitation, Participant, Study
 from studies.services import StudyError, invitations_create, study_create
 
-SKILLED = {"t2i_experience": "gt2y", "t2i_frequency": "daily", "professional": "yes", "art_background": "formal",
-           "concepts": ["seed", "cfg", "composition"], "check_seed": "seed", "check_cfg": "strict", "check_thirds": "lines"}  # fmt: skip
-NOVICE = {"t2i_experience": "never", "t2i_frequency": "never", "professional": "no", "art_background": "none",
-          "check_seed": "unsure", "check_cfg": "unsure", "check_thirds": "centre"}  # fmt: skip
+SKILLED = {
+    "t2i_experience": "gt2y",
+    "t2i_frequency": "daily",
+    "professional": "yes",
+    "art_background": "formal",
+    "concepts": ["seed", "cfg", "composition"],
+    "check_seed": "seed",
+    "check_cfg": "strict",
+    "check_thirds": "lines",
+}
+NOVICE = {
+    "t2i_experience": "never",
+    "t2i_frequency": "never",
+    "professional": "no",
+    "art_background": "none",
+    "check_seed": "unsure",
+    "check_cfg": "unsure",
+    "check_thirds": "centre",
+}
 
 
 @pytest.fixture
@@ -42,7 +57,9 @@ def do_all_tasks(client, url: str, participant: Participant, text: str = "a red 
         if assignment.intro:
             client.post(url + "intro")
         client.get(url)
-        assert client.post(url + "submit", {"position": assignment.position, "text": f"{text} ({assignment.task.task_id})"}).status_code == 302
+        assert (
+            client.post(url + "submit", {"position": assignment.position, "text": f"{text} ({assignment.task.task_id})"}).status_code == 302
+        )
 
 
 def test_shipped_protocol_is_valid_and_the_tier_rule_is_applied_as_documented():
@@ -137,8 +154,7 @@ def test_human_row_task_score_is_the_mean_over_the_participants_who_did_it(clien
 
 
 def test_withdrawal_deletes_prompts_answers_and_the_human_rows(client, study):
-    from evaluation.models import HumanRow
-    from evaluation.models import Submission
+    from evaluation.models import HumanRow, Submission
 
     url = link(study)
     participant = start(client, url, NOVICE)
@@ -275,7 +291,10 @@ def test_deployer_edits_the_tier_rule_in_the_admin_until_the_first_participant_s
     version = Study.objects.get(pk=study.pk).protocol_version
     shown = client.get(page).content.decode()
     assert 'name="tier_rule"' not in shown and 'name="is_open"' in shown
-    assert client.post(page, form | {"tier_rule": json.dumps({**study.tier_rule, "skilled_at": 99}), "name": "Pilot (closed)"}).status_code == 302
+    assert (
+        client.post(page, form | {"tier_rule": json.dumps({**study.tier_rule, "skilled_at": 99}), "name": "Pilot (closed)"}).status_code
+        == 302
+    )
     after = Study.objects.get(pk=study.pk)
     assert after.tier_rule["skilled_at"] == 1 and after.protocol_version == version and after.name == "Pilot (closed)"
 
@@ -286,7 +305,14 @@ def test_withdrawal_deletes_the_attempt_images_no_one_else_shows(client, sample_
 
     from evaluation import runtime
 
-    study = study_create(name="Retry twice", pack=sample_pack, per_category=1, rounds=1, retry_attempts=2, retry_backend=next(iter(runtime.backend_configs())))
+    study = study_create(
+        name="Retry twice",
+        pack=sample_pack,
+        per_category=1,
+        rounds=1,
+        retry_attempts=2,
+        retry_backend=next(iter(runtime.backend_configs())),
+    )
     urls, images = [], []
     for person in range(2):
         url = link(study)

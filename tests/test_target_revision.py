@@ -42,14 +42,18 @@ def revision(pack: TaskPack) -> int:
 
 
 def test_rendering_every_target_and_reference_raises_the_revision_once(im_pack, team):
-    before = submission_create(team=team, pack=im_pack, prompter="before", filename="p.jsonl", data=b'{"task_id": "im-r0", "prompt": "a key"}\n')
+    before = submission_create(
+        team=team, pack=im_pack, prompter="before", filename="p.jsonl", data=b'{"task_id": "im-r0", "prompt": "a key"}\n'
+    )
     assert revision(im_pack) == 1
     out = render("--references")
     assert revision(im_pack) == 2, out
     assert "pack revision 1 -> 2" in out
     assert list(im_pack.tasks.values_list("version", flat=True)) == [2] * IM_TASKS  # every task changed, the pack once
     assert TargetReference.objects.filter(task__pack=im_pack).count() == IM_TASKS * 2  # two enabled test backends
-    after = submission_create(team=team, pack=im_pack, prompter="after", filename="p.jsonl", data=b'{"task_id": "im-r1", "prompt": "a key"}\n')
+    after = submission_create(
+        team=team, pack=im_pack, prompter="after", filename="p.jsonl", data=b'{"task_id": "im-r1", "prompt": "a key"}\n'
+    )
     assert (before.pack_revision, after.pack_revision) == (1, 2)
 
     render("--references")  # nothing left to render

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from django.core.management import CommandError, call_command
 
-from evaluator.metrics.targets import median_distances, most_representative
 from evaluation.models import Submission
+from evaluator.metrics.targets import median_distances, most_representative
 from submissions.services import submission_create, submissions_publish, token_create
 from tasks.models import TaskPack
 
@@ -68,7 +68,7 @@ def test_dev_task_page_shows_everything(client, sample_pack):
 def public_strings(pack: TaskPack) -> str:
     parts = []
     for task in pack.tasks.all():
-        parts += [task.title, task.brief, *[v for v in (task.constraints or {}).values()]]
+        parts += [task.title, task.brief, *list((task.constraints or {}).values())]
         if task.split == "dev":
             parts += [*task.prompt_checklist, *task.image_checklist, task.seed_prompt]
     return "\n".join(parts)
@@ -101,7 +101,11 @@ def test_no_public_page_api_or_download_leaks_test_split_content(client, sample_
         for task in pack.tasks.filter(split="test"):
             url = f"/tasks/{pack.pk}/{task.task_id}/"
             responses[url] = client.get(url)
-    for url in (f"/submissions/{submission.pk}/", f"/submissions/{submission.pk}/breakdown.csv", f"/submissions/{submission.pk}/breakdown.jsonl"):
+    for url in (
+        f"/submissions/{submission.pk}/",
+        f"/submissions/{submission.pk}/breakdown.csv",
+        f"/submissions/{submission.pk}/breakdown.jsonl",
+    ):
         responses[url] = client.get(url)
     responses["api"] = client.get(f"/api/v1/submissions/{submission.pk}", HTTP_AUTHORIZATION=f"Bearer {token}")
 
@@ -115,4 +119,6 @@ def test_no_public_page_api_or_download_leaks_test_split_content(client, sample_
         leaked = [s for s in hidden if s in text]
         assert leaked == [], f"{url} shows hidden test-split content: {leaked[:3]}"
     # The dev checklist does show: the test above would notice a page that printed nothing at all.
-    assert sample_pack.tasks.get(task_id="co-s01").prompt_checklist[0] in html.unescape(client.get(f"/tasks/{sample_pack.pk}/co-s01/").content.decode())
+    assert sample_pack.tasks.get(task_id="co-s01").prompt_checklist[0] in html.unescape(
+        client.get(f"/tasks/{sample_pack.pk}/co-s01/").content.decode()
+    )

@@ -6,11 +6,11 @@ import pytest
 from django.conf import settings
 from django.db import connection, transaction
 
+from evaluation.models import Judgement, Render, UnitStatus
 from evaluation.units import plan_judgements, task_input
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side
-from evaluation.models import Judgement, Render, UnitStatus
 from submissions.services import submission_create
 
 
@@ -67,7 +67,6 @@ def test_is_anything_pending_is_answered_from_an_index(entry, question, index):
             cursor.execute("EXPLAIN QUERY PLAN " + sql, params)
         plan = " ".join(str(part) for row in cursor.fetchall() for part in row)
     assert index in plan, plan
-
 
 
 def test_a_route_without_gates_asks_no_question_about_blocks(entry, settings, django_assert_num_queries):

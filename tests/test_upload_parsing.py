@@ -26,7 +26,9 @@ def jsonl(*rows) -> bytes:
 
 
 def test_parses_jsonl_and_csv_alike():
-    rows = parse_prompt_file("p.jsonl", jsonl({"task_id": "oe-s01", "prompt": "a cat"}, {"task_id": "oe-s01", "sample": 1, "prompt": "a dog"}), KNOWN, LIMITS)
+    rows = parse_prompt_file(
+        "p.jsonl", jsonl({"task_id": "oe-s01", "prompt": "a cat"}, {"task_id": "oe-s01", "sample": 1, "prompt": "a dog"}), KNOWN, LIMITS
+    )
     csv_rows = parse_prompt_file("p.csv", b'task_id,prompt,sample\noe-s01,a cat,0\noe-s01,"a dog, running",1\n', KNOWN, LIMITS)
     assert [(r.task_id, r.sample, r.prompt) for r in rows] == [("oe-s01", 0, "a cat"), ("oe-s01", 1, "a dog")]
     assert [(r.line, r.sample, r.prompt) for r in csv_rows] == [(2, 0, "a cat"), (3, 1, "a dog, running")]
@@ -68,7 +70,9 @@ def test_bad_sample_and_unknown_field_and_csv_header():
         "line 1: unknown field(s) 'seed' (allowed: task_id, prompt, sample)",
         "line 1: sample must be an integer from 0 to 3, not 9",
     ]
-    assert errors_of("p.csv", b"task,text\noe-s01,a\n") == ["line 1: the header needs columns task_id and prompt (missing: task_id, prompt)"]
+    assert errors_of("p.csv", b"task,text\noe-s01,a\n") == [
+        "line 1: the header needs columns task_id and prompt (missing: task_id, prompt)"
+    ]
 
 
 def test_empty_file_is_rejected():
@@ -80,7 +84,10 @@ BAD_FILES = {
     "unknown.jsonl": (b'{"task_id": "nope", "prompt": "x"}\n', "line 1: unknown task_id 'nope'"),
     "dup.csv": (b"task_id,prompt\noe-s01,a\noe-s01,b\n", "line 3: duplicate prompt"),
     "empty.jsonl": (b'{"task_id": "oe-s01", "prompt": ""}\n', "line 1: prompt is empty"),
-    "long.jsonl": (json.dumps({"task_id": "oe-s01", "prompt": "y" * 4001}).encode(), "line 1: prompt is 4,001 characters; the limit is 4,000"),
+    "long.jsonl": (
+        json.dumps({"task_id": "oe-s01", "prompt": "y" * 4001}).encode(),
+        "line 1: prompt is 4,001 characters; the limit is 4,000",
+    ),
     "latin1.csv": (b"task_id,prompt\noe-s01,cr\xe8me\n", "line 2: not UTF-8 text"),
 }
 
@@ -91,8 +98,7 @@ def test_web_upload_of_bad_file_lists_errors_and_stores_nothing(name, owner_clie
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     response = owner_client.post(
-        f"/teams/{team.slug}/submit/",
-        {"pack": sample_pack.pk, "prompter": "p", "file": SimpleUploadedFile(name, data)},
+        f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "p", "file": SimpleUploadedFile(name, data)}
     )
     assert response.status_code == 400
     page = html.unescape(response.content.decode())
@@ -116,7 +122,10 @@ def test_web_upload_of_oversize_file_names_the_limit(owner_client, team, sample_
     [
         ('{"task_id": "oe-s01", "prompt": "a cat\\u0000 in snow"}', "line 1: prompt contains a NUL character (U+0000)"),
         ('{"task_id": "oe-s01", "prompt": "a cat \\ud800 alone"}', "line 1: prompt contains an unpaired surrogate ('\\ud800')"),
-        ('{"task_id": "oe-s01", "prompt": "x", "sample": ' + "9" * 5000 + "}", "line 1: invalid JSON (a number of 5,000 digits; at most 20 are accepted)"),
+        (
+            '{"task_id": "oe-s01", "prompt": "x", "sample": ' + "9" * 5000 + "}",
+            "line 1: invalid JSON (a number of 5,000 digits; at most 20 are accepted)",
+        ),
         ('{"task_id": "oe-s01", "prompt": "x", "sample": NaN}', "line 1: invalid JSON (NaN is not a number JSON allows)"),
         ('{"task_id": "oe-s01", "prompt": "x", "deep": ' + "[" * 100_000 + "]" * 100_000 + "}", "line 1: invalid JSON (nested too deeply)"),
         ('{"task_id": ["oe-s01"], "prompt": "x"}', "line 1: task_id is missing or not a string"),

@@ -23,7 +23,20 @@ def units() -> list[Unit]:
             made.append(Unit(task, c, 0, "prompt_rubric", Status.OK, 3.0 + t, scale="likert_1_5", composite=True))
             for b, backend in enumerate(("sd|fast", "sdxl")):  # a backend name may hold the key's separator
                 made.append(Unit(task, c, 0, "image_rubric", Status.OK, 2.0 + b, backend, 10 * t + b, "likert_1_5", True, top1_rank=0))
-                made.append(Unit(task, c, 0, "checklist", Status.FAILED if t else Status.OK, None if t else 0.5, backend, 10 * t + b, "rate_0_1", True))
+                made.append(
+                    Unit(
+                        task,
+                        c,
+                        0,
+                        "checklist",
+                        Status.FAILED if t else Status.OK,
+                        None if t else 0.5,
+                        backend,
+                        10 * t + b,
+                        "rate_0_1",
+                        True,
+                    )
+                )
     return made
 
 
@@ -52,7 +65,9 @@ def test_the_django_fields_take_their_choices_from_the_one_definition():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_database_holds_only_values_of_each_vocabulary_after_uploads_endpoint_runs_and_a_study(team, sample_pack, endpoint, prompter, example_prompts):
+def test_the_database_holds_only_values_of_each_vocabulary_after_uploads_endpoint_runs_and_a_study(
+    team, sample_pack, endpoint, prompter, example_prompts
+):
     from atelier.demo_study import demo_study
     from evaluation.models import BoardStats, Figure, HumanRow, Origin, Submission
     from studies.models import Participant

@@ -9,9 +9,9 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from evaluation.models import Render, Submission
 from studies.models import Participant
 from studies.services import file_fields, study_create
-from evaluation.models import Render, Submission
 from tests.test_studies import NOVICE, do_all_tasks, link, start
 
 
@@ -23,9 +23,13 @@ def media(settings) -> set[str]:
 def test_every_file_field_of_the_project_is_found():
     found = {f"{f.model._meta.label}.{f.name}" for f in file_fields()}
     assert found == {
-        "tasks.Task.target_image", "tasks.TargetReference.image", "evaluation.Render.image", "evaluation.PromptCall.feedback_image",
-        "studies.Attempt.image", "evaluation.Exemplar.image",
-    }  # fmt: skip
+        "tasks.Task.target_image",
+        "tasks.TargetReference.image",
+        "evaluation.Render.image",
+        "evaluation.PromptCall.feedback_image",
+        "studies.Attempt.image",
+        "evaluation.Exemplar.image",
+    }
 
 
 def test_withdrawal_deletes_the_participants_files_and_keeps_one_another_submission_shares(client, sample_pack, owner, team, settings):
@@ -43,7 +47,9 @@ def test_withdrawal_deletes_the_participants_files_and_keeps_one_another_submiss
     team_client = Client()
     team_client.force_login(owner)
     upload = SimpleUploadedFile("p.jsonl", json.dumps({"task_id": copied.task.task_id, "prompt": copied.text}).encode())
-    assert team_client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "copycat", "file": upload}).status_code == 302
+    assert (
+        team_client.post(f"/teams/{team.slug}/submit/", {"pack": sample_pack.pk, "prompter": "copycat", "file": upload}).status_code == 302
+    )
     shared = set(Render.objects.filter(entry__submission__team=team).values_list("image", flat=True))
     assert len(shared) == 2 and shared < theirs
 
@@ -51,7 +57,9 @@ def test_withdrawal_deletes_the_participants_files_and_keeps_one_another_submiss
     assert theirs <= before
     assert "were deleted" in client.post(url + "withdraw", {"confirm": "yes"}).content.decode()
     after = media(settings)
-    print(f"media files: {len(before)} before withdrawal, {len(after)} after; the participant's {len(theirs)}, {len(shared)} of them shared")
+    print(
+        f"media files: {len(before)} before withdrawal, {len(after)} after; the participant's {len(theirs)}, {len(shared)} of them shared"
+    )
     assert before - after == theirs - shared  # their own files went, and nothing else
     assert shared <= after and not after - before
     assert not Submission.objects.filter(origin="human").exists()

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -43,7 +44,10 @@ def unit(row: list) -> Unit:
 
 
 def run_figures(inp: dict) -> dict:
-    return {f"{f.scope}:{f.key}": {"value": f.value, "n": f.n, "failures": f.failures, "scale": f.scale} for f in figures([unit(r) for r in inp["units"]])}
+    return {
+        f"{f.scope}:{f.key}": {"value": f.value, "n": f.n, "failures": f.failures, "scale": f.scale}
+        for f in figures([unit(r) for r in inp["units"]])
+    }
 
 
 def run_clip_score(inp: dict) -> dict:
@@ -107,7 +111,9 @@ def matches(actual: Any, expected: Any, tolerance: float | None) -> bool:
         return isinstance(actual, dict) and all(k in actual and matches(actual[k], v, tolerance) for k, v in expected.items())
     expected = number(expected)
     if isinstance(expected, float) or (isinstance(expected, int) and not isinstance(expected, bool) and isinstance(actual, float)):
-        return actual is not None and actual == (pytest.approx(expected, abs=tolerance) if tolerance else pytest.approx(expected, rel=1e-6, abs=1e-9))
+        return actual is not None and actual == (
+            pytest.approx(expected, abs=tolerance) if tolerance else pytest.approx(expected, rel=1e-6, abs=1e-9)
+        )
     return actual == expected
 
 

@@ -78,7 +78,9 @@ def _redis_server(port: int) -> Iterator[subprocess.Popen]:
     executable = shutil.which("redis-server")
     if executable is None:
         pytest.fail("redis-server is not installed: these tests start their own to stop it")
-    server = subprocess.Popen([executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [executable, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL
+    )
     try:
         deadline = time.monotonic() + 10
         while not _listening(port):
@@ -101,8 +103,13 @@ class _Process:
 
     def __init__(self, command: list[str], port: int, tmp_path: Path) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("DATABASE_URL", "REDIS_URL", "ATELIER_"))}
-        env |= {"REDIS_URL": f"redis://127.0.0.1:{port}/0", "DATABASE_URL": f"sqlite:///{tmp_path / 'worker.sqlite3'}", "PYTHONUNBUFFERED": "1",
-                "ATELIER_WORKER_HEARTBEAT": str(HEARTBEAT), "ATELIER_RECONCILE_INTERVAL": "1"}  # fmt: skip
+        env |= {
+            "REDIS_URL": f"redis://127.0.0.1:{port}/0",
+            "DATABASE_URL": f"sqlite:///{tmp_path / 'worker.sqlite3'}",
+            "PYTHONUNBUFFERED": "1",
+            "ATELIER_WORKER_HEARTBEAT": str(HEARTBEAT),
+            "ATELIER_RECONCILE_INTERVAL": "1",
+        }
         command = [sys.executable, "manage.py", *command]
         self.process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         self.lines: list[str] = []

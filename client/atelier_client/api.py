@@ -62,7 +62,12 @@ class Client:
         raise AssertionError("unreachable: the last try returns or raises")
 
     def _once(self, method: str, path: str, body: bytes | None, content_type: str, headers: dict) -> bytes:
-        sent = {"Authorization": f"Bearer {self.token}", "Accept": "application/json", **headers, **({"Content-Type": content_type} if content_type else {})}
+        sent = {
+            "Authorization": f"Bearer {self.token}",
+            "Accept": "application/json",
+            **headers,
+            **({"Content-Type": content_type} if content_type else {}),
+        }
         try:
             with urlopen(Request(self.url + path, data=body, method=method, headers=sent), timeout=TIMEOUT) as response:
                 return response.read()
@@ -83,7 +88,9 @@ class Client:
 
     def submit(self, path: Path, fields: dict[str, str], key: str) -> dict:
         body, content_type = multipart(fields, "file", path)
-        return json.loads(self.request("POST", "/api/v1/submissions", body=body, content_type=content_type, headers={"Idempotency-Key": key}))
+        return json.loads(
+            self.request("POST", "/api/v1/submissions", body=body, content_type=content_type, headers={"Idempotency-Key": key})
+        )
 
     def status(self, submission_id: int) -> dict:
         return self.json("GET", f"/api/v1/submissions/{submission_id}")

@@ -21,7 +21,12 @@ BAR = 30
 
 def client() -> Client:
     data = config.load()
-    return Client(data["url"], data["token"], tries=int(os.environ.get("ATELIER_TRIES", "5")), max_wait=float(os.environ.get("ATELIER_MAX_WAIT", "60")))
+    return Client(
+        data["url"],
+        data["token"],
+        tries=int(os.environ.get("ATELIER_TRIES", "5")),
+        max_wait=float(os.environ.get("ATELIER_MAX_WAIT", "60")),
+    )
 
 
 def cmd_login(args: argparse.Namespace) -> int:
@@ -43,7 +48,13 @@ def figure_text(figure: dict) -> str:
         return "withheld"
     text = f"{figure['value']:.1f}" if isinstance(figure.get("value"), (int, float)) else "—"
     coverage = figure.get("coverage")
-    return text + (f"  (partial: {coverage['scored']}/{coverage['planned']} scored)" if figure.get("partial") and coverage else " (partial)" if figure.get("partial") else "")
+    return text + (
+        f"  (partial: {coverage['scored']}/{coverage['planned']} scored)"
+        if figure.get("partial") and coverage
+        else " (partial)"
+        if figure.get("partial")
+        else ""
+    )
 
 
 def print_status(status: dict) -> None:
@@ -109,14 +120,21 @@ def cmd_board(args: argparse.Namespace) -> int:
     print(f"{board['pack']}  judge {board['judge']}  (* partial)")
     print(f"{'rank':>4}  {'prompter':<24} {'team':<20} {'overall':>8} " + " ".join(f"{c:>8}" for c in categories))
     for r in board["rows"]:
-        print(f"{r['rank'] or '-':>4}  {r['prompter'][:24]:<24} {r['team'][:20]:<20} {cell(r['overall']):>8} " + " ".join(f"{cell(r['categories'].get(c)):>8}" for c in categories))
+        print(
+            f"{r['rank'] or '-':>4}  {r['prompter'][:24]:<24} {r['team'][:20]:<20} {cell(r['overall']):>8} "
+            + " ".join(f"{cell(r['categories'].get(c)):>8}" for c in categories)
+        )
     return 0
 
 
 def cmd_endpoint(args: argparse.Namespace) -> int:
     api = client()
     if args.action == "add":
-        fields = {k: v for k, v in vars(args).items() if k in ("name", "base_url", "model", "api_key", "temperature", "max_tokens", "max_in_flight") and v is not None}
+        fields = {
+            k: v
+            for k, v in vars(args).items()
+            if k in ("name", "base_url", "model", "api_key", "temperature", "max_tokens", "max_in_flight") and v is not None
+        }
         print(json.dumps(api.json("POST", "/api/v1/endpoints", fields), indent=2))
         return 0
     if args.action == "test":
@@ -128,7 +146,9 @@ def cmd_endpoint(args: argparse.Namespace) -> int:
 
 
 def endpoint_parser(sub) -> None:
-    endpoint = sub.add_parser("endpoint", help="register, test and run an OpenAI-compatible prompter").add_subparsers(dest="action", required=True)
+    endpoint = sub.add_parser("endpoint", help="register, test and run an OpenAI-compatible prompter").add_subparsers(
+        dest="action", required=True
+    )
     add = endpoint.add_parser("add", help="register an endpoint")
     add.add_argument("--name", required=True)
     add.add_argument("--base-url", required=True)
@@ -175,7 +195,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-COMMANDS = {"login": cmd_login, "submit": cmd_submit, "status": cmd_status, "download": cmd_download, "board": cmd_board, "endpoint": cmd_endpoint}
+COMMANDS = {
+    "login": cmd_login,
+    "submit": cmd_submit,
+    "status": cmd_status,
+    "download": cmd_download,
+    "board": cmd_board,
+    "endpoint": cmd_endpoint,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

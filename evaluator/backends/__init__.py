@@ -5,13 +5,7 @@ web process can read and validate config/backends.json; pipelines are loaded
 only when a worker calls get_renderer().
 """
 
-from evaluator.backends.config import (
-    SMOKE_LABEL,
-    BackendConfig,
-    BackendError,
-    derive_seed,
-    load_backend_configs,
-)
+from evaluator.backends.config import SMOKE_LABEL, BackendConfig, BackendError, derive_seed, load_backend_configs
 from evaluator.backends.registry import clear_renderer_cache, get_renderer
 from evaluator.backends.renderer import Renderer
 

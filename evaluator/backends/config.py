@@ -76,10 +76,7 @@ def _check_smoke_consistency(config: BackendConfig) -> None:
     # "smoke" is a sentinel, not a model id: both fields must agree or the
     # config is lying about what it renders.
     if (config.model == SMOKE) != (config.pipeline == SMOKE):
-        raise _fail(
-            "pipeline" if config.model == SMOKE else "model",
-            "must be 'smoke' together with the other of model/pipeline",
-        )
+        raise _fail("pipeline" if config.model == SMOKE else "model", "must be 'smoke' together with the other of model/pipeline")
     if not config.is_smoke:
         return
     # The smoke pipeline is built in float32 on the CPU; any other value would be ignored.

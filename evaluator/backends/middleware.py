@@ -26,7 +26,9 @@ class Rewriter:
 
         self.spec = dict(spec)
         key = os.environ.get(str(spec.get("api_key_env", "")), "") if spec.get("api_key_env") else ""
-        self._client = openai.OpenAI(base_url=spec["base_url"], api_key=key or "none", timeout=float(spec.get("timeout", 60)), max_retries=2)
+        self._client = openai.OpenAI(
+            base_url=spec["base_url"], api_key=key or "none", timeout=float(spec.get("timeout", 60)), max_retries=2
+        )
 
     def rewrite(self, prompt: str) -> str:
         """The rewritten prompt; BackendError (naming the middleware) when there is none to render."""
@@ -34,9 +36,10 @@ class Rewriter:
 
         try:
             completion = self._client.chat.completions.create(
-                model=self.spec["model"], temperature=float(self.spec.get("temperature", 0)),
+                model=self.spec["model"],
+                temperature=float(self.spec.get("temperature", 0)),
                 messages=[{"role": "system", "content": self.spec["instruction"]}, {"role": "user", "content": prompt}],
-            )  # fmt: skip
+            )
         except openai.OpenAIError as exc:
             raise BackendError(f"middleware {self.spec['model']!r}: {type(exc).__name__}: {exc}") from exc
         choices = getattr(completion, "choices", None)

@@ -122,12 +122,7 @@ def _build_components() -> dict[str, Any]:
     )
     # Stable Diffusion 1.x's own scheduler settings (steps_offset=1 as in its config).
     scheduler = DDIMScheduler(
-        beta_start=0.00085,
-        beta_end=0.012,
-        beta_schedule="scaled_linear",
-        clip_sample=False,
-        set_alpha_to_one=False,
-        steps_offset=1,
+        beta_start=0.00085, beta_end=0.012, beta_schedule="scaled_linear", clip_sample=False, set_alpha_to_one=False, steps_offset=1
     )
     return {"unet": unet, "vae": vae, "text_encoder": text_encoder, "scheduler": scheduler}
 

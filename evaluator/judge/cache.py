@@ -16,8 +16,9 @@ import io
 import json
 import threading
 import weakref
+from collections.abc import Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from PIL.Image import Image

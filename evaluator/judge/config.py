@@ -7,8 +7,9 @@ the judge at start-up.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Mapping
+from typing import Any
 
 from .routes import DEFAULT_ROUTE, OFFICIAL_ROUTE, ROUTE_NAMES
 
@@ -95,10 +96,14 @@ class JudgeConfig:
             )
         if not self.base_url:
             if len(models) > 1:
-                raise JudgeConfigError(f"an ensemble of models (ATELIER_JUDGE_MODELS={list(models)}) needs a judge endpoint (OPENAI_BASE_URL)")
+                raise JudgeConfigError(
+                    f"an ensemble of models (ATELIER_JUDGE_MODELS={list(models)}) needs a judge endpoint (OPENAI_BASE_URL)"
+                )
             return
         if not models:
-            raise JudgeConfigError("OPENAI_BASE_URL configures a real judge but no model is set (ATELIER_JUDGE_MODEL or ATELIER_JUDGE_MODELS)")
+            raise JudgeConfigError(
+                "OPENAI_BASE_URL configures a real judge but no model is set (ATELIER_JUDGE_MODEL or ATELIER_JUDGE_MODELS)"
+            )
         if self.clip_pretrained is None:
             # A real judge must not rank IM tasks (or, on the official route, retrieve exemplars) by random CLIP features.
             raise JudgeConfigError(

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .config import DEFAULTS, JudgeConfig
 from .encoders import MINILM_NAME, clip_text_embeddings, image_embeddings, open_clip_pretrained, text_embeddings, text_model_identity
@@ -57,6 +58,7 @@ _META_PREFIX = re.compile(
 )
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+|\n+")
 
+
 def item_query(item: str) -> str:
     """The part of a checklist item that should match the prompt or image content."""
     stripped = _META_PREFIX.sub("", item, count=1).strip()
@@ -88,9 +90,12 @@ def image_similarities(image: Image, items: tuple[str, ...], model_name: str, pr
 def offline_parameters() -> dict[str, Any]:
     """Everything besides the models that decides this judge's answers."""
     return {
-        "prompt_item_threshold": PROMPT_ITEM_THRESHOLD, "image_item_threshold": IMAGE_ITEM_THRESHOLD,
-        "item_prefix_rule": _META_PREFIX.pattern, "sentence_rule": _SENTENCE_END.pattern, "text_model": text_model_identity(),
-    }  # fmt: skip
+        "prompt_item_threshold": PROMPT_ITEM_THRESHOLD,
+        "image_item_threshold": IMAGE_ITEM_THRESHOLD,
+        "item_prefix_rule": _META_PREFIX.pattern,
+        "sentence_rule": _SENTENCE_END.pattern,
+        "text_model": text_model_identity(),
+    }
 
 
 def clip_image_reader(judge: Any, skill: str) -> tuple[str, str | None] | None:
@@ -149,7 +154,9 @@ class EmbeddingJudge:
         if not_routed:
             return not_routed
         if spec.kind != Kind.METRIC and not isinstance(spec, ObjectiveSkill):
-            return "the embedding judge has no rubric scorer" if spec.kind == Kind.RUBRIC else f"the embedding judge has no model for {skill}"
+            return (
+                "the embedding judge has no rubric scorer" if spec.kind == Kind.RUBRIC else f"the embedding judge has no model for {skill}"
+            )
         return None
 
     def _judge(self, spec: ObjectiveSkill, items: tuple[str, ...], prompt: str, image: Image | None) -> JudgeResult:

@@ -27,9 +27,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from cachetools import LRUCache
 
@@ -147,7 +148,7 @@ def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
 
 
 def clip_weights_identity(pretrained: str | None) -> str:
-    """"random", "file:<name>@sha256:<16 hex>" for a local checkpoint, or "tag:<name>" for an open_clip tag."""
+    """ "random", "file:<name>@sha256:<16 hex>" for a local checkpoint, or "tag:<name>" for an open_clip tag."""
     if pretrained in (None, "", RANDOM_WEIGHTS):
         return RANDOM_WEIGHTS
     path = Path(str(pretrained))
@@ -264,7 +265,12 @@ def text_embeddings(texts: list[str]) -> Any:
 
 def _image_key(image: Image, model_name: str, pretrained: str | None) -> tuple[Any, ...]:
     """The memo's key for a batch of this one image: its pixels, not the object."""
-    return ("clip-image", model_name, open_clip_pretrained(pretrained), ((image.mode, image.size, hashlib.sha256(image.tobytes()).digest()),))
+    return (
+        "clip-image",
+        model_name,
+        open_clip_pretrained(pretrained),
+        ((image.mode, image.size, hashlib.sha256(image.tobytes()).digest()),),
+    )
 
 
 def image_embeddings(images: list[Image], model_name: str, pretrained: str | None) -> Any:
@@ -286,7 +292,9 @@ def image_embeddings(images: list[Image], model_name: str, pretrained: str | Non
 
 def _batchable(visual: Any) -> bool:
     """An open_clip VisionTransformer whose forward is _embeds, transformer, _pool, then `pooled @ proj`."""
-    return all(hasattr(visual, name) for name in ("_embeds", "transformer", "_pool", "proj")) and not getattr(visual, "output_tokens", False)
+    return all(hasattr(visual, name) for name in ("_embeds", "transformer", "_pool", "proj")) and not getattr(
+        visual, "output_tokens", False
+    )
 
 
 def remember_images(images: list[Image], model_name: str, pretrained: str | None) -> int:

@@ -18,9 +18,10 @@ every member's reason.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from statistics import fmean
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from .skills import REGISTRY, TEXT_CHECKS, Verdict, fill, get_skill, text_rendering_verdict
 from .spec import ensemble_spec

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -75,13 +76,7 @@ def cosine_similarities(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 
 
 def retrieve(
-    query: np.ndarray,
-    pool: Sequence[tuple[Exemplar, np.ndarray]],
-    *,
-    category: str,
-    side: str,
-    exclude_task_id: str,
-    k: int = 3,
+    query: np.ndarray, pool: Sequence[tuple[Exemplar, np.ndarray]], *, category: str, side: str, exclude_task_id: str, k: int = 3
 ) -> list[Exemplar]:
     """The k exemplars most similar (cosine) to `query` among those of this category and side.
 
@@ -152,7 +147,9 @@ class _MemoryFile:
 def _memory_file(filename: str, rubric: Rubric) -> _MemoryFile:
     match = _MEMORY_FILE.match(Path(filename).name)
     if match is None:
-        raise MemoryFormatError(f"{filename}: not an official memory file name (prompt_from_prompt_memory_<oe|co|im>.json or image_from_image_memory_<oe|co>.json)")
+        raise MemoryFormatError(
+            f"{filename}: not an official memory file name (prompt_from_prompt_memory_<oe|co|im>.json or image_from_image_memory_<oe|co>.json)"
+        )
     return _MemoryFile(filename, Side(match["side"]), match["category"].upper(), rubric)
 
 
@@ -204,9 +201,16 @@ def _memory_record(record: Any, index: int, file: _MemoryFile, image_root: Path 
     is_prompt = file.side == Side.PROMPT
     image = _open_image(Path(image_root or ".") / value, where, file.text_field) if not is_prompt and load_images else None
     return Exemplar(
-        exemplar_id=where, task_id=task_id, category=file.category,
-        side=file.side, text=value if is_prompt else "", image=image, scores=scores, notes=notes, image_path="" if is_prompt else value,
-    )  # fmt: skip
+        exemplar_id=where,
+        task_id=task_id,
+        category=file.category,
+        side=file.side,
+        text=value if is_prompt else "",
+        image=image,
+        scores=scores,
+        notes=notes,
+        image_path="" if is_prompt else value,
+    )
 
 
 def _same_content(a: Exemplar, b: Exemplar) -> bool:
@@ -214,12 +218,7 @@ def _same_content(a: Exemplar, b: Exemplar) -> bool:
 
 
 def parse_memory_records(
-    records: Any,
-    *,
-    filename: str,
-    image_root: Path | None = None,
-    load_images: bool = True,
-    rubric: Rubric = RUBRIC,
+    records: Any, *, filename: str, image_root: Path | None = None, load_images: bool = True, rubric: Rubric = RUBRIC
 ) -> list[Exemplar]:
     """Exemplars from the records of one official memory file (already read as JSON).
 
@@ -240,7 +239,9 @@ def parse_memory_records(
             first[exemplar.task_id] = (index, exemplar)
         elif not _same_content(first[exemplar.task_id][1], exemplar):
             earlier = first[exemplar.task_id][0]
-            raise MemoryFormatError(f"{filename} record {index} ({exemplar.task_id}): field 'task_id': repeats record {earlier} with different content")
+            raise MemoryFormatError(
+                f"{filename} record {index} ({exemplar.task_id}): field 'task_id': repeats record {earlier} with different content"
+            )
     return [exemplar for _, exemplar in first.values()]
 
 

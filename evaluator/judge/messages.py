@@ -13,7 +13,8 @@ from __future__ import annotations
 import base64
 import io
 import json
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from .parsing import Schema
 from .rubrics import RUBRIC, Rubric, render_dimensions
@@ -60,8 +61,7 @@ _WHAT_IS_JUDGED = {
         "unmistakably. Judge the words only, not what an image model might happen to draw."
     ),
     (Kind.CHECKLIST, Side.IMAGE): (
-        "For each checklist item decide whether the image visibly satisfies it. "
-        "Judge only what can be seen; when in doubt, answer 0."
+        "For each checklist item decide whether the image visibly satisfies it. Judge only what can be seen; when in doubt, answer 0."
     ),
 }
 
@@ -280,7 +280,7 @@ def faithfulness_messages(task: TaskInput, prompt: str, image: Image, max_side: 
             "fact each, of these kinds:\n" + kinds,
             "Step 2. Mark each requirement with one verdict:\n" + verdicts,
             "Step 3. Score the remaining dimensions from 1 to 5 on these anchors:\n\n" + render_dimensions(spec.dimensions),
-            "Reply with a single JSON object and nothing else: \"requirements\" is the list from steps 1-2 "
+            'Reply with a single JSON object and nothing else: "requirements" is the list from steps 1-2 '
             '(each {"requirement", "kind", "verdict", "evidence"}), "dimensions" maps each dimension listed in '
             'the user message to {"score": 1-5, "rationale"}. Pass/fail and the weighted score are computed '
             "from your answer; do not give them.",

@@ -118,11 +118,17 @@ def target_similarity(render: Image, target: Image, reference: Image | None, cli
     # embedded once for all its renders, and a render once for every skill that looks at it.
     vecs = [image_embeddings([image], clip_model, clip_pretrained)[0] for image in images]
     scores = clip_score(vecs[0], vecs[1], vecs[2] if reference is not None else None)
-    return MetricOutput(scores=scores, details={"clip_model": f"{clip_model}({clip_weights_identity(clip_pretrained)})", "alpha": ALPHA, "beta": BETA})
+    return MetricOutput(
+        scores=scores, details={"clip_model": f"{clip_model}({clip_weights_identity(clip_pretrained)})", "alpha": ALPHA, "beta": BETA}
+    )
 
 
 def color_shift_output(render: Image, target: Image) -> MetricOutput:
     return MetricOutput(
         scores=color_shift(render, target),
-        details={"histogram": f"{HISTOGRAM_BINS}x{HISTOGRAM_BINS}x{HISTOGRAM_BINS} RGB", "distance": "total variation", "max_side": HISTOGRAM_MAX_SIDE},
+        details={
+            "histogram": f"{HISTOGRAM_BINS}x{HISTOGRAM_BINS}x{HISTOGRAM_BINS} RGB",
+            "distance": "total variation",
+            "max_side": HISTOGRAM_MAX_SIDE,
+        },
     )

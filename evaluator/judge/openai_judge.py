@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import openai
@@ -14,12 +15,12 @@ from evaluator.failures import exception_reason, remote_text, scrub
 from evaluator.http_count import RequestCounter
 
 from .config import JudgeConfig
+from .encoders import open_clip_pretrained
 from .messages import Message, repair_messages
 from .parsing import ReplyFormatError
 from .routes import route_skip_reason
 from .rubrics import RUBRIC, Rubric
 from .skills import SkillInput, Verdict, check_exemplars, fill, get_skill, input_skip_reason, run_metric
-from .encoders import open_clip_pretrained
 from .spec import clip_spec, openai_spec
 from .throughput import call_slot, set_max_in_flight
 from .types import JudgeResult, Kind, Status, TargetInput, TaskInput, skipped
@@ -68,9 +69,12 @@ def endpoint_client(config: JudgeConfig, requests: RequestCounter) -> openai.Ope
     """The client of the config's endpoint, counting each HTTP request it sends (retries included) in `requests`.
     Local OpenAI-compatible servers usually need no key, but the client insists on one: "none" is the placeholder."""
     return openai.OpenAI(
-        base_url=config.base_url, api_key=config.api_key or "none", timeout=config.timeout, max_retries=config.max_retries,
+        base_url=config.base_url,
+        api_key=config.api_key or "none",
+        timeout=config.timeout,
+        max_retries=config.max_retries,
         http_client=openai.DefaultHttpxClient(event_hooks={"request": [requests]}),
-    )  # fmt: skip
+    )
 
 
 class OpenAIJudge:
@@ -95,10 +99,15 @@ class OpenAIJudge:
         if config.max_in_flight is not None:
             set_max_in_flight(config.max_in_flight)
         self.spec = openai_spec(
-            model=self.model, endpoint=urlparse(config.base_url).netloc or config.base_url, route=self.route, rubric=rubric,
-            clip=clip_spec(config.clip_model, config.clip_pretrained), image_max_side=self.image_max_side,
-            repair_attempts=self.repair_attempts, request=REQUEST_OPTIONS,
-        )  # fmt: skip
+            model=self.model,
+            endpoint=urlparse(config.base_url).netloc or config.base_url,
+            route=self.route,
+            rubric=rubric,
+            clip=clip_spec(config.clip_model, config.clip_pretrained),
+            image_max_side=self.image_max_side,
+            repair_attempts=self.repair_attempts,
+            request=REQUEST_OPTIONS,
+        )
         self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
     def run(

@@ -20,8 +20,9 @@ import functools
 import html
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 FRAGMENT = 40  # characters of an item that give it away: the scanner in the leak test looks for the same
 _ESCAPED_CHAR = re.compile(r"\\+u([0-9a-fA-F]{4})")
@@ -90,7 +91,11 @@ class Redactor:
         """[start, end, label] of every stretch covered by an item or its pieces, merged where they overlap or touch."""
         found = [(m.start(), m.end(), self.labels.get(m.group(0), "item ?")) for m in self.short.finditer(folded)] if self.short else []
         if self.pieces:
-            found += [(i, i + FRAGMENT, self.pieces[folded[i : i + FRAGMENT]]) for i in range(len(folded) - FRAGMENT + 1) if folded[i : i + FRAGMENT] in self.pieces]
+            found += [
+                (i, i + FRAGMENT, self.pieces[folded[i : i + FRAGMENT]])
+                for i in range(len(folded) - FRAGMENT + 1)
+                if folded[i : i + FRAGMENT] in self.pieces
+            ]
         spans: list[list[Any]] = []
         for start, end, label in sorted(found):
             if spans and start <= spans[-1][1]:

@@ -10,10 +10,11 @@ the release's own skills only, so IM runs no target_similarity.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..categories import check_category
-from .gate import Block, block_of, stops, stopped
+from .gate import Block, block_of, stopped, stops
 from .skills import get_skill
 from .types import Judge, JudgeResult, Side, TargetInput, TaskInput
 
@@ -33,7 +34,11 @@ ROUTES: dict[str, dict[str, tuple[str, ...]]] = {
         "CO": _GATES + _ATELIEREVAL_OE_CO + ("text_rendering", "faithfulness"),
         "IM": _GATES + _ATELIEREVAL_IM + ("text_rendering", "faithfulness", "color_shift"),
     },
-    OFFICIAL_ROUTE: {"OE": _ATELIEREVAL_OE_CO, "CO": _ATELIEREVAL_OE_CO, "IM": ("prompt_subjective", "prompt_objective", "image_objective")},
+    OFFICIAL_ROUTE: {
+        "OE": _ATELIEREVAL_OE_CO,
+        "CO": _ATELIEREVAL_OE_CO,
+        "IM": ("prompt_subjective", "prompt_objective", "image_objective"),
+    },
 }
 ROUTE_NAMES: tuple[str, ...] = tuple(ROUTES)
 DEFAULT_ROUTE = "ateliereval"

@@ -14,9 +14,10 @@ light; the models a metric needs (CLIP) load on first use only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from evaluator.failures import exception_reason, remote_text
 
@@ -179,7 +180,9 @@ class SafetySkill(Skill):
         details = {"blocked": data["blocked"], "categories": categories}
         rationales = {"safety": data["rationale"]}
         if data["blocked"]:
-            return Verdict(status=Status.BLOCKED, rationales=rationales, details=details, reason=f"blocked by {self.name}: {', '.join(categories)}")
+            return Verdict(
+                status=Status.BLOCKED, rationales=rationales, details=details, reason=f"blocked by {self.name}: {', '.join(categories)}"
+            )
         return Verdict(rationales=rationales, details=details)
 
     def headline(self, verdict: Verdict) -> float | None:
@@ -193,7 +196,7 @@ TEXT_CHECKS = ("present", "exact", "legible")
 
 def text_rendering_schema(strings: Sequence[str]) -> Schema:
     flag = {"type": "integer", "minimum": 0, "maximum": 1}
-    return strict_object({s: strict_object({check: flag for check in TEXT_CHECKS}) for s in strings})
+    return strict_object({s: strict_object(dict.fromkeys(TEXT_CHECKS, flag)) for s in strings})
 
 
 class TextRenderingSkill(Skill):

@@ -25,17 +25,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from PIL import Image
 
+from . import messages, metric_skills
 from .config import JudgeConfigError
 from .encoders import RANDOM_WEIGHTS, clip_weights_identity
 from .memory import Exemplar
-from . import messages, metric_skills
 from .rubrics import Rubric
 from .skills import REGISTRY, SkillInput, check_exemplars
 from .types import Kind, Side, TaskInput
@@ -74,10 +75,15 @@ class JudgeSpec:
     def document(self) -> dict[str, Any]:
         """Everything the fingerprint covers, as plain JSON data."""
         return {
-            "engine": self.engine, "models": list(self.models), "route": self.route, "base_version": self.base_version,
-            "clip": {"model": self.clip.model, "weights": self.clip.weights}, "parameters": dict(self.parameters),
-            "templates": self.templates, "members": [m.document() for m in self.members],
-        }  # fmt: skip
+            "engine": self.engine,
+            "models": list(self.models),
+            "route": self.route,
+            "base_version": self.base_version,
+            "clip": {"model": self.clip.model, "weights": self.clip.weights},
+            "parameters": dict(self.parameters),
+            "templates": self.templates,
+            "members": [m.document() for m in self.members],
+        }
 
     @cached_property
     def fingerprint(self) -> str:
@@ -129,14 +135,34 @@ def _probe_image() -> Image.Image:
 
 def _probe_inputs(rubric: Rubric, image_max_side: int) -> dict[Side, SkillInput]:
     task = TaskInput(
-        "probe-1", "CO", "Probe", "A probe brief.", {"text": "'PROBE'", "layout": "centred"},
-        ("the prompt names 'PROBE'", "a centred layout"), ("the word 'PROBE' is legible", "a centred layout"),
-    )  # fmt: skip
+        "probe-1",
+        "CO",
+        "Probe",
+        "A probe brief.",
+        {"text": "'PROBE'", "layout": "centred"},
+        ("the prompt names 'PROBE'", "a centred layout"),
+        ("the word 'PROBE' is legible", "a centred layout"),
+    )
     exemplars = {
-        Side.PROMPT: (Exemplar("p", "probe-2", "CO", Side.PROMPT, text="A probe prompt.", scores={"instructional_clarity": 3}, notes={"instructional_clarity": "n"}),),
-        Side.IMAGE: (Exemplar("i", "probe-2", "CO", Side.IMAGE, image=_probe_image(), scores={"mood_atmosphere": 3}, notes={"mood_atmosphere": "n"}),),
-    }  # fmt: skip
-    return {side: SkillInput(task, "A probe prompt.", _probe_image(), exemplars[side], None, rubric, image_max_side=image_max_side) for side in Side}
+        Side.PROMPT: (
+            Exemplar(
+                "p",
+                "probe-2",
+                "CO",
+                Side.PROMPT,
+                text="A probe prompt.",
+                scores={"instructional_clarity": 3},
+                notes={"instructional_clarity": "n"},
+            ),
+        ),
+        Side.IMAGE: (
+            Exemplar("i", "probe-2", "CO", Side.IMAGE, image=_probe_image(), scores={"mood_atmosphere": 3}, notes={"mood_atmosphere": "n"}),
+        ),
+    }
+    return {
+        side: SkillInput(task, "A probe prompt.", _probe_image(), exemplars[side], None, rubric, image_max_side=image_max_side)
+        for side in Side
+    }
 
 
 def templates_digest(rubric: Rubric, image_max_side: int) -> str:
@@ -153,7 +179,12 @@ def templates_digest(rubric: Rubric, image_max_side: int) -> str:
 
 def metric_parameters() -> dict[str, Any]:
     m = metric_skills  # read at call time: the constants as they are now
-    return {"clip_score_alpha": m.ALPHA, "clip_score_beta": m.BETA, "histogram_bins": m.HISTOGRAM_BINS, "histogram_max_side": m.HISTOGRAM_MAX_SIDE}
+    return {
+        "clip_score_alpha": m.ALPHA,
+        "clip_score_beta": m.BETA,
+        "histogram_bins": m.HISTOGRAM_BINS,
+        "histogram_max_side": m.HISTOGRAM_MAX_SIDE,
+    }
 
 
 def clip_spec(model: str, pretrained: str | None) -> ClipSpec:
@@ -161,20 +192,38 @@ def clip_spec(model: str, pretrained: str | None) -> ClipSpec:
 
 
 def openai_spec(
-    *, model: str, endpoint: str, route: str, rubric: Rubric, clip: ClipSpec, image_max_side: int, repair_attempts: int, request: Mapping[str, Any]
+    *,
+    model: str,
+    endpoint: str,
+    route: str,
+    rubric: Rubric,
+    clip: ClipSpec,
+    image_max_side: int,
+    repair_attempts: int,
+    request: Mapping[str, Any],
 ) -> JudgeSpec:
     parameters = {"image_max_side": image_max_side, "repair_attempts": repair_attempts, "request": dict(request), **metric_parameters()}
     return JudgeSpec(
-        engine="openai", models=(model,), route=route, base_version=rubric.version, clip=clip, parameters=parameters,
-        templates=templates_digest(rubric, image_max_side), endpoint=endpoint_host(endpoint),
-    )  # fmt: skip
+        engine="openai",
+        models=(model,),
+        route=route,
+        base_version=rubric.version,
+        clip=clip,
+        parameters=parameters,
+        templates=templates_digest(rubric, image_max_side),
+        endpoint=endpoint_host(endpoint),
+    )
 
 
 def embedding_spec(*, text_model: str, route: str, clip: ClipSpec, parameters: Mapping[str, Any]) -> JudgeSpec:
     return JudgeSpec(
-        engine="embedding", models=(text_model,), route=route, base_version="embedding", clip=clip,
+        engine="embedding",
+        models=(text_model,),
+        route=route,
+        base_version="embedding",
+        clip=clip,
         parameters={**parameters, **metric_parameters()},
-    )  # fmt: skip
+    )
 
 
 def ensemble_spec(members: tuple[JudgeSpec, ...], strategies: Mapping[str, str]) -> JudgeSpec:
@@ -183,6 +232,11 @@ def ensemble_spec(members: tuple[JudgeSpec, ...], strategies: Mapping[str, str])
         raise JudgeConfigError(f"ensemble members must share one route, got {sorted(routes)}")
     versions = list(dict.fromkeys(m.base_version for m in members))
     return JudgeSpec(
-        engine="ensemble", models=tuple(mo for m in members for mo in m.models), route=members[0].route,
-        base_version="+".join(versions), clip=members[0].clip, parameters={"combine": dict(strategies)}, members=members,
-    )  # fmt: skip
+        engine="ensemble",
+        models=tuple(mo for m in members for mo in m.models),
+        route=members[0].route,
+        base_version="+".join(versions),
+        clip=members[0].clip,
+        parameters={"combine": dict(strategies)},
+        members=members,
+    )

@@ -9,9 +9,10 @@ in skills.py; nothing else looks at a skill's name to decide what it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # Pillow is only needed by the judges that look at images.
     from PIL.Image import Image
@@ -43,18 +44,8 @@ class Status(StrEnum):
     BLOCKED = "blocked"  # a gate (safety) stopped the sample: never a score
 
 
-PROMPT_DIMENSIONS: tuple[str, ...] = (
-    "instructional_clarity",
-    "creative_elaboration",
-    "terminology_proficiency",
-    "intent_formalization",
-)
-IMAGE_DIMENSIONS: tuple[str, ...] = (
-    "mood_atmosphere",
-    "visual_composition",
-    "color_lighting",
-    "technical_flawlessness",
-)
+PROMPT_DIMENSIONS: tuple[str, ...] = ("instructional_clarity", "creative_elaboration", "terminology_proficiency", "intent_formalization")
+IMAGE_DIMENSIONS: tuple[str, ...] = ("mood_atmosphere", "visual_composition", "color_lighting", "technical_flawlessness")
 DIMENSIONS: dict[Side, tuple[str, ...]] = {Side.PROMPT: PROMPT_DIMENSIONS, Side.IMAGE: IMAGE_DIMENSIONS}
 
 # Literal text asked for by a checklist item: "double", “curly double”, ‘curly single’ or

@@ -223,7 +223,15 @@ def _top1_figures(units: list[Unit]) -> list[Figure]:
             per_task[skill][task_id].append(unit.value)  # type: ignore[arg-type]
             scales[skill] = unit.scale
     return [
-        Figure(Scope.TOP1, skill, fmean(fmean(v) for v in tasks.values()), len(tasks), 0, *mean_ci([fmean(v) for v in tasks.values()]), scale=scales[skill])
+        Figure(
+            Scope.TOP1,
+            skill,
+            fmean(fmean(v) for v in tasks.values()),
+            len(tasks),
+            0,
+            *mean_ci([fmean(v) for v in tasks.values()]),
+            scale=scales[skill],
+        )
         for skill, tasks in sorted(per_task.items())
     ]
 
@@ -240,7 +248,9 @@ def _skill_figures(units: list[Unit], failures: dict[tuple[str, str], int]) -> l
     out = []
     for skill in sorted(scales):  # judged skills with a value scale: gates and failed renders have none
         values = [fmean(v) for v in per_task[skill].values()]
-        out.append(Figure(Scope.SKILL, skill, _mean(values), len(values), failures[(Scope.SKILL, skill)], *mean_ci(values), scale=scales[skill]))
+        out.append(
+            Figure(Scope.SKILL, skill, _mean(values), len(values), failures[(Scope.SKILL, skill)], *mean_ci(values), scale=scales[skill])
+        )
     return out
 
 

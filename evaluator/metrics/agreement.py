@@ -122,12 +122,7 @@ class ChecklistAgreement:  # positive class = "met" (1)
 
 
 def task_bootstrap(
-    values_by_task: dict[str, list],
-    statistic: Statistic,
-    *,
-    resamples: int = 1000,
-    confidence: float = 0.95,
-    seed: int = 0,
+    values_by_task: dict[str, list], statistic: Statistic, *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0
 ) -> tuple[float | None, float | None]:
     """Percentile interval of `statistic` under a cluster bootstrap: draw tasks with replacement and
     pass the drawn tasks' values, concatenated into one numpy array, to `statistic`.
@@ -165,7 +160,9 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(value)
 
 
-def _estimate(values_by_task: dict[str, list], statistic: Statistic, *, min_tasks: int = MIN_TASKS_FOR_INTERVAL, **options: Any) -> Interval:
+def _estimate(
+    values_by_task: dict[str, list], statistic: Statistic, *, min_tasks: int = MIN_TASKS_FOR_INTERVAL, **options: Any
+) -> Interval:
     """Point value on all items plus its task-bootstrap interval: only when the value is defined, and
     only from at least `min_tasks` tasks (otherwise the note says why there is none)."""
     clusters = _clusters(values_by_task)
@@ -284,7 +281,12 @@ def _f1(rows: np.ndarray) -> float | None:
 
 
 def checklist_agreement(
-    labels: Sequence[ChecklistLabel], *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0, min_tasks: int = MIN_TASKS_FOR_INTERVAL
+    labels: Sequence[ChecklistLabel],
+    *,
+    resamples: int = 1000,
+    confidence: float = 0.95,
+    seed: int = 0,
+    min_tasks: int = MIN_TASKS_FOR_INTERVAL,
 ) -> ChecklistAgreement:
     """Judge labels against the expert majority, each figure with its task-bootstrap interval."""
     _check_options(resamples, confidence)
@@ -394,7 +396,6 @@ def people_agreement(
         alpha=_estimate(units, alpha, **options),
         ceiling=_estimate(pairs, _spearman, **options),
     )
-
 
 
 # --- the judge beside the experts, like with like -----------------------------------------------

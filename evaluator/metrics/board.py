@@ -51,16 +51,26 @@ def coverage_of(by_task: dict, ranked: set[str], categories: dict) -> dict:
     return {"covers": sum(t in by_task for t in ranked), "of": len(ranked), "missing": missing}
 
 
-def board_stats_compute(every: dict, lengths: dict, categories: dict, splits: dict, settings: dict = SETTINGS, lists: dict | None = None,
-                        feedback: Iterable[str] = ()) -> dict:
+def board_stats_compute(
+    every: dict,
+    lengths: dict,
+    categories: dict,
+    splits: dict,
+    settings: dict = SETTINGS,
+    lists: dict | None = None,
+    feedback: Iterable[str] = (),
+) -> dict:
     """Everything BoardStats stores, as plain data (the board download's recompute script calls this too). Only
     single-turn entries with a score on every ranked task are ranked: the others are listed with what they cover, and
     runs with feedback rounds (`feedback`: entries that saw their images between rounds) are never ranked beside them."""
     split, ranked = ranked_tasks(categories, splits, settings.get("ranked_split_min", 0))
     covered = {e: coverage_of(by_task, ranked, categories) for e, by_task in every.items()}
     rounds = set(feedback)
-    scores = {e: {t: v for t, v in by_task.items() if t in ranked} for e, by_task in every.items()
-              if ranked and covered[e]["covers"] == len(ranked) and e not in rounds}  # fmt: skip
+    scores = {
+        e: {t: v for t, v in by_task.items() if t in ranked}
+        for e, by_task in every.items()
+        if ranked and covered[e]["covers"] == len(ranked) and e not in rounds
+    }
     ranges = rank_ranges(scores, categories)
     order = [r.entry for r in ranges]
     comparisons = adjacent_tests(scores, categories, order, alpha=settings["alpha"], resamples=settings["resamples"], seed=settings["seed"])
@@ -74,7 +84,9 @@ def board_stats_compute(every: dict, lengths: dict, categories: dict, splits: di
         by_split = {s: board_score({t: v for t, v in by_task.items() if splits.get(t) == s}, categories) for s in ("dev", "test")}
         gap = by_split["dev"] - by_split["test"] if None not in by_split.values() else None
         length = fmean(v for v in lengths.get(entry, {}).values()) if lengths.get(entry) else None
-        entries.setdefault(entry, {"score": None, "rank": None}).update(dev=by_split["dev"], test=by_split["test"], gap=gap, length=length, feedback=entry in rounds, **covered[entry])
+        entries.setdefault(entry, {"score": None, "rank": None}).update(
+            dev=by_split["dev"], test=by_split["test"], gap=gap, length=length, feedback=entry in rounds, **covered[entry]
+        )
     return {
         "ranked_on": {"split": split, "tasks": len({t for by_task in scores.values() for t in by_task}), "entries": len(scores)},
         "intervals": {"shown": intervals, "minimum_tasks": MIN_TASKS_FOR_INTERVAL},
@@ -83,8 +95,19 @@ def board_stats_compute(every: dict, lengths: dict, categories: dict, splits: di
         "entries": entries,
         "comparisons": [asdict(c) for c in comparisons],
         "wins": {f"{a}:{b}": [w.wins, w.ties, w.losses] for (a, b), w in pairs.items()},
-        "length": [{"category": e.category, "coefficient": e.coefficient, "low": e.low, "high": e.high, "n": e.n,
-                    "list_coefficient": e.list_coefficient, "list_low": e.list_low, "list_high": e.list_high} for e in effects],
+        "length": [
+            {
+                "category": e.category,
+                "coefficient": e.coefficient,
+                "low": e.low,
+                "high": e.high,
+                "n": e.n,
+                "list_coefficient": e.list_coefficient,
+                "list_low": e.list_low,
+                "list_high": e.list_high,
+            }
+            for e in effects
+        ],
     }
 
 
@@ -93,9 +116,14 @@ def _ranked_entry(r, field: dict, effects: list) -> dict:
     controlled = [e.controlled.get(r.entry) for e in effects]
     lc = fmean(controlled) if controlled and None not in controlled else None
     return {
-        "score": r.score, "low": r.low, "high": r.high, "rank": r.rank, "rank_high": r.rank_high,
-        "win_rate": field[r.entry].rate if r.entry in field else None, "lc": lc if lc is None or 0 <= lc <= 100 else None,
-    }  # fmt: skip
+        "score": r.score,
+        "low": r.low,
+        "high": r.high,
+        "rank": r.rank,
+        "rank_high": r.rank_high,
+        "win_rate": field[r.entry].rate if r.entry in field else None,
+        "lc": lc if lc is None or 0 <= lc <= 100 else None,
+    }
 
 
 def _separable(comparisons: list, settings: dict) -> dict:

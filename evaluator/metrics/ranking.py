@@ -51,7 +51,9 @@ class RankRange:
     rank_high: int | None  # the worst rank the intervals allow: entries less those wholly below; None without intervals
 
 
-def macro_ci(by_task: dict[str, float], categories: dict[str, str], minimum: int = MIN_TASKS_FOR_INTERVAL) -> tuple[float | None, float | None]:
+def macro_ci(
+    by_task: dict[str, float], categories: dict[str, str], minimum: int = MIN_TASKS_FOR_INTERVAL
+) -> tuple[float | None, float | None]:
     """The 95 % interval of the macro mean: per category the mean's variance s²/n, summed and divided by the number of
     categories squared, with Student's t on the smallest category's degrees of freedom (conservative). None below
     `minimum` tasks in any category (tests/test_interval_coverage.py measures its coverage)."""
@@ -104,7 +106,9 @@ class Comparison:
     separated: bool  # Holm-corrected p < alpha
 
 
-def adjacent_tests(scores: Scores, categories: dict[str, str], order: list[str], alpha: float = 0.05, resamples: int = 9999, seed: int = 0) -> list[Comparison]:
+def adjacent_tests(
+    scores: Scores, categories: dict[str, str], order: list[str], alpha: float = 0.05, resamples: int = 9999, seed: int = 0
+) -> list[Comparison]:
     from statsmodels.stats.multitest import multipletests
 
     raw = []
@@ -113,18 +117,25 @@ def adjacent_tests(scores: Scores, categories: dict[str, str], order: list[str],
         a, b = np.array([scores[upper][t] for t in common]), np.array([scores[lower][t] for t in common])
         labels = np.array([categories[t] for t in common])
 
-        def macro_difference(x, y, axis=-1):
+        def macro_difference(x, y, axis=-1, labels=labels):
             return np.mean([np.mean(x[..., labels == c] - y[..., labels == c], axis=axis) for c in np.unique(labels)], axis=0)
 
         p = None
         if len(common) >= 2 and np.any(a != b):
-            test = stats.permutation_test((a, b), macro_difference, permutation_type="samples", vectorized=True, n_resamples=resamples, rng=np.random.default_rng(seed))
+            test = stats.permutation_test(
+                (a, b),
+                macro_difference,
+                permutation_type="samples",
+                vectorized=True,
+                n_resamples=resamples,
+                rng=np.random.default_rng(seed),
+            )
             p = float(test.pvalue)
         raw.append((upper, lower, float(macro_difference(a, b)) if common else None, len(common), p))
     tested = [i for i, row in enumerate(raw) if row[4] is not None]
     holm = multipletests([raw[i][4] for i in tested], alpha=alpha, method="holm")[1] if tested else []
     corrected = dict(zip(tested, (float(p) for p in holm)))
-    return [Comparison(u, l, d, n, p, corrected.get(i), corrected.get(i, 1.0) < alpha) for i, (u, l, d, n, p) in enumerate(raw)]
+    return [Comparison(u, low, d, n, p, corrected.get(i), corrected.get(i, 1.0) < alpha) for i, (u, low, d, n, p) in enumerate(raw)]
 
 
 @dataclass(frozen=True)
@@ -139,7 +150,9 @@ class WinRecord:
         return (self.wins + 0.5 * self.ties) / total if total else None
 
 
-def win_rates(scores: Scores, tie_margin: float = 0.0, pairs_for: list[str] | None = None) -> tuple[dict[str, WinRecord], dict[tuple[str, str], WinRecord]]:
+def win_rates(
+    scores: Scores, tie_margin: float = 0.0, pairs_for: list[str] | None = None
+) -> tuple[dict[str, WinRecord], dict[tuple[str, str], WinRecord]]:
     """(each entry against the field, each ordered pair among `pairs_for` (default: every entry)): per common task a
     win when the score is higher by more than tie_margin, a tie within it; ties count half in the rate. The field
     record counts, per task, the other entries below, level with and above this one (sorted search: O(T·N log N))."""
@@ -163,7 +176,9 @@ def win_rates(scores: Scores, tie_margin: float = 0.0, pairs_for: list[str] | No
         for b in chosen:
             if a != b:
                 diffs = [scores[a][t] - scores[b][t] for t in set(scores[a]) & set(scores[b])]
-                pairs[(a, b)] = WinRecord(sum(d > tie_margin for d in diffs), sum(abs(d) <= tie_margin for d in diffs), sum(d < -tie_margin for d in diffs))
+                pairs[(a, b)] = WinRecord(
+                    sum(d > tie_margin for d in diffs), sum(abs(d) <= tie_margin for d in diffs), sum(d < -tie_margin for d in diffs)
+                )
     return field, pairs
 
 
@@ -201,7 +216,9 @@ MIN_STYLE_DOF = 20
 MIN_LENGTH_SPREAD = 0.1
 
 
-def length_effect(scores: Scores, lengths: dict[str, dict[str, float]], categories: dict[str, str], lists: dict[str, dict[str, float]] | None = None) -> list[LengthEffect]:
+def length_effect(
+    scores: Scores, lengths: dict[str, dict[str, float]], categories: dict[str, str], lists: dict[str, dict[str, float]] | None = None
+) -> list[LengthEffect]:
     """Per category: score ~ entry + log(length) [+ list share], the entry as a fixed effect. Fitted within entries
     (Frisch-Waugh-Lovell: demean every variable per entry, then OLS on the style covariates, with the residual degrees
     of freedom of the full dummy regression), which gives the dummy regression's coefficients and intervals exactly
@@ -210,7 +227,9 @@ def length_effect(scores: Scores, lengths: dict[str, dict[str, float]], categori
     category's mean log length lies within its own prompts' range (an interpolation, never an extrapolation)."""
     out = []
     for category in sorted(set(categories.values())):
-        rows = [(e, t, v) for e, by_task in scores.items() for t, v in by_task.items() if categories[t] == category and t in lengths.get(e, {})]
+        rows = [
+            (e, t, v) for e, by_task in scores.items() for t, v in by_task.items() if categories[t] == category and t in lengths.get(e, {})
+        ]
         entries = sorted({r[0] for r in rows})
         if len(entries) < 2 or len({r[1] for r in rows}) < MIN_TASKS_FOR_INTERVAL:
             continue

@@ -83,9 +83,7 @@ class MarkovChain:
         return len(self.states) - 1
 
 
-def transition_counts(
-    trajectory: Sequence[float], bins: Sequence[tuple[float, float]] = BINS, use_running_max: bool = True
-) -> np.ndarray:
+def transition_counts(trajectory: Sequence[float], bins: Sequence[tuple[float, float]] = BINS, use_running_max: bool = True) -> np.ndarray:
     """One trajectory's transition counts over START and the bins (all zero for an empty trajectory)."""
     raw = [float(s) for s in trajectory]
     for s in raw:  # checks every raw score, NaN included, before the running maximum can hide one
@@ -208,11 +206,7 @@ def visits(matrix: np.ndarray, first: int) -> np.ndarray:
 
 
 def simulate_rounds(
-    chain: MarkovChain,
-    target_bin: int | None = None,
-    n_trials: int = 10_000,
-    seed: int = 0,
-    max_steps: int = 1000,
+    chain: MarkovChain, target_bin: int | None = None, n_trials: int = 10_000, seed: int = 0, max_steps: int = 1000
 ) -> tuple[float, float]:
     """Monte Carlo (mean, standard error) of the rounds from START to the target bin or above: the
     paper's estimator, kept to cross-check the exact solve.
@@ -292,9 +286,7 @@ def _fit_target(target: str, counts: np.ndarray, reached: np.ndarray, epsilon: f
     return TargetFit(target, len(counts), int(reached.sum()), rounds, prior_rounds)
 
 
-def _interval(
-    counts: list[np.ndarray], epsilon: float, first: int, resamples: int, confidence: float, seed: int
-) -> tuple[float, float]:
+def _interval(counts: list[np.ndarray], epsilon: float, first: int, resamples: int, confidence: float, seed: int) -> tuple[float, float]:
     """Percentile bootstrap of the mean over targets: each target's trajectories are resampled on their
     own (scipy's independent multi-sample resampling, by trajectory index) and its chain refitted."""
 
@@ -303,8 +295,16 @@ def _interval(
         return np.mean(per_target, axis=0)
 
     data = tuple(np.arange(len(c)) for c in counts)
-    result = stats.bootstrap(data, mean_rounds, vectorized=True, paired=False, n_resamples=resamples,
-                             confidence_level=confidence, method="percentile", rng=np.random.default_rng(seed))  # fmt: skip
+    result = stats.bootstrap(
+        data,
+        mean_rounds,
+        vectorized=True,
+        paired=False,
+        n_resamples=resamples,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
     return float(result.confidence_interval.low), float(result.confidence_interval.high)
 
 
@@ -330,9 +330,14 @@ def steerability(
     data = {t: [transition_counts(s, bins) for s in runs if len(s)] for t, runs in sorted(by_target.items())}
     reached = {t: np.array([c[:, first:].sum() > 0 for c in cs], dtype=bool) for t, cs in data.items()}
     counted = [t for t, cs in data.items() if len(cs) >= min_per_target]
-    tally = {"n_trajectories": sum(map(len, data.values())), "n_reached": int(sum(r.sum() for r in reached.values())),
-             "n_targets": len(counted), "n_targets_short": sum(1 for cs in data.values() if 0 < len(cs) < min_per_target),
-             "min_per_target": min_per_target, "min_targets": min_targets}  # fmt: skip
+    tally = {
+        "n_trajectories": sum(map(len, data.values())),
+        "n_reached": int(sum(r.sum() for r in reached.values())),
+        "n_targets": len(counted),
+        "n_targets_short": sum(1 for cs in data.values() if 0 < len(cs) < min_per_target),
+        "min_per_target": min_per_target,
+        "min_targets": min_targets,
+    }
     withheld = {"expected_rounds": None, "low": None, "high": None}
     # 2. what the data say before any chain: nothing reached the target, or too little to average
     if tally["n_trajectories"] and not tally["n_reached"]:

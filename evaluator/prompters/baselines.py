@@ -6,9 +6,7 @@
 
 from __future__ import annotations
 
-BASELINES = {
-    "brief-verbatim": "Passes the task brief (and CO constraint fields) to the generator unchanged: the do-nothing prompter.",
-}
+BASELINES = {"brief-verbatim": "Passes the task brief (and CO constraint fields) to the generator unchanged: the do-nothing prompter."}
 CONSTRAINT_ORDER = ("pairing", "layout", "quantity", "text", "constraint")
 
 

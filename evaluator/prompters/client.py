@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
-from typing import Any, Callable, Collection
+from typing import Any
 
 import openai
 
@@ -104,7 +105,9 @@ class PrompterClient:
         }
         return {name: value for name, value in chosen.items() if value is not None}
 
-    def call(self, messages: list[dict[str, Any]], *, max_chars: int, temperature: float | None = None, seed: int | None = None) -> CallOutcome:
+    def call(
+        self, messages: list[dict[str, Any]], *, max_chars: int, temperature: float | None = None, seed: int | None = None
+    ) -> CallOutcome:
         self._requests.reset()
         started = time.perf_counter()
 
@@ -112,22 +115,34 @@ class PrompterClient:
             """What the endpoint said, without its key: replies, errors and prompts are stored, logged and shown."""
             return redact(str(value), self.spec.api_key)
 
-        def outcome(status: str, text: str = "", reply: str = "", error: str = "", http_status: int | None = None, usage: Any = None) -> CallOutcome:
+        def outcome(
+            status: str, text: str = "", reply: str = "", error: str = "", http_status: int | None = None, usage: Any = None
+        ) -> CallOutcome:
             return CallOutcome(
-                status=status, text=hide(text), reply=hide(reply)[:REPLY_KEPT], error=hide(error), http_status=http_status, requests=self._requests.sent,
-                latency=time.perf_counter() - started, prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                status=status,
+                text=hide(text),
+                reply=hide(reply)[:REPLY_KEPT],
+                error=hide(error),
+                http_status=http_status,
+                requests=self._requests.sent,
+                latency=time.perf_counter() - started,
+                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            )  # fmt: skip
+            )
 
         try:
-            completion = self._client.chat.completions.create(model=self.spec.model, messages=messages, **self.parameters(temperature, seed))  # type: ignore[arg-type]
+            completion = self._client.chat.completions.create(
+                model=self.spec.model, messages=messages, **self.parameters(temperature, seed)
+            )  # type: ignore[arg-type]
         except openai.APITimeoutError:
             return outcome(FAILED, error=f"timed out after {self.spec.timeout:g} s")
         except openai.APIStatusError as exc:  # the body goes to the call's reply (the team's own endpoint said it)
             return outcome(FAILED, reply=exc.response.text, error=exception_reason(exc, self._requests.sent), http_status=exc.status_code)
         except openai.APIConnectionError as exc:
             unsafe = _cause(exc)
-            return outcome(FAILED, error=f"refused by the address guard: {unsafe}" if unsafe else exception_reason(exc, self._requests.sent))
+            return outcome(
+                FAILED, error=f"refused by the address guard: {unsafe}" if unsafe else exception_reason(exc, self._requests.sent)
+            )
         except UnsafeURL as exc:
             return outcome(FAILED, error=f"refused by the address guard: {exc}")
         except Exception as exc:  # noqa: BLE001 - a malformed answer is the endpoint's fault: recorded on the call
@@ -140,18 +155,28 @@ class PrompterClient:
         if not choices or getattr(choices[0], "message", None) is None:
             return outcome(FAILED, reply=str(completion), error="not a chat completion (no choices or no message)", http_status=200)
         message, usage = choices[0].message, getattr(completion, "usage", None)
-        refusal = getattr(message, "refusal", None) or ("finish_reason content_filter" if choices[0].finish_reason == "content_filter" else "")
+        refusal = getattr(message, "refusal", None) or (
+            "finish_reason content_filter" if choices[0].finish_reason == "content_filter" else ""
+        )
         if refusal:
             return outcome(REFUSED, reply=str(refusal), error=REFUSED_REASON, http_status=200, usage=usage)
         content = message.content
         if not isinstance(content, str):
-            return outcome(FAILED, reply=str(content), error="the reply has no text (content is empty or not a string)", http_status=200, usage=usage)
+            return outcome(
+                FAILED, reply=str(content), error="the reply has no text (content is empty or not a string)", http_status=200, usage=usage
+            )
         content = hide(content)  # before the length check: what is checked is what is stored
         text = clean_prompt(content)
         if not text:
             return outcome(FAILED, reply=content, error="empty reply", http_status=200, usage=usage)
         if len(text) > max_chars:
-            return outcome(FAILED, reply=content, error=f"the prompt is {len(text):,} characters; prompts are limited to {max_chars:,}", http_status=200, usage=usage)
+            return outcome(
+                FAILED,
+                reply=content,
+                error=f"the prompt is {len(text):,} characters; prompts are limited to {max_chars:,}",
+                http_status=200,
+                usage=usage,
+            )
         return outcome(OK, text=text, reply=content, http_status=200, usage=usage)
 
 

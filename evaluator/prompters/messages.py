@@ -62,7 +62,10 @@ def first_message(condition: Condition, request: Request) -> Message:
         if request.target_png is None:
             raise ValueError("an imitation task needs its target image")
         text = f"{condition.imitation}\n\n{request_text(request)}"
-        return {"role": "user", "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": data_url(request.target_png)}}]}
+        return {
+            "role": "user",
+            "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": data_url(request.target_png)}}],
+        }
     return {"role": "user", "content": f"{condition.brief}\n\n{request_text(request)}"}
 
 
@@ -77,7 +80,12 @@ def round_messages(condition: Condition, request: Request, history: list[Feedbac
         if past.image_png is None:
             messages.append({"role": "user", "content": f"(Round {number}: the image could not be made.) {text}"})
         elif latest:
-            messages.append({"role": "user", "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": data_url(past.image_png)}}]})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": text}, {"type": "image_url", "image_url": {"url": data_url(past.image_png)}}],
+                }
+            )
         else:
             messages.append({"role": "user", "content": f"(Round {number}'s image was shown then.) {text}"})
     return messages

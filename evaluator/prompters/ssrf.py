@@ -40,15 +40,15 @@ import socket
 import threading
 from collections.abc import Callable, Collection, Iterable
 from types import TracebackType
-from typing import Any, Union
+from typing import Any
 
 try:  # openai 3.x speaks httpx2 (the maintained fork, same API); older openai releases speak httpx
     import httpx2 as httpx
 except ImportError:  # pragma: no cover - depends on what is installed
     import httpx  # type: ignore[no-redef]
 
-IPAddress = Union[ipaddress.IPv4Address, ipaddress.IPv6Address]
-IPNetwork = Union[ipaddress.IPv4Network, ipaddress.IPv6Network]
+IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 Resolver = Callable[[str, int], list[str]]
 
 ALLOWED_SCHEMES = ("http", "https")
@@ -285,10 +285,7 @@ class GuardedTransport(httpx.HTTPTransport):
             pool.close()
 
     def __exit__(
-        self,
-        exc_type: type[BaseException] | None = None,
-        exc_value: BaseException | None = None,
-        traceback: TracebackType | None = None,
+        self, exc_type: type[BaseException] | None = None, exc_value: BaseException | None = None, traceback: TracebackType | None = None
     ) -> None:
         # Client.__exit__ calls the transport's __exit__, not close(): both must close every pool
         self._close_tls_pools()

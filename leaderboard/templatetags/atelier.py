@@ -49,7 +49,9 @@ def figure_cell(figure):
     if standing == "partial":
         shown += format_html('<br><span class="ci">partial: {}</span>', figure.rests_on)
     if figure.ci_low is not None:
-        shown += format_html('<br><span class="ci">[{}, {}]</span>', on_scale(figure.ci_low, figure.scale), on_scale(figure.ci_high, figure.scale))
+        shown += format_html(
+            '<br><span class="ci">[{}, {}]</span>', on_scale(figure.ci_low, figure.scale), on_scale(figure.ci_high, figure.scale)
+        )
     elif figure.scope in (Scope.CATEGORY, Scope.BACKEND) and figure.value is not None:
         shown += format_html('<br><span class="ci no-interval" title="too few tasks for an interval">n={} · no interval</span>', figure.n)
     if figure.failures:

@@ -1,4 +1,3 @@
-
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
@@ -9,14 +8,14 @@ from atelier.demo_original import demo_original
 from atelier.demo_prompter import DemoPrompterServer, site_base_url
 from atelier.demo_study import demo_study
 from evaluation import runtime
+from evaluation.models import RESUMABLE, Status, Submission
 from ratings.services import expert_ratings_import, rating_queue_fill
 from submissions.baselines import baseline_create
-from evaluation.models import RESUMABLE, Status, Submission
-from teams.models import Endpoint, Membership, Team
 from submissions.services import endpoint_create, endpoint_run_create, submission_create, submissions_publish
 from tasks.loaders import read_own_pack
 from tasks.services import PackRevision, pack_save
 from tasks.targets import references_render, targets_render
+from teams.models import Endpoint, Membership, Team
 
 SAMPLE_PACK = settings.BASE_DIR / "tasks" / "packs" / "sample"
 ORIGINAL_PACK = settings.BASE_DIR / "tasks" / "packs" / "atelier-original"
@@ -26,8 +25,10 @@ EXAMPLE_RATER = "developer (one rater, not an expert panel)"  # the file's rater
 
 
 class Command(BaseCommand):
-    help = ("Set up the demo: migrate, load the packs, render the sample IM targets, submit the example prompts and a baseline, evaluate, publish; "
-            "and a second board on the original pack (two rule-based prompters on dev and hidden test tasks).")
+    help = (
+        "Set up the demo: migrate, load the packs, render the sample IM targets, submit the example prompts and a baseline, evaluate, publish; "
+        "and a second board on the original pack (two rule-based prompters on dev and hidden test tasks)."
+    )
 
     def handle(self, *args, **options):
         if not settings.DEBUG:
@@ -50,7 +51,13 @@ class Command(BaseCommand):
         demo = Submission.objects.filter(**same).exclude(status=Status.FAILED).first()
         if demo is None:
             self.stdout.write(f"Evaluating {EXAMPLE_PROMPTS.name} on {pack} ({'RQ workers' if settings.REDIS_URL else 'in-process'})…")
-            demo = submission_create(team=team, pack=pack, prompter="Example prompter (hand-written)", filename=EXAMPLE_PROMPTS.name, data=EXAMPLE_PROMPTS.read_bytes())
+            demo = submission_create(
+                team=team,
+                pack=pack,
+                prompter="Example prompter (hand-written)",
+                filename=EXAMPLE_PROMPTS.name,
+                data=EXAMPLE_PROMPTS.read_bytes(),
+            )
         baseline = baseline_create(pack=pack, baseline="brief-verbatim")
         runs = self._endpoint_runs(team, pack)
         try:
@@ -62,22 +69,32 @@ class Command(BaseCommand):
         demo.refresh_from_db()
         if demo.status == Status.DONE:
             users = get_user_model().objects
-            self._hidden_items_allowed(users.filter(username=EXAMPLE_RATER).first() or users.create_user(EXAMPLE_RATER))  # half its tasks are hidden
+            self._hidden_items_allowed(
+                users.filter(username=EXAMPLE_RATER).first() or users.create_user(EXAMPLE_RATER)
+            )  # half its tasks are hidden
             count = expert_ratings_import(submission=demo, filename=EXAMPLE_RATINGS.name, data=EXAMPLE_RATINGS.read_bytes())
             self.stdout.write(f"Imported {count} hand ratings of the example prompts (one rater): see /judge/.")
             queued = rating_queue_fill(submissions=Submission.objects.filter(pk=demo.pk), raters=self._experts(), items=6, per_item=2)
-            self.stdout.write(f"Expert queue: {queued.created} new assignment(s); log in as expert1 / expert1-demo or expert2 / expert2-demo and open /rate/.")
+            self.stdout.write(
+                f"Expert queue: {queued.created} new assignment(s); log in as expert1 / expert1-demo or expert2 / expert2-demo and open /rate/."
+            )
         study, token = demo_study(pack, self.stdout.write)
         for s in Submission.objects.filter(pk__in=shown):
             self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
         self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")
         done = study.participants.filter(scripted=True, submission__status=Status.DONE).count()
-        self.stdout.write(f"Human study: {done} scripted participant(s) evaluated, on the leaderboard as Scripted (demo) — novice / skilled / all (never pooled with people).")
-        self.stdout.write(f"Take part yourself (anonymous, {study.tasks_per_participant} short tasks): http://127.0.0.1:8000/study/{token}/")
+        self.stdout.write(
+            f"Human study: {done} scripted participant(s) evaluated, on the leaderboard as Scripted (demo) — novice / skilled / all (never pooled with people)."
+        )
+        self.stdout.write(
+            f"Take part yourself (anonymous, {study.tasks_per_participant} short tasks): http://127.0.0.1:8000/study/{token}/"
+        )
         self.stdout.write(f"Study progress and exports (staff): http://127.0.0.1:8000/studies/{study.slug}/")
         if published < len(shown) and settings.REDIS_URL:
             queues = " ".join(settings.ATELIER_QUEUES)
-            self.stdout.write(f"Start the workers and the scheduler (reconcile), e.g.:\n  python manage.py work {queues}\n  python manage.py scheduler\nthen run this command again to publish.")
+            self.stdout.write(
+                f"Start the workers and the scheduler (reconcile), e.g.:\n  python manage.py work {queues}\n  python manage.py scheduler\nthen run this command again to publish."
+            )
 
     def _endpoint_runs(self, team, pack) -> list[Submission]:
         """Register the scripted demo prompter (a local server, no model) and run it single-turn and with 3 feedback
@@ -98,7 +115,9 @@ class Command(BaseCommand):
             settings.ATELIER_PROMPTER_ALLOWED_HOSTS = (*settings.ATELIER_PROMPTER_ALLOWED_HOSTS, server.base_url.split("/")[2])
             endpoint = Endpoint.objects.filter(team=team, name="scripted-demo").first()
             if endpoint is None:
-                endpoint = endpoint_create(team=team, name="scripted-demo", base_url=server.base_url, model="scripted rule (no model)", max_in_flight=4)
+                endpoint = endpoint_create(
+                    team=team, name="scripted-demo", base_url=server.base_url, model="scripted rule (no model)", max_in_flight=4
+                )
             Endpoint.objects.filter(pk=endpoint.pk).update(base_url=server.base_url)  # this run's port
             runs = self._scripted_runs(team, pack, endpoint)
             self.stdout.write(f"  the scripted prompter answered {server.calls} call(s); each run's page links its call log.")
@@ -111,12 +130,18 @@ class Command(BaseCommand):
         runs = []
         feedback = next(iter(runtime.backend_configs()))
         for rounds, condition in ((1, "plain"), (3, "guided")):
-            earlier = Submission.objects.filter(endpoint=endpoint, pack=pack, rounds=rounds, condition=condition, status__in=RESUMABLE).first()
+            earlier = Submission.objects.filter(
+                endpoint=endpoint, pack=pack, rounds=rounds, condition=condition, status__in=RESUMABLE
+            ).first()
             if earlier is not None:
                 runs.append(earlier)
                 continue
-            self.stdout.write(f"Endpoint run: scripted demo prompter (no model), {rounds} round(s), condition {condition}, on {pack} (in-process)…")
-            runs.append(endpoint_run_create(team=team, endpoint=endpoint, pack=pack, condition=condition, rounds=rounds, feedback_backend=feedback))
+            self.stdout.write(
+                f"Endpoint run: scripted demo prompter (no model), {rounds} round(s), condition {condition}, on {pack} (in-process)…"
+            )
+            runs.append(
+                endpoint_run_create(team=team, endpoint=endpoint, pack=pack, condition=condition, rounds=rounds, feedback_backend=feedback)
+            )
         return runs
 
     def _hidden_items_allowed(self, user) -> None:

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 
 from evaluation.memory import embedding_model, embeddings_ensure
-from evaluator.judge.types import Side
 from evaluation.models import Exemplar
+from evaluator.judge.types import Side
 
 
 class Command(BaseCommand):

@@ -15,9 +15,10 @@ class Command(BaseCommand):
         parser.add_argument("--candidates", type=int, default=4, help="renders per target to choose from (ArtWhisperer used 10)")
         parser.add_argument("--force", action="store_true", help="re-render targets that already exist")
         parser.add_argument(
-            "--references", action="store_true",
+            "--references",
+            action="store_true",
             help="also render each seed prompt once on every enabled backend: the c_k reference that scales target similarity",
-        )  # fmt: skip
+        )
 
     def handle(self, *args, pack: str, backend: str, candidates: int, force: bool, references: bool, **options):
         configs = runtime.backend_configs()

@@ -1,9 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import runtime
+from evaluation.models import RESUMABLE, Submission
 from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
-from evaluation.models import RESUMABLE, Submission
 
 
 class Command(BaseCommand):

@@ -24,7 +24,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlparse
 
 import numpy as np
@@ -34,9 +35,9 @@ from evaluator import failures
 from evaluator.failures import exception_reason, remote_text, scrub
 from evaluator.http_count import RequestCounter
 
+from ..config import JudgeConfig
 from ..encoders import clip_identity, image_embeddings, text_embeddings, text_model_identity
 from ..memory import cosine_similarities
-from ..config import JudgeConfig
 from ..openai_judge import EndpointResponseError, endpoint_client, one_model
 from ..parsing import ReplyFormatError
 from ..routes import OFFICIAL_ROUTE, route_skip_reason
@@ -99,16 +100,28 @@ def fallback_record(task: TaskInput) -> dict[str, Any]:
     return {"task_id": task.task_id, "title": task.title, "task": task.brief, **task.constraints}
 
 
-def official_spec(*, model: str, endpoint: str, release: OfficialRelease, embedder: str, clip_model: str, clip_pretrained: str | None) -> JudgeSpec:
+def official_spec(
+    *, model: str, endpoint: str, release: OfficialRelease, embedder: str, clip_model: str, clip_pretrained: str | None
+) -> JudgeSpec:
     parameters = {
-        "request": release.options, "compression": release.compression, "checklist_attempts": release.attempts,
-        "top_k": TOP_K, "retrieval": embedder, "levels": {name: list(labels) for name, labels in release.levels.items()},
+        "request": release.options,
+        "compression": release.compression,
+        "checklist_attempts": release.attempts,
+        "top_k": TOP_K,
+        "retrieval": embedder,
+        "levels": {name: list(labels) for name, labels in release.levels.items()},
         "composite": "top1",
-    }  # fmt: skip
+    }
     return JudgeSpec(
-        engine="official", models=(model,), route=ROUTE, base_version=BASE_VERSION, clip=clip_spec(clip_model, clip_pretrained),
-        parameters=parameters, templates=release.fingerprint, endpoint=endpoint_host(endpoint),
-    )  # fmt: skip
+        engine="official",
+        models=(model,),
+        route=ROUTE,
+        base_version=BASE_VERSION,
+        clip=clip_spec(clip_model, clip_pretrained),
+        parameters=parameters,
+        templates=release.fingerprint,
+        endpoint=endpoint_host(endpoint),
+    )
 
 
 class OfficialJudge:
@@ -126,9 +139,13 @@ class OfficialJudge:
         if config.max_in_flight is not None:
             set_max_in_flight(config.max_in_flight)
         self.spec = official_spec(
-            model=self.model, endpoint=urlparse(config.base_url).netloc or config.base_url, release=release,
-            embedder=self.embedder.identity, clip_model=config.clip_model, clip_pretrained=config.clip_pretrained,
-        )  # fmt: skip
+            model=self.model,
+            endpoint=urlparse(config.base_url).netloc or config.base_url,
+            release=release,
+            embedder=self.embedder.identity,
+            clip_model=config.clip_model,
+            clip_pretrained=config.clip_pretrained,
+        )
         self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
     # --- what runs -------------------------------------------------------------------------------
@@ -186,7 +203,9 @@ class OfficialJudge:
             scores, rationales = parse_dimensions(text, names)
             retrieved = [{"task_id": ex.task_id, "similarity": round(sim, 6)} for ex, sim in found]
             return Verdict(
-                scores={keys[n]: s for n, s in scores.items()}, rationales={keys[n]: r for n, r in rationales.items()}, details={"retrieved": retrieved}
+                scores={keys[n]: s for n, s in scores.items()},
+                rationales={keys[n]: r for n, r in rationales.items()},
+                details={"retrieved": retrieved},
             )
 
         return self._ask(skill, messages, parse, 1, "subjective")
@@ -257,7 +276,9 @@ class OfficialJudge:
         if not choices or getattr(choices[0], "message", None) is None:
             raise EndpointResponseError(f"not a chat completion: {completion!r}")
         message, usage = choices[0].message, completion.usage
-        refusal = getattr(message, "refusal", None) or ("finish_reason content_filter" if choices[0].finish_reason == "content_filter" else "")
+        refusal = getattr(message, "refusal", None) or (
+            "finish_reason content_filter" if choices[0].finish_reason == "content_filter" else ""
+        )
         tokens = ((usage.prompt_tokens or 0), (usage.completion_tokens or 0)) if usage else (0, 0)
         return message.content or "", str(refusal), tokens
 

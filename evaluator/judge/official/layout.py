@@ -19,9 +19,17 @@ IMAGE_MEMORY = {c: f"evaluator/subjective/memory/image_from_image_memory_{c.lowe
 DATASET = {c: f"dataset/{c.lower()}_120.json" for c in ("OE", "CO", "IM")}
 
 REQUIRED: tuple[str, ...] = (
-    SUBJECTIVE_TEMPLATES, OBJECTIVE_TEMPLATES, SUBJECTIVE_RUNTIME, OBJECTIVE_RUNTIME, MEMORY_ENGINE, SUBJECTIVE_CORE,
-    *CHECKLISTS.values(), *PROMPT_MEMORY.values(), *IMAGE_MEMORY.values(), *DATASET.values(),
-)  # fmt: skip
+    SUBJECTIVE_TEMPLATES,
+    OBJECTIVE_TEMPLATES,
+    SUBJECTIVE_RUNTIME,
+    OBJECTIVE_RUNTIME,
+    MEMORY_ENGINE,
+    SUBJECTIVE_CORE,
+    *CHECKLISTS.values(),
+    *PROMPT_MEMORY.values(),
+    *IMAGE_MEMORY.values(),
+    *DATASET.values(),
+)
 
 
 class OfficialReleaseError(ValueError):

@@ -25,9 +25,19 @@ from typing import Any
 from ..rubrics import RUBRIC
 from ..types import DIMENSIONS, Side
 from .layout import (
-    CHECKLISTS, DATASET, IMAGE_MEMORY, MEMORY_ENGINE, OBJECTIVE_RUNTIME, OBJECTIVE_TEMPLATES, PROMPT_MEMORY, SUBJECTIVE_CORE,
-    SUBJECTIVE_RUNTIME, SUBJECTIVE_TEMPLATES, OfficialReleaseError, check_release,
-)  # fmt: skip
+    CHECKLISTS,
+    DATASET,
+    IMAGE_MEMORY,
+    MEMORY_ENGINE,
+    OBJECTIVE_RUNTIME,
+    OBJECTIVE_TEMPLATES,
+    PROMPT_MEMORY,
+    SUBJECTIVE_CORE,
+    SUBJECTIVE_RUNTIME,
+    SUBJECTIVE_TEMPLATES,
+    OfficialReleaseError,
+    check_release,
+)
 from .source import Framing, read_framing
 
 log = logging.getLogger(__name__)
@@ -154,9 +164,17 @@ def _checks(reader: _Reader) -> dict[Side, str]:
     for side in Side:
         where = f"{OBJECTIVE_TEMPLATES} {side}_check_template"
         value = data.get(f"{side}_check_template") if isinstance(data, dict) else None
-        text = value if isinstance(value, str) else "\n".join(value) if isinstance(value, list) and all(isinstance(x, str) for x in value) else None
+        text = (
+            value
+            if isinstance(value, str)
+            else "\n".join(value)
+            if isinstance(value, list) and all(isinstance(x, str) for x in value)
+            else None
+        )
         if text is None or "{checklist}" not in text or (side == Side.PROMPT and "{prompt}" not in text):
-            raise OfficialReleaseError(f"{where}: needs a string or list of strings with {{checklist}}" + (" and {prompt}" if side == Side.PROMPT else ""))
+            raise OfficialReleaseError(
+                f"{where}: needs a string or list of strings with {{checklist}}" + (" and {prompt}" if side == Side.PROMPT else "")
+            )
         _probe_format(text, where, prompt="", checklist="")
         checks[side] = text
     return checks
@@ -193,7 +211,10 @@ def _checklist_file(reader: _Reader, name: str) -> dict[str, dict[Side, tuple[st
             continue  # the release skips records without a task id
         if task_id in found:
             raise OfficialReleaseError(f"{name} record {index} ({task_id}): field 'task_id': a second checklist for this task")
-        found[task_id] = {side: _items(record.get(f"{side}_checkpoint", []), f"{name} record {index} ({task_id}): field '{side}_checkpoint'") for side in Side}
+        found[task_id] = {
+            side: _items(record.get(f"{side}_checkpoint", []), f"{name} record {index} ({task_id}): field '{side}_checkpoint'")
+            for side in Side
+        }
     return found
 
 
@@ -290,12 +311,24 @@ def load_release(root: str | Path) -> OfficialRelease:
     levels: dict[str, tuple[str, ...]] = {}
     for side in Side:
         our_keys(framing.dimension_names[str(side)], side)
-        levels |= anchored_levels(users[side], framing.dimension_names[str(side)], f"{SUBJECTIVE_TEMPLATES} {side}_subjective.user_template")
+        levels |= anchored_levels(
+            users[side], framing.dimension_names[str(side)], f"{SUBJECTIVE_TEMPLATES} {side}_subjective.user_template"
+        )
     checklists = {category: _checklist_file(reader, name) for category, name in CHECKLISTS.items()}
     memory = {(Side.PROMPT, c): _memory_file(reader, n, Side.PROMPT, c) for c, n in PROMPT_MEMORY.items()}
     memory |= {(Side.IMAGE, c): _memory_file(reader, n, Side.IMAGE, c) for c, n in IMAGE_MEMORY.items()}
     return OfficialRelease(
-        root=reader.root, systems=systems, users=users, checks=_checks(reader), options=options, compression=compression,
-        attempts=attempts, checklists=checklists, memory=memory, dataset=_dataset(reader), framing=framing, levels=levels,
+        root=reader.root,
+        systems=systems,
+        users=users,
+        checks=_checks(reader),
+        options=options,
+        compression=compression,
+        attempts=attempts,
+        checklists=checklists,
+        memory=memory,
+        dataset=_dataset(reader),
+        framing=framing,
+        levels=levels,
         fingerprint=reader.fingerprint(),
-    )  # fmt: skip
+    )

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..parsing import ReplyFormatError
 
@@ -44,7 +45,9 @@ def parse_dimensions(text: str, names: Sequence[str]) -> tuple[dict[str, int], d
     if not isinstance(data, dict):
         raise ReplyFormatError(f"expected a JSON object, got {type(data).__name__}")
     if set(data) != set(names):
-        raise ReplyFormatError(f"dimension keys must be {list(names)}: missing {sorted(set(names) - set(data))}, extra {sorted(set(data) - set(names))}")
+        raise ReplyFormatError(
+            f"dimension keys must be {list(names)}: missing {sorted(set(names) - set(data))}, extra {sorted(set(data) - set(names))}"
+        )
     scores, rationales = {}, {}
     for name in names:
         scores[name], rationales[name] = _dimension(data[name], name)

@@ -1,21 +1,22 @@
 """The official route's four requests, built the way the release builds them (pure functions).
 
-  * prompt_subjective: the release's system prompt; one user message of its framing (retrieved exemplars,
-    then the candidate) around its user template filled with the task description and the prompt;
-  * image_subjective: the same for images, the user template also filled with the prompt, and the image
-    sent as it is (PNG, full size) after the text. Retrieved image exemplars are written as text: their
-    scores, notes and file path, not their pixels, exactly as the release writes them;
-  * prompt_objective and image_objective: one user message and no system message: the checklist template
-    filled with the prompt and the numbered items ("1. item"); the image check's template has no {prompt}
-    in the release, so that request shows only the checklist and the image (JPEG, compressed the release's
-    way: the quality found by bisection to land near a target size).
+* prompt_subjective: the release's system prompt; one user message of its framing (retrieved exemplars,
+  then the candidate) around its user template filled with the task description and the prompt;
+* image_subjective: the same for images, the user template also filled with the prompt, and the image
+  sent as it is (PNG, full size) after the text. Retrieved image exemplars are written as text: their
+  scores, notes and file path, not their pixels, exactly as the release writes them;
+* prompt_objective and image_objective: one user message and no system message: the checklist template
+  filled with the prompt and the numbered items ("1. item"); the image check's template has no {prompt}
+  in the release, so that request shows only the checklist and the image (JPEG, compressed the release's
+  way: the quality found by bisection to land near a target size).
 """
 
 from __future__ import annotations
 
 import base64
 import io
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from ..types import Side
 from .release import MemoryItem, OfficialRelease
@@ -49,9 +50,13 @@ def exemplar_block(release: OfficialRelease, side: Side, exemplars: Sequence[Mem
     rendered = []
     for rank, ex in enumerate(exemplars, start=1):
         values = {
-            "rank": rank, "ex.task_id": ex.task_id, "ex.task_description": exemplar_description(release, ex.task_id),
-            "ex.prompt_text": ex.text, "ex.image_path": ex.image_path, "dim_lines": dimension_lines(release, side, ex.dimensions),
-        }  # fmt: skip
+            "rank": rank,
+            "ex.task_id": ex.task_id,
+            "ex.task_description": exemplar_description(release, ex.task_id),
+            "ex.prompt_text": ex.text,
+            "ex.image_path": ex.image_path,
+            "dim_lines": dimension_lines(release, side, ex.dimensions),
+        }
         rendered.append(block.item.render(values))
     return block.between.join(rendered)
 

@@ -16,9 +16,10 @@ OfficialReleaseError naming the file and the function, rather than guessed aroun
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any
 
 from .layout import MEMORY_ENGINE, SUBJECTIVE_CORE, OfficialReleaseError
 
@@ -54,7 +55,7 @@ class Splice:
 class Template:
     """An f-string (or a plain literal, or a lone slot): literal parts and slots."""
 
-    parts: tuple[Union[str, Slot], ...]
+    parts: tuple[str | Slot, ...]
 
     def render(self, values: Mapping[str, Any]) -> str:
         return "".join(p if isinstance(p, str) else str(p.value(values)) for p in self.parts)
@@ -65,7 +66,7 @@ class Joined:
     """`sep.join([item, item, *lines])`: rendered with the same separator and order."""
 
     sep: str
-    items: tuple[Union[Template, Splice], ...]
+    items: tuple[Template | Splice, ...]
 
     def render(self, values: Mapping[str, Any]) -> str:
         lines: list[str] = []
@@ -166,9 +167,10 @@ def _template(node: ast.expr, src: _Source, where: str) -> Template:
 def _joins(scope: ast.AST | list[ast.stmt]) -> list[ast.Call]:
     """The `"<sep>".join(<arg>)` calls in a scope, in source order."""
     calls = [
-        n for n in _nodes(scope, ast.Call)
+        n
+        for n in _nodes(scope, ast.Call)
         if isinstance(n.func, ast.Attribute) and n.func.attr == "join" and isinstance(n.func.value, ast.Constant) and len(n.args) == 1
-    ]  # fmt: skip
+    ]
     return sorted(calls, key=lambda n: (n.lineno, n.col_offset))
 
 
@@ -241,9 +243,12 @@ def _descriptions(src: _Source) -> Descriptions:
     if not co_joins:
         raise src.error(where, "no join of the CO description's lines")
     return Descriptions(
-        co_sections=_co_sections(co, src, where), co_line=_first_fstring(co, src, where), co_sep=co_joins[0].func.value.value,  # type: ignore[attr-defined]
-        oe=_first_fstring(_branch(func, "oe", src), src, where), im=_joined(_branch(func, "im", src), src, where),
-    )  # fmt: skip
+        co_sections=_co_sections(co, src, where),
+        co_line=_first_fstring(co, src, where),
+        co_sep=co_joins[0].func.value.value,  # type: ignore[attr-defined]
+        oe=_first_fstring(_branch(func, "oe", src), src, where),
+        im=_joined(_branch(func, "im", src), src, where),
+    )
 
 
 # The values the route supplies to each template (the names the release's code uses for them).
@@ -269,13 +274,17 @@ def _check_slots(framing: Framing, src: _Source) -> None:
         "_format_prompt_exemplar_block": framing.prompt_exemplars.item,
         "_format_image_exemplar_block": framing.image_exemplars.item,
         "_format_dimension_lines": framing.dimension_line,
-        "_build_from_dataset_item co": d.co_line, "_build_from_dataset_item oe": d.oe, "_build_from_dataset_item im": d.im,
-    }  # fmt: skip
+        "_build_from_dataset_item co": d.co_line,
+        "_build_from_dataset_item oe": d.oe,
+        "_build_from_dataset_item im": d.im,
+    }
     for where, template in rendered.items():
         try:
             template.render({name: [] if name == "dim_lines" else "x" for name in SUPPLIED[where]})
         except KeyError as exc:
-            raise src.error(where, f"uses {exc.args[0]!r}, which the official route does not supply (it supplies {list(SUPPLIED[where])})") from None
+            raise src.error(
+                where, f"uses {exc.args[0]!r}, which the official route does not supply (it supplies {list(SUPPLIED[where])})"
+            ) from None
 
 
 def read_framing(root: Path) -> Framing:

@@ -15,7 +15,11 @@ class Command(BaseCommand):
         parser.add_argument("--format", choices=["own", "ateliereval"], default="own")
         parser.add_argument("--images", type=Path, help="ateliereval: folder the image paths are relative to")
         parser.add_argument("--pack", help="name or name@version: every exemplar's task must be in it (default: in any loaded pack)")
-        parser.add_argument("--allow-unknown-tasks", action="store_true", help="import exemplars whose task is not loaded (they still never calibrate their own task)")
+        parser.add_argument(
+            "--allow-unknown-tasks",
+            action="store_true",
+            help="import exemplars whose task is not loaded (they still never calibrate their own task)",
+        )
 
     def handle(self, *args, path: Path, format: str, images: Path | None, pack: str | None, allow_unknown_tasks: bool, **options):
         try:
@@ -27,7 +31,9 @@ class Command(BaseCommand):
         problems = [] if allow_unknown_tasks else exemplar_task_problems(exemplars, self._pack(pack))
         if problems:
             shown = "\n".join(problems[:20]) + (f"\n… and {len(problems) - 20} more" if len(problems) > 20 else "")
-            raise CommandError(f"{path}: {len(problems)} exemplar(s) name no loaded task, nothing imported (--allow-unknown-tasks to import them anyway):\n{shown}")
+            raise CommandError(
+                f"{path}: {len(problems)} exemplar(s) name no loaded task, nothing imported (--allow-unknown-tasks to import them anyway):\n{shown}"
+            )
         problems = exemplar_pool_problems(exemplars)
         if problems:
             shown = "\n".join(problems[:20]) + (f"\n… and {len(problems) - 20} more" if len(problems) > 20 else "")

@@ -2,8 +2,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ratings.services import RatingFileError, expert_ratings_import
 from evaluation.models import Submission
+from ratings.services import RatingFileError, expert_ratings_import
 
 
 class Command(BaseCommand):

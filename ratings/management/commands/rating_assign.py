@@ -1,9 +1,9 @@
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.models import Submission
 from ratings.selectors import queue_summary
 from ratings.services import HIDDEN_PERMISSION, QueueError, rating_queue_fill
-from evaluation.models import Submission
 from tasks.models import TaskPack
 
 
@@ -37,15 +37,19 @@ class Command(BaseCommand):
         queued = sum(summary["items"].values())
         self.stdout.write(f"{filled.created} new assignment(s); {queued} item(s) in the queue of {chosen.count()} submission(s)")
         if filled.withheld:
-            self.stdout.write(self.style.WARNING(
-                f"{filled.withheld} item(s) of hidden (test-split) tasks withheld: {filled.allowed} of these raters may see hidden checklists, "
-                f"{per_item} needed per item (staff grant the permission {HIDDEN_PERMISSION}, e.g. the group 'Hidden-item raters')"
-            ))  # fmt: skip
+            self.stdout.write(
+                self.style.WARNING(
+                    f"{filled.withheld} item(s) of hidden (test-split) tasks withheld: {filled.allowed} of these raters may see hidden checklists, "
+                    f"{per_item} needed per item (staff grant the permission {HIDDEN_PERMISSION}, e.g. the group 'Hidden-item raters')"
+                )
+            )
         for pool, n in sorted(summary["items"].items()):
             self.stdout.write(f"  {pool}: {n} item(s), {summary['done'][pool]} of {summary['assignments'][pool]} assignment(s) done")
         if queued < items:
             which = " that these raters may rate" if filled.withheld else ""
-            self.stdout.write(self.style.WARNING(f"only {queued} of {items} item(s): no more prompts with a rendered image{which} in these submissions"))
+            self.stdout.write(
+                self.style.WARNING(f"only {queued} of {items} item(s): no more prompts with a rendered image{which} in these submissions")
+            )
 
     def _submissions(self, ids, pack):
         if bool(ids) == bool(pack):

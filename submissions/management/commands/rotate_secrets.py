@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from teams.models import Endpoint
 from evaluation.crypto import rotate
+from teams.models import Endpoint
 
 
 class Command(BaseCommand):

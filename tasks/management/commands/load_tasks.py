@@ -14,7 +14,11 @@ class Command(BaseCommand):
         parser.add_argument("path", type=Path)
         parser.add_argument("--format", choices=["own", "ateliereval"], default="own")
         parser.add_argument("--without-checklists", action="store_true", help="ateliereval: load even if the checklist files are absent")
-        parser.add_argument("--without-images", action="store_true", help="ateliereval: load IM tasks without target images (render them with render_targets)")
+        parser.add_argument(
+            "--without-images",
+            action="store_true",
+            help="ateliereval: load IM tasks without target images (render them with render_targets)",
+        )
 
     def handle(self, *args, path: Path, format: str, without_checklists: bool, without_images: bool, **options):
         try:
@@ -25,4 +29,6 @@ class Command(BaseCommand):
         except PackError as exc:
             raise CommandError(f"{path}: {len(exc.problems)} problem(s), nothing loaded:\n" + "\n".join(exc.problems)) from None
         pack, counts = pack_save(data=data)
-        self.stdout.write(f"{pack}: {len(data.tasks)} tasks ({counts['created']} new, {counts['changed']} changed, {counts['unchanged']} unchanged)")
+        self.stdout.write(
+            f"{pack}: {len(data.tasks)} tasks ({counts['created']} new, {counts['changed']} changed, {counts['unchanged']} unchanged)"
+        )
