@@ -23,6 +23,7 @@ from studies.services import (
     task_shown,
 )
 from tasks.models import TaskPack
+from tasks.selectors import prompter_title
 
 NAME = "Demo study (scripted participants)"
 NOVICE = {
@@ -54,7 +55,7 @@ def scripted_prompt(task, tier: str, variant: int) -> str:
         return f"{first}" + (", nice colours" if variant else "")
     constraints = "; ".join(f"{v}" for v in (task.constraints or {}).values())
     craft = ("clean composition, even soft lighting, crisp detail", "balanced rule-of-thirds framing, controlled palette")[variant % 2]
-    return f"{task.title}: {task.brief} {constraints + '. ' if constraints else ''}{craft}"
+    return f"{prompter_title(task)}: {task.brief} {constraints + '. ' if constraints else ''}{craft}"  # the title as shown
 
 
 def demo_study(pack: TaskPack, write) -> tuple[Study, str]:
