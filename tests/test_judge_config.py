@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +11,7 @@ from evaluation import runtime
 from evaluator.judge import EmbeddingJudge, EnsembleJudge, OpenAIJudge
 from evaluator.judge.config import DEFAULTS, JudgeConfig, JudgeConfigError
 from evaluator.judge.factory import make_judge
+from tests.test_settings_and_layout import start
 
 ROOT = Path(__file__).resolve().parent.parent
 RELEASE = ROOT / "tests" / "fixtures" / "official_release"
@@ -99,12 +97,6 @@ def test_from_settings_reads_every_field_by_its_setting_name() -> None:
     assert set(names) == {f.name for f in dataclasses.fields(JudgeConfig)} and len(set(names.values())) == len(names)
     values = {setting: getattr(DEFAULTS, name) for name, setting in names.items()} | {"ATELIER_JUDGE_ROUTE": "extended"}
     assert JudgeConfig.from_settings(values) == dataclasses.replace(DEFAULTS, route="extended")
-
-
-def start(env: dict[str, str]) -> subprocess.CompletedProcess:
-    code = "import django, os; os.environ.setdefault('DJANGO_SETTINGS_MODULE', 'atelier.settings'); django.setup()"
-    full = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")} | env
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=full, capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize(
