@@ -64,9 +64,18 @@ def _reuse(render: Render) -> bool:
 
 
 def _render(entry: PromptEntry, backend: str, renders: list[Render]) -> None:
+    config = runtime.backend_configs().get(backend)
+    if config is None or {r.config_hash for r in renders} != {config.version_hash()}:
+        # The backends file changed since the submission was planned: an image made now would not be the one its
+        # recorded config names (its seed, scale and references belong to that config), so none is made.
+        reason = f"backend {backend} is no longer configured as it was when this submission was planned"
+        Render.objects.filter(pk__in=[r.pk for r in renders]).update(status=UnitStatus.FAILED, error=reason)
+        for r in renders:
+            r.status = UnitStatus.FAILED
+        return
     started = time.perf_counter()
     try:
-        images, note, rewritten = render_prompt(runtime.backend_configs()[backend], entry.text, [r.seed for r in renders])
+        images, note, rewritten = render_prompt(config, entry.text, [r.seed for r in renders])
     except Exception as exc:  # noqa: BLE001 - a failed render is recorded on its rows and counted, not raised
         reason = f"{type(exc).__name__}: {exc}"
         log.warning("render failed for entry %s on %s: %s", entry.pk, backend, reason)

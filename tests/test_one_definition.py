@@ -202,3 +202,21 @@ def test_no_code_outside_the_registry_and_routes_names_a_skill():
         paths = [ROOT / entry] if entry.endswith(".py") else (ROOT / entry).rglob("*.py")
         found += [hit for path in paths if "migrations" not in path.parts for hit in _skill_names_in(path)]
     assert found == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_render_planned_on_another_config_is_not_made_on_the_new_one(team, sample_pack):
+    from evaluation.models import PromptEntry, Submission
+    from evaluation.rendering import render_entry
+
+    submission = Submission.objects.create(team=team, pack=sample_pack, prompter="p", status=Status.RENDERING)
+    entry = PromptEntry.objects.create(submission=submission, task=sample_pack.tasks.get(task_id="oe-s01"), text="a red door")
+    backend, config = next(iter(runtime.backend_configs().items()))
+    stale = Render.objects.create(entry=entry, backend=backend, image_index=0, seed=1, config_hash="0" * 16, prompt_sha="s")
+    render_entry(entry.pk, backend)
+    stale.refresh_from_db()
+    assert stale.status == "failed" and "no longer configured as it was" in stale.error and not stale.image
+    current = Render.objects.create(entry=entry, backend=backend, image_index=1, seed=2, config_hash=config.version_hash(), prompt_sha="s")
+    render_entry(entry.pk, backend)
+    current.refresh_from_db()
+    assert current.status == "ok" and current.image
