@@ -44,3 +44,18 @@ def test_the_demo_endpoint_served_by_the_site_passes_its_test_call(live_server, 
 def test_the_demo_prompter_view_is_closed_without_debug(client, settings):
     settings.DEBUG = False
     assert client.post("/demo/prompter/v1/chat/completions", "{}", content_type="application/json").status_code == 404
+
+
+def test_the_demo_endpoints_test_call_succeeds_in_the_browser(browser, client, owner, team, sample_pack, settings):
+    """As a newcomer tries it after `make demo`: the team's endpoint page, the Test call button, status ok."""
+    from tests.test_phone_widths import log_in
+
+    address = browser.base_url.split("//", 1)[1]
+    settings.DEBUG, settings.ATELIER_DEMO_PROMPTER = True, address
+    settings.ATELIER_PROMPTER_ALLOWED_HOSTS, settings.ATELIER_PROMPTER_MAX_RETRIES = (address,), 0
+    endpoint = endpoint_create(team=team, name="scripted-demo", base_url=demo_prompter.site_base_url(), model="scripted rule (no model)")
+    log_in(browser, client, owner)
+    browser.get(f"/teams/{team.slug}/endpoints/{endpoint.pk}/")
+    browser.click_and_wait("#test-form button[type=submit]")
+    assert browser.find("#test-status").text == "ok", browser.find("#test-result").text
+    browser.shot("demo-endpoint-test-call")
