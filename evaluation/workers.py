@@ -24,7 +24,7 @@ import redis
 from django.conf import settings
 from rq.cron import CronScheduler
 from rq.exceptions import StopRequested
-from rq.worker import SimpleWorker
+from rq.worker import SimpleWorker, WorkerStatus
 
 log = logging.getLogger(__name__)
 BACKOFF_START, BACKOFF_MAX = 1.0, 60.0
@@ -51,6 +51,10 @@ def _goodbye_within_heartbeat(connection: redis.Redis) -> None:
 
 
 class AtelierWorker(SimpleWorker):
+    # rq's own reconnect loop waits between tries; kept short so that a stop it missed is seen within seconds
+    # (run_resilient does the long backoff once rq gives up the loop).
+    max_connection_wait_time = 4.0
+
     def work(self, *args, **kwargs) -> bool:
         stop = threading.Event()
         beat = threading.Thread(target=self._beat, args=(stop,), name=f"heartbeat-{self.name}", daemon=True)
@@ -78,6 +82,13 @@ class AtelierWorker(SimpleWorker):
         """SIGINT/SIGTERM arrived. rq sets _stop_requested only for a worker that was busy (it stops after the
         job); an idle one leaves its loop at once with only the request's date set."""
         return bool(_stop_signals) or self._stop_requested or self._shutdown_requested_date is not None
+
+    def heartbeat(self, *args, **kwargs) -> None:
+        """rq's reconnect loop heartbeats at the top of every turn: a stop that arrived while rq was logging (logging
+        swallows any exception, the StopRequested that rq's signal handler raises included) ends the idle loop here."""
+        if _stop_signals and threading.current_thread() is threading.main_thread() and self.get_state() != WorkerStatus.BUSY:
+            raise StopRequested()
+        super().heartbeat(*args, **kwargs)
 
     def _beat(self, stop: threading.Event) -> None:
         while not stop.wait(settings.ATELIER_WORKER_HEARTBEAT):
