@@ -21,29 +21,11 @@ from hypothesis import strategies as st
 from evaluation.models import Status, Submission
 from evaluator.recompute import differences, judge_spec, main
 from tests.conftest import ROOT
+from tests.test_studies import NOVICE, SKILLED  # the questionnaire answers of a skilled and a novice participant
 
 pytestmark = pytest.mark.django_db(transaction=True)  # the build's jobs run on commit
 BUILT: dict[str, bytes | str] = {}  # the board zip, built by the first test that needs it: one build for the module
 BASELINE: dict[str, set[str]] = {}  # what --check reports on it unchanged (nothing, when the first test passes)
-SKILLED = {
-    "t2i_experience": "gt2y",
-    "t2i_frequency": "daily",
-    "professional": "yes",
-    "art_background": "formal",
-    "concepts": ["seed", "cfg", "composition"],
-    "check_seed": "seed",
-    "check_cfg": "strict",
-    "check_thirds": "lines",
-}
-NOVICE = {
-    "t2i_experience": "never",
-    "t2i_frequency": "never",
-    "professional": "no",
-    "art_background": "none",
-    "check_seed": "unsure",
-    "check_cfg": "unsure",
-    "check_thirds": "centre",
-}
 
 
 def _pack(directory: Path):
