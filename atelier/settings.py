@@ -141,7 +141,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Work queues. Without REDIS_URL jobs run in this process (the demo needs only Python): a web process on a background
 # thread (evaluation.workqueue.run_in_background), a command before it returns;
-# with it, jobs go to RQ and workers on any machine sharing Redis, the database and MEDIA_ROOT run them.
+# with it, jobs go to RQ and workers on any machine sharing Redis, the database and the media (a bucket or MEDIA_ROOT) run them.
 REDIS_URL = envurl("REDIS_URL", ("redis", "rediss", "unix"))
 
 # Rendering backends: a JSON file of backend configs (see config/backends.json). Each enabled backend
@@ -322,8 +322,61 @@ STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", _package_dir("plotly"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 # Deployed (DEBUG off): `manage.py collectstatic` writes compressed files with content-hashed names, served by
 # whitenoise with far-future caching. With DEBUG on, files come straight from the source folders.
+# Media (renders, targets, references, attempts, exemplar images) live on the local filesystem under MEDIA_ROOT, or, with
+# ATELIER_S3_BUCKET set, on S3-compatible object storage (AWS S3, MinIO, Cloudflare R2: docs/deploying.md), so render
+# hosts, judge workers and web processes share no disk. Every file goes through Django's storage API either way.
+ATELIER_S3_BUCKET = os.environ.get("ATELIER_S3_BUCKET", "").strip()
+ATELIER_S3_URL_SECONDS = envint("ATELIER_S3_URL_SECONDS", "300", minimum=10)  # life of a presigned media URL
+# "redirect": the media view answers with a presigned URL (the bytes go from the object store to the browser);
+# "stream": the web process streams the object. Object storage only; the filesystem is always streamed (or nginx's).
+ATELIER_MEDIA_DELIVERY = os.environ.get("ATELIER_MEDIA_DELIVERY", "redirect").strip()
+if ATELIER_MEDIA_DELIVERY not in ("redirect", "stream"):
+    raise ImproperlyConfigured(f"ATELIER_MEDIA_DELIVERY must be 'redirect' or 'stream', got {ATELIER_MEDIA_DELIVERY!r}")
+# Published images (public, immutable) may be sent to a public bucket URL or a CDN in front of it: https://cdn.example/
+ATELIER_MEDIA_PUBLIC_URL = envurl("ATELIER_MEDIA_PUBLIC_URL", ("https", "http"))
+
+
+def _media_storage() -> dict:
+    if not ATELIER_S3_BUCKET:
+        return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
+    options = {
+        "bucket_name": ATELIER_S3_BUCKET,
+        "endpoint_url": envurl("ATELIER_S3_ENDPOINT_URL", ("https", "http")) or None,  # empty: AWS S3 itself
+        "region_name": os.environ.get("ATELIER_S3_REGION", "").strip() or None,
+        "location": os.environ.get("ATELIER_S3_PREFIX", "").strip().strip("/"),
+        "addressing_style": os.environ.get("ATELIER_S3_ADDRESSING_STYLE", "").strip() or None,  # "path" for MinIO
+        "querystring_expire": ATELIER_S3_URL_SECONDS,
+        "default_acl": None,  # the bucket's own policy; objects are private unless the deployer makes them public
+        "file_overwrite": False,  # like the filesystem: a new file never replaces another under the same name
+    }
+    # Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (or boto3's other sources: profile, instance role).
+    return {"BACKEND": "atelier.storage.MediaStorage", "OPTIONS": options}
+
+
+def _origin(url: str) -> str:
+    parsed = urlparse(url)
+    return f"{parsed.scheme}://{parsed.netloc}"
+
+
+def _media_origins() -> list[str]:
+    """Where browsers fetch media from besides the site (the pages' Content-Security-Policy allows these images):
+    the bucket's host, by its endpoint and addressing style, the public/CDN base, and ATELIER_MEDIA_ORIGINS."""
+    extra = [o.strip() for o in os.environ.get("ATELIER_MEDIA_ORIGINS", "").split(",") if o.strip()]
+    cdn = [_origin(ATELIER_MEDIA_PUBLIC_URL)] if ATELIER_MEDIA_PUBLIC_URL else []
+    if not ATELIER_S3_BUCKET:
+        return cdn + extra
+    options = STORAGES["default"]["OPTIONS"]
+    if endpoint := options.get("endpoint_url"):
+        parsed = urlparse(endpoint)
+        hosts = [parsed.netloc] if options.get("addressing_style") == "path" else [parsed.netloc, f"{ATELIER_S3_BUCKET}.{parsed.netloc}"]
+        return [f"{parsed.scheme}://{host}" for host in hosts] + cdn + extra
+    region = options.get("region_name")
+    aws = ["s3.amazonaws.com", *([f"s3.{region}.amazonaws.com"] if region else [])]
+    return [f"https://{host}" for host in aws] + [f"https://{ATELIER_S3_BUCKET}.{host}" for host in aws] + cdn + extra
+
+
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "default": _media_storage(),
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
         if DEBUG
@@ -331,10 +384,13 @@ STORAGES = {
     },
 }
 MEDIA_URL = "media/"
+ATELIER_MEDIA_ORIGINS = _media_origins()
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 # Media (renders, targets) are served through a view that checks who may see them. With a front web server,
 # ATELIER_MEDIA_ACCEL_REDIRECT=/protected-media/ makes that view answer with X-Accel-Redirect (nginx serves the file).
 ATELIER_MEDIA_ACCEL_REDIRECT = os.environ.get("ATELIER_MEDIA_ACCEL_REDIRECT", "")
+if ATELIER_MEDIA_ACCEL_REDIRECT and ATELIER_S3_BUCKET:
+    raise ImproperlyConfigured("ATELIER_MEDIA_ACCEL_REDIRECT serves files from a local folder; with ATELIER_S3_BUCKET leave it empty")
 
 # HTTPS. Deployed (DEBUG off) the defaults are the safe ones and `manage.py check --deploy` is clean; each can be
 # set from the environment (e.g. SECURE_SSL_REDIRECT=false when the proxy redirects already).
@@ -359,7 +415,7 @@ CONTENT_SECURITY_POLICY = {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'", "'unsafe-inline'"],
-        "img-src": ["'self'", "data:"],
+        "img-src": ["'self'", "data:", *ATELIER_MEDIA_ORIGINS],  # media redirected to the bucket or a CDN
         "object-src": ["'none'"],
         "base-uri": ["'self'"],
         "form-action": ["'self'"],

@@ -9,18 +9,15 @@ content, so a URL cannot be guessed from another; published files are cached as 
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.core.files.storage import default_storage
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
+from evaluation.media import PRIVATE, PUBLIC, media_response
 from evaluation.models import Exemplar, PromptCall, Render
 from tasks.models import TargetReference, Task
 
 from .selectors import visible_to
-
-PUBLIC = "public, max-age=31536000, immutable"
-PRIVATE = "private, no-store"
 
 
 def _render_access(request: HttpRequest, name: str) -> str | None:
@@ -51,10 +48,4 @@ def media_file(request: HttpRequest, name: str) -> HttpResponse:
     cache_control = access(request, name) if ".." not in name.split("/") else None
     if cache_control is None or not default_storage.exists(name):
         raise Http404("No such file")
-    if settings.ATELIER_MEDIA_ACCEL_REDIRECT:  # the front web server sends the file (nginx X-Accel-Redirect)
-        response = HttpResponse(content_type="image/png")
-        response["X-Accel-Redirect"] = settings.ATELIER_MEDIA_ACCEL_REDIRECT.rstrip("/") + "/" + name
-    else:
-        response = FileResponse(default_storage.open(name, "rb"), content_type="image/png")
-    response["Cache-Control"] = cache_control
-    return response
+    return media_response(name, cache_control)

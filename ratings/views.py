@@ -2,11 +2,12 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from evaluation.judges import pick_judge
+from evaluation.media import PRIVATE, media_response
 from evaluator.metrics.agreement import MIN_TASKS_FOR_INTERVAL
 
 from . import selectors
@@ -77,6 +78,4 @@ def rate_image(request: HttpRequest, pk: int) -> HttpResponse:
     render_ = _assignment(request, pk).render
     if not render_.image or not render_.image.storage.exists(render_.image.name):
         raise Http404("No image")
-    response = FileResponse(render_.image.open("rb"), content_type="image/png")
-    response["Cache-Control"] = "private, no-store"
-    return response
+    return media_response(render_.image.name, PRIVATE, storage=render_.image.storage)

@@ -6,12 +6,13 @@ import functools
 
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from evaluation.exports import csv_lines, jsonl_lines
+from evaluation.media import PRIVATE, media_response
 from evaluation.workqueue import QueueUnavailable
 from tasks.selectors import prompter_view
 
@@ -178,9 +179,7 @@ def attempt_image(request: HttpRequest, participant: Participant, token: str, nu
     attempt = _attempt(participant, number)
     if not attempt.image:
         raise Http404("Not rendered yet")
-    response = FileResponse(attempt.image.open("rb"), content_type="image/png")
-    response["Cache-Control"] = "private, no-store"
-    return response
+    return media_response(attempt.image.name, PRIVATE, storage=attempt.image.storage)
 
 
 @require_http_methods(["GET", "POST"])
