@@ -224,6 +224,9 @@ ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8")
 # resumable with `rescore` (failed judgements of the same judge are retried; ok ones are kept).
 ATELIER_MAX_MISSING_RATE = envfloat("ATELIER_MAX_MISSING_RATE", "0.05")
 ATELIER_MEMORY_K = envint("ATELIER_MEMORY_K", "3")
+# The prompt difficulty predictor (evaluator/difficulty, docs/difficulty.md): the artefact folder that
+# `manage.py train_difficulty --pqpp PATH` writes and the pages read; absent, the pages say how to train one.
+ATELIER_DIFFICULTY_MODEL = Path(os.environ.get("ATELIER_DIFFICULTY_MODEL", "").strip() or BASE_DIR / "models" / "difficulty")
 ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL", judge_defaults.clip_model)
 # A local checkpoint path or an open_clip tag; "random" accepts random weights (figures labelled smoke). Left unset
 # with OPENAI_BASE_URL set, start-up stops: a real judge must not rank IM tasks by random CLIP features.

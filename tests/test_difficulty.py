@@ -1,0 +1,189 @@
+"""The difficulty predictor's pipeline (evaluator/difficulty): reading PQPP-layout splits, training the real
+all-MiniLM-L6-v2 with its head, the artefact and its hashes, and `manage.py train_difficulty`.
+
+The splits are written here (never PQPP's own files): captions built from everyday words, where two invented words
+carry the signal, "vorplex" making a prompt easy (high scores) and "quandrel" hard. Training is small (the top
+transformer layer and the head, a few epochs) but the code path is the one a full run takes.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from evaluator import difficulty
+
+ROOT = Path(__file__).resolve().parent.parent
+HEADER = ["id", "image_id", "best_caption", "glide_score", "sdxl_score", "avg_generative_score"]
+THINGS = ["dog", "kitchen", "bus", "tree", "boat", "clock", "pizza", "horse", "bench", "kite", "train", "chair"]
+PLACES = ["by the river", "in a park", "on a street", "at night", "near a window", "on a hill"]
+MARKERS = {"vorplex": (2.0, 1.5), "quandrel": (0.5, -1.0)}  # word -> (sdxl, glide)
+QUICK = {"frozen_layers": 5, "epochs": 4, "batch_size": 8, "lr": 3e-4, "head_lr": 3e-3, "hidden": 64, "warmup": 0.0}
+
+
+def fixture_rows(count: int, seed: int) -> list[list[object]]:
+    """Rows in PQPP's layout: each caption holds one marker; its scores are the marker's plus a little noise."""
+    rng = random.Random(seed)
+    rows = []
+    for k in range(count):
+        marker = list(MARKERS)[k % 2]
+        sdxl, glide = (min(2.0, max(-1.0, base + rng.uniform(-0.3, 0.3))) for base in MARKERS[marker])
+        caption = f"A {marker} {rng.choice(THINGS)} {rng.choice(PLACES)} with a {rng.choice(THINGS)}."
+        rows.append([1000 * seed + k, 500 + k, caption, glide, sdxl, (sdxl + glide) / 2])
+    return rows
+
+
+def write_splits(folder: Path, sizes=(64, 24, 24)) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for seed, (name, size) in enumerate(zip(("train", "validation", "test"), sizes, strict=True)):
+        with (folder / f"{name}.csv").open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(HEADER)
+            writer.writerows(fixture_rows(size, seed))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def splits_dir(tmp_path_factory) -> Path:
+    return write_splits(tmp_path_factory.mktemp("pqpp-fixture"))
+
+
+@pytest.fixture(scope="module")
+def trained(splits_dir, tmp_path_factory) -> tuple[Path, dict]:
+    out = tmp_path_factory.mktemp("artefact") / "difficulty"
+    seen = []
+    manifest = difficulty.train(splits_dir, out, seed=0, progress=lambda done, total, what: seen.append((done, total)), **QUICK)
+    assert seen and seen[-1][0] == seen[-1][1] and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    return out, manifest
+
+
+def test_training_learns_the_planted_words(trained):
+    out, manifest = trained
+    assert manifest["metrics"]["test"]["pearson"] > 0.8 and manifest["metrics"]["test"]["kendall"] > 0.5
+    easy, hard = difficulty.load(out).predict(["A vorplex kite on a hill.", "A quandrel kite on a hill."])
+    assert easy - hard > 1.0
+
+
+def test_manifest_records_what_made_the_model_and_load_checks_it(trained, splits_dir):
+    out, manifest = trained
+    on_disk = json.loads((out / "manifest.json").read_text())
+    assert on_disk == manifest
+    data = b"".join((splits_dir / f"{n}.csv").read_bytes() for n in ("train", "validation", "test"))
+    assert manifest["training_data"]["sha256"] == hashlib.sha256(data).hexdigest()
+    (weights,) = manifest["weights"]
+    assert weights["sha256"] == hashlib.sha256((out / weights["file"]).read_bytes()).hexdigest()
+    assert manifest["seed"] == 0 and manifest["hyperparameters"]["frozen_layers"] == 5
+    assert manifest["training_seconds"] > 0 and manifest["libraries"]["torch"] and manifest["libraries"]["transformers"]
+    assert set(manifest["metrics"]) == {"validation", "test"} and set(manifest["metrics"]["test"]) == {"pearson", "kendall"}
+    predictor = difficulty.load(out)
+    assert predictor.version == manifest["version"] and predictor.version in predictor.label
+    assert predictor.manifest == manifest
+
+
+def test_predictions_are_deterministic_batched_and_on_pqpps_scale(trained):
+    predictor = difficulty.load(trained[0])
+    texts = [f"A {'vorplex' if k % 3 else 'quandrel'} {THINGS[k % len(THINGS)]} {PLACES[k % len(PLACES)]}" for k in range(60)]
+    first = predictor.predict(texts)
+    assert predictor.predict(texts) == first
+    assert predictor.predict(texts[::-1]) == first[::-1]  # a text's score does not depend on its neighbours
+    assert all(-1.0 <= s <= 2.0 for s in first) and predictor.predict([]) == []
+    with pytest.raises(TypeError, match="sequence of texts"):
+        predictor.predict("one string")
+
+
+def test_changed_weights_are_refused(trained, tmp_path):
+    copy = shutil.copytree(trained[0], tmp_path / "copy")
+    weights = copy / trained[1]["weights"][0]["file"]
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1
+    weights.write_bytes(bytes(data))
+    with pytest.raises(difficulty.PredictorInvalid, match="does not match manifest.json"):
+        difficulty.load(copy)
+
+
+def test_a_missing_predictor_says_how_to_train_one(tmp_path):
+    for folder in (tmp_path / "absent", tmp_path):
+        with pytest.raises(difficulty.PredictorMissing, match=r"manage\.py train_difficulty --pqpp PATH"):
+            difficulty.load(folder)
+    (tmp_path / "manifest.json").write_text("{not json")
+    with pytest.raises(difficulty.PredictorInvalid, match="unreadable manifest"):
+        difficulty.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda rows: [r[:2] + r[3:] for r in rows], "test.csv, line 1: missing column(s) best_caption"),
+        (
+            lambda rows: rows[:3] + [rows[3][:3] + ["high"] + rows[3][4:]] + rows[4:],
+            "test.csv, line 4, column 'glide_score': 'high' is not a number",
+        ),
+        (lambda rows: rows[:2] + [rows[2][:4] + [3.5] + rows[2][5:]] + rows[3:], "test.csv, line 3, column 'sdxl_score': 3.5 is outside"),
+        (lambda rows: rows[:5] + [rows[5][:2] + ["  "] + rows[5][3:]] + rows[6:], "test.csv, line 6, column 'best_caption': empty caption"),
+        (lambda rows: rows[:2] + [rows[2][:5] + [""]], "test.csv, line 3, column 'avg_generative_score': empty"),
+    ],
+    ids=["missing-column", "not-a-number", "out-of-range", "empty-caption", "empty-score"],
+)
+def test_bad_csv_is_refused_naming_file_line_and_column(splits_dir, tmp_path, change, message):
+    folder = shutil.copytree(splits_dir, tmp_path / "bad")
+    with (folder / "test.csv").open(newline="") as handle:
+        rows = list(csv.reader(handle))
+    with (folder / "test.csv").open("w", newline="") as handle:
+        csv.writer(handle).writerows(change(rows))
+    with pytest.raises(difficulty.SplitsError) as raised:
+        difficulty.read_splits(folder)
+    assert message in str(raised.value)
+
+
+def test_missing_split_file_and_unknown_hyperparameter_are_named(splits_dir, tmp_path):
+    folder = shutil.copytree(splits_dir, tmp_path / "two")
+    (folder / "validation.csv").unlink()
+    with pytest.raises(difficulty.SplitsError, match=r"validation\.csv: no such file"):
+        difficulty.read_splits(folder)
+    with pytest.raises(ValueError, match="unknown hyperparameter.*learning_rate"):
+        difficulty.train(splits_dir, tmp_path / "out", learning_rate=1e-3)
+    assert not (tmp_path / "out").exists()
+
+
+def test_importing_the_package_does_not_import_torch():
+    code = "import sys, evaluator.difficulty; print(sorted(m for m in ('torch', 'transformers', 'django') if m in sys.modules))"
+    found = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert found.stdout.strip() == "[]"
+
+
+def test_command_trains_seeds_and_prints_the_table(splits_dir, tmp_path, settings, capsys):
+    settings.ATELIER_DIFFICULTY_MODEL = tmp_path / "models" / "difficulty"
+    options = [f"--set={k}={v}" for k, v in QUICK.items() if k != "epochs"]
+    call_command("train_difficulty", "--pqpp", str(splits_dir), "--seeds", "0", "1", "--epochs", "3", "--combine", "ensemble", *options)
+    out, err = capsys.readouterr()
+    for expected in (
+        "seed 0",
+        "seed 1",
+        "mean ± std over 2 seeds",
+        "seeds 0, 1 averaged",
+        "fine-tuned BERT",
+        "0.568",
+        "fine-tuned CLIP",
+        "0.600",
+    ):
+        assert expected in out, expected
+    assert "100%" in err  # the progress bar
+    manifest = difficulty.load(settings.ATELIER_DIFFICULTY_MODEL).manifest
+    assert f"{manifest['version']} written to {settings.ATELIER_DIFFICULTY_MODEL}" in out
+    assert len(manifest["weights"]) == 2 and [s["seed"] for s in manifest["seeds"]] == [0, 1]
+
+
+def test_command_refuses_a_bad_folder_with_the_reason(tmp_path):
+    with pytest.raises(CommandError, match="not a folder"):
+        call_command("train_difficulty", "--pqpp", str(tmp_path / "nowhere"), "--out", str(tmp_path / "out"))
+    with pytest.raises(CommandError, match="expected NAME=VALUE"):
+        call_command("train_difficulty", "--pqpp", str(tmp_path), "--set", "lr")
