@@ -14,6 +14,7 @@ from typing import Any
 from evaluator.failures import class_name, remote_text
 
 from .boards import board_stats_rebuild
+from .difficulty import predict_submission
 from .judging import judge_fail, judge_unit
 from .models import Origin, Submission
 from .prompting import feedback_fail, feedback_render, feedback_score, prompt_call_fail, prompt_calls, prompting_start
@@ -48,6 +49,11 @@ def start_submission(submission_id: int) -> None:
 def board_job(pack_id: int, revision: int) -> None:
     """Rebuild a board's statistics (rank ranges, tests, win rates, length control); RQ keeps the traceback of a failure."""
     board_stats_rebuild(pack_id=pack_id, revision=revision)
+
+
+def difficulty_job(submission_id: int) -> None:
+    """Predict each prompt's difficulty (evaluation/difficulty.py); a failure is kept by RQ and changes no unit."""
+    predict_submission(submission_id)
 
 
 start_submission_job = unit_job(start_submission, lambda pk, exc: submission_fail(pk, f"could not start: {why(exc)}"))

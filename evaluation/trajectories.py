@@ -9,9 +9,11 @@ from dataclasses import asdict
 from django.db.models import Avg, Count, Max, Min, Sum
 from django.utils import timezone
 
+from evaluation.difficulty import submission_texts
 from evaluation.models import CallStatus, PromptCall, Submission, UnitStatus
 from evaluation.units import prompts_missing
 from evaluator.metrics.steerability import steerability
+from tasks import difficulty
 
 SETTLED = (CallStatus.OK, CallStatus.FAILED, CallStatus.REFUSED)
 
@@ -120,6 +122,7 @@ CALL_LOG_FIELDS = (
     "completion_tokens",
     "error",
     "text",
+    "predicted_score",
     "reply",
     "request",
     "feedback_score",
@@ -129,7 +132,9 @@ CALL_LOG_FIELDS = (
 
 
 def call_log_rows(submission: Submission):
-    """One dict per call, in CALL_LOG_FIELDS order: what the log download holds (no key, no image bytes)."""
+    """One dict per call, in CALL_LOG_FIELDS order: what the log download holds (no key, no image bytes), with the
+    installed difficulty predictor's score of the call's prompt once it has made one."""
+    predicted = difficulty.scores(submission_texts(submission.pk))
     for call in call_log(submission).iterator():
         yield {
             "task": call.task.task_id,
@@ -146,6 +151,7 @@ def call_log_rows(submission: Submission):
             "completion_tokens": call.completion_tokens,
             "error": call.error,
             "text": call.text,
+            "predicted_score": predicted.get(call.text),
             "reply": call.reply,
             "request": call.request,
             "feedback_score": call.feedback_score,

@@ -32,6 +32,7 @@ from evaluator.backends import BackendConfig
 from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side, TaskInput
+from tasks import difficulty
 from tasks.models import Task
 
 from . import runtime
@@ -39,7 +40,7 @@ from .figures import figures_rebuild
 from .judges import JudgeKey
 from .selectors import skill_missing
 from .signals import submission_finished
-from .workqueue import BOARD_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue
+from .workqueue import BOARD_JOB, DIFFICULTY_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue
 
 
 def task_input(task: Task) -> TaskInput:
@@ -72,6 +73,8 @@ def _plan_entries(submission: Submission) -> None:
     """Render and prompt-judgement rows for every entry, on the backends the submission recorded when it started."""
     configs = runtime.backend_configs()
     configs = {b["name"]: configs[b["name"]] for b in submission.backends if b["name"] in configs}
+    if difficulty.installed():  # sent first: the predictions need no image, and the in-process worker runs in order
+        enqueue(DIFFICULTY_JOB, submission.pk)
     for entry in submission.entries.select_related("task"):
         _plan_entry(entry, configs, submission.judge_id, submission.judge_version)
 

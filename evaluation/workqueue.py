@@ -45,6 +45,7 @@ PROMPT_JOB = "evaluation.jobs.prompt_job"
 FEEDBACK_RENDER_JOB = "evaluation.jobs.feedback_render_job"
 FEEDBACK_JUDGE_JOB = "evaluation.jobs.feedback_judge_job"
 BOARD_JOB = "evaluation.jobs.board_job"
+DIFFICULTY_JOB = "evaluation.jobs.difficulty_job"
 RENDER = "render-{backend}"  # a render job runs on its backend's own queue, where that backend's GPU worker listens
 
 # The one table of work: every job enqueue() accepts and the queue it runs on. This layer's jobs are here; an app
@@ -58,6 +59,7 @@ JOBS: dict[str, str] = {
     JUDGE_JOB: "judge",
     FEEDBACK_JUDGE_JOB: "judge",
     PROMPT_JOB: "prompter",
+    DIFFICULTY_JOB: "judge",  # the predictor is a MiniLM forward, like the offline judge's; its artefact must be there
 }
 
 

@@ -18,6 +18,7 @@ from evaluation.models import Judgement, PromptEntry, Submission, UnitStatus
 from evaluation.selectors import entry_breakdown
 from evaluator.judge.skills import ALL_SKILLS, get_skill, skills_where
 from evaluator.judge.types import DIMENSIONS, Kind, Side
+from tasks import difficulty
 from tasks.models import Split
 
 CHUNK = 200
@@ -39,6 +40,8 @@ COLUMNS = [
     "render_status",
     "render_note",
     "prompt",
+    "predicted_score",
+    "difficulty_predictor",
     "rewritten_prompt",
     *(column for side in Side for column in (RUBRIC[side], *DIMENSIONS[side], f"{side}_accuracy", f"{side}_checklist")),
     *OTHER_SKILLS,
@@ -51,6 +54,7 @@ COLUMNS = [
 
 def breakdown_rows(submission: Submission, judge: JudgeKey, image_url: Callable[[str], str]) -> Iterator[dict]:
     entries = submission.entries.select_related("task").order_by("task__category", "task__task_id", "sample_index")
+    predictor = (difficulty.installed() or {}).get("version", "")
     last = 0
     while True:
         chunk = list(entries.filter(pk__gt=last).order_by("pk")[:CHUNK])
@@ -58,8 +62,13 @@ def breakdown_rows(submission: Submission, judge: JudgeKey, image_url: Callable[
             return
         last = chunk[-1].pk
         details = entry_breakdown(chunk, judge)
+        predicted = difficulty.scores([e.text for e in chunk], predictor) if predictor else {}
         for entry in chunk:
-            yield from _entry_rows(submission, judge, entry, details[entry.pk], image_url)
+            prediction = {
+                "predicted_score": predicted.get(entry.text),
+                "difficulty_predictor": predictor if entry.text in predicted else "",
+            }
+            yield from (row | prediction for row in _entry_rows(submission, judge, entry, details[entry.pk], image_url))
 
 
 def _entry_rows(

@@ -20,6 +20,7 @@ from evaluator.categories import CATEGORIES
 from evaluator.judge.scales import scale_named
 from evaluator.metrics.scopes import RankedOn, Scope, split_cell_key
 from evaluator.tiers import Tier
+from tasks import difficulty
 from tasks.models import TaskPack
 
 
@@ -199,8 +200,10 @@ def _figure(scope: str, key: str, stored: dict) -> Cell:
 
 def entry_rows(entries: list[PromptEntry], judge: JudgeKey) -> list[dict]:
     """Display rows for the submission page: prompt-side judgements, and per backend its images and the
-    mean over images of each image-side skill that has a value (a gate's verdict has none), with its scale."""
+    mean over images of each image-side skill that has a value (a gate's verdict has none), with its scale; and
+    the prompt's predicted score by the installed difficulty predictor, once it has made one."""
     details = entry_breakdown(entries, judge)
+    predicted = difficulty.scores(e.text for e in entries)
     rows = []
     for entry in entries:
         detail = details[entry.pk]
@@ -218,7 +221,7 @@ def entry_rows(entries: list[PromptEntry], judge: JudgeKey) -> list[dict]:
                 scales[j.skill] = scale_named(j.scale)
             means = {skill: (fmean(v), scales[skill]) for skill, v in values.items()}
             backends.append({"name": name, "renders": renders, "means": means})
-        rows.append({"entry": entry, "prompt": prompt, "backends": backends})
+        rows.append({"entry": entry, "prompt": prompt, "backends": backends, "predicted": predicted.get(entry.text)})
     return rows
 
 

@@ -11,6 +11,7 @@ from evaluation.exports import zip_stream
 from evaluation.judges import judges_of, pick_judge, submission_judge
 from evaluation.models import ACTIVE, Origin, Submission
 from evaluator.categories import CATEGORIES
+from tasks import difficulty
 
 from . import selectors
 from .board_download import board_files
@@ -81,6 +82,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "progress": (progress := units.submission_progress(submission)),
         "eta": units.submission_eta(submission, progress),
         "rows": selectors.entry_rows(list(page), judge),
+        "predictor": difficulty.installed(),
         "cost": units.submission_cost(submission),
         "missing": units.skill_missing(submission, judge),
         "running": submission.status in ACTIVE,

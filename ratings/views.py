@@ -9,9 +9,11 @@ from django.views.decorators.http import require_GET, require_POST
 from evaluation.judges import pick_judge
 from evaluation.media import PRIVATE, media_response
 from evaluator.metrics.agreement import MIN_TASKS_FOR_INTERVAL
+from tasks import difficulty
 
 from . import selectors
 from .agreement import agreement_report, evaluation_raters, judges_with_ratings, people_report
+from .difficulty import difficulty_report
 from .forms import RATIONALE_MAX, RatingForm
 from .models import RatingAssignment
 from .services import ALREADY_RATED, RATE_PERMISSION, RatingError, expert_rating_save
@@ -26,6 +28,7 @@ def judge_validity(request: HttpRequest) -> HttpResponse:
     report = agreement_report(judge) if judge else None
     context = {"judges": judges, "judge": judge, "report": report, "people": people_report(), "min_tasks": MIN_TASKS_FOR_INTERVAL}
     context["one_rater"] = evaluation_raters() == 1
+    context["difficulty"], context["predictor"] = difficulty_report(), difficulty.installed()
     return render(request, "ratings/judge.html", context)
 
 

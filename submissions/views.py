@@ -20,6 +20,7 @@ from evaluation.trajectories import CALL_LOG_FIELDS, call_log, call_log_rows
 from evaluation.units import submission_cancel as cancel_run
 from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
+from tasks import difficulty
 from teams.models import ApiToken, Endpoint, Team
 
 from . import services
@@ -285,8 +286,10 @@ def submission_board(request: HttpRequest, submission_id: int) -> HttpResponse:
 def call_log_page(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = _team_submission(request, submission_id)
     page = Paginator(call_log(submission), 50).get_page(request.GET.get("page"))
-    rows = [(call, json.dumps(call.request, indent=2, ensure_ascii=False)) for call in page]
-    return render(request, "submissions/call_log.html", {"submission": submission, "page": page, "rows": rows})
+    predicted = difficulty.scores(call.text for call in page)
+    rows = [(call, json.dumps(call.request, indent=2, ensure_ascii=False), predicted.get(call.text)) for call in page]
+    context = {"submission": submission, "page": page, "rows": rows, "predictor": difficulty.installed()}
+    return render(request, "submissions/call_log.html", context)
 
 
 @require_GET

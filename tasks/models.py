@@ -104,3 +104,20 @@ class TargetReference(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["task", "config_hash"], name="unique_reference")]
+
+
+class PredictedDifficulty(models.Model):
+    """A difficulty predictor's score for one prompt text (evaluator.difficulty: PQPP's generative score, −1..2,
+    predicted before any image is made), keyed by the predictor's version and the text's sha256: one row serves
+    every entry, call and task brief with that text, and a retrained predictor writes rows of its own."""
+
+    predictor = models.CharField(max_length=100, help_text="the predictor's version (its weights' hashes)")
+    text_sha = models.CharField(max_length=64)
+    score = models.FloatField()
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["predictor", "text_sha"], name="unique_predicted_difficulty")]
+
+    def __str__(self) -> str:
+        return f"{self.score:.2f} by {self.predictor}"

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.db.models import Count, QuerySet
 
 from evaluator.categories import IMITATION
 from evaluator.prompters.messages import Request
 
+from . import difficulty
 from .models import TAG_GROUPS, Category, Tag, Task, TaskPack
 
 
@@ -18,6 +21,16 @@ def browsable_tasks(pack: TaskPack, category: str = "", tag: str = "", split: st
         tasks = tasks.filter(tags__name=tag)
     if split:
         tasks = tasks.filter(split=split)
+    return tasks
+
+
+def with_predictions(tasks: Iterable[Task]) -> list[Task]:
+    """The tasks, each with `predicted`: the installed difficulty predictor's score of its brief verbatim (an
+    imitation task's seed prompt), or None before it has made one."""
+    tasks = list(tasks)
+    scores = difficulty.scores(difficulty.task_text(t) for t in tasks)
+    for task in tasks:
+        task.predicted = scores.get(difficulty.task_text(task))
     return tasks
 
 

@@ -4,7 +4,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_GET
 
-from . import selectors
+from . import difficulty, selectors
 from .models import TAG_GROUP_OF, Category, Split, Task, TaskPack
 
 
@@ -21,7 +21,8 @@ def task_list(request: HttpRequest) -> HttpResponse:
         "categories": Category.choices,
         "splits": Split.choices,
         "tags": list(TAG_GROUP_OF),
-        "tasks": selectors.browsable_tasks(pack, **filters) if pack else [],
+        "tasks": selectors.with_predictions(selectors.browsable_tasks(pack, **filters)) if pack else [],
+        "predictor": difficulty.installed(),
         "coverage": selectors.coverage(pack) if pack else None,
     }
     return render(request, "tasks/list.html", context)

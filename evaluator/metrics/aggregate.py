@@ -114,6 +114,15 @@ def _sample_parts(units: list[Unit]) -> tuple[float | None, dict[str, float]]:
     return _mean(prompt), image
 
 
+def sample_image_scores(units: list[Unit]) -> dict[tuple[str, int], float]:
+    """(task, sample) -> its image part (0–100): the mean over backends of each backend's image-side composite."""
+    by_sample: dict[tuple[str, int], list[Unit]] = defaultdict(list)
+    for u in units:
+        by_sample[(u.task_id, u.sample)].append(u)
+    scores = {key: _mean(list(_sample_parts(group)[1].values())) for key, group in by_sample.items()}
+    return {key: value for key, value in scores.items() if value is not None}
+
+
 def task_scores(units: list[Unit]) -> dict[str, dict]:
     """Per task: category, overall score and per-backend image score (means over samples)."""
     by_sample: dict[tuple[str, int], list[Unit]] = defaultdict(list)

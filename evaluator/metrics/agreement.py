@@ -241,6 +241,37 @@ def agreement(
     return rows + [_agreement(OVERALL, list(pairs), **options)]
 
 
+# --- a prediction against what was observed ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Prediction:
+    task_id: str  # the cluster: a task's items are drawn together
+    category: str
+    predicted: float
+    observed: float
+
+
+def _pearson(rows: np.ndarray) -> float | None:
+    x, y = _columns(rows)
+    return float(stats.pearsonr(x, y).statistic) if _correlatable(x, y) else None
+
+
+def prediction_agreement(
+    items: Sequence[Prediction], *, resamples: int = 1000, confidence: float = 0.95, seed: int = 0, min_tasks: int = MIN_TASKS_FOR_INTERVAL
+) -> list[tuple[str, Interval, Interval]]:
+    """(group, Pearson r, Kendall τ-b) of predicted against observed values: per category present (sorted), then
+    "overall" (all items); intervals by the task bootstrap, under the rules of this module."""
+    _check_options(resamples, confidence)
+    options = {"resamples": resamples, "confidence": confidence, "seed": seed, "min_tasks": min_tasks}
+    groups = [(c, [i for i in items if i.category == c]) for c in sorted({i.category for i in items})] + [(OVERALL, list(items))]
+    out = []
+    for name, group in groups:
+        rows = _by_task(group, lambda i: (i.predicted, i.observed))
+        out.append((name, _estimate(rows, _pearson, **options), _estimate(rows, _kendall_tau_b, **options)))
+    return out
+
+
 # --- checklist labels -------------------------------------------------------------------------
 
 

@@ -1,0 +1,135 @@
+"""Predicted difficulty where teams decide: the submission page and its breakdown download as soon as the prompts
+are in (before any image), an endpoint run's call log, the task browser, and the judge page's agreement with this
+site's judge. Without a predictor every page works and says how to train one.
+
+The predictor is a real one (all-MiniLM-L6-v2 and a head, evaluator.difficulty) trained for one epoch on a few
+captions written here, so its scores mean nothing: the tests check where they go, not how good they are.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.core.management import call_command
+from scipy import stats
+
+from evaluation.figures import submission_units
+from evaluation.models import PromptCall, Status, Submission
+from evaluator import difficulty as library
+from evaluator.metrics.aggregate import sample_image_scores
+from submissions.services import submission_create, submissions_publish
+from tasks import difficulty
+from tasks.models import PredictedDifficulty
+
+HINT = "manage.py train_difficulty --pqpp PATH"
+WORDS = ["lantern", "harbour", "meadow", "violin", "glacier", "bicycle", "orchard", "teapot", "comet", "castle"]
+
+
+def write_split(path, rows: int, offset: int) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["best_caption", "sdxl_score", "glide_score", "avg_generative_score"])
+        for k in range(rows):
+            word = WORDS[(k + offset) % len(WORDS)]
+            score = 1.5 if k % 2 else -0.5
+            writer.writerow([f"A {word} seen from the {'left' if k % 3 else 'right'} at dusk", score, score, score])
+
+
+@pytest.fixture(scope="session")
+def predictor_folder(tmp_path_factory):
+    splits = tmp_path_factory.mktemp("splits")
+    for name, rows, offset in (("train", 24, 0), ("validation", 8, 3), ("test", 8, 5)):
+        write_split(splits / f"{name}.csv", rows, offset)
+    out = tmp_path_factory.mktemp("predictor")
+    library.train(splits, out, seed=0, epochs=1, frozen_layers=6, hidden=16, batch_size=8)
+    return out
+
+
+@pytest.fixture
+def predictor(settings, predictor_folder):
+    settings.ATELIER_DIFFICULTY_MODEL = predictor_folder
+    return library.load(predictor_folder)
+
+
+def text_of(response) -> str:
+    return response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_predictor_the_pages_say_how_to_train_one(client, owner_client, team, sample_pack, example_prompts, settings, tmp_path):
+    settings.ATELIER_DIFFICULTY_MODEL = tmp_path / "none"
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=example_prompts)
+    for url in ("/tasks/", f"/submissions/{submission.pk}/", "/judge/"):
+        page = text_of(owner_client.get(url))
+        assert HINT in page and 'id="predictor-note"' in page, url
+    assert not PredictedDifficulty.objects.exists()
+    rows = list(
+        csv.DictReader(io.StringIO(b"".join(owner_client.get(f"/submissions/{submission.pk}/breakdown.csv").streaming_content).decode()))
+    )
+    assert rows and all(r["predicted_score"] == "" and r["difficulty_predictor"] == "" for r in rows)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_prompt_is_scored_on_upload_and_shown_on_the_page_and_in_the_download(
+    predictor, owner_client, team, sample_pack, example_prompts
+):
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=example_prompts)
+    entries = list(Submission.objects.get(pk=submission.pk).entries.all())
+    expected = dict(zip([e.text for e in entries], predictor.predict([e.text for e in entries])))
+    assert difficulty.scores(expected) == pytest.approx(expected)  # the job scored every prompt, stored by text
+    page = text_of(owner_client.get(f"/submissions/{submission.pk}/"))
+    assert predictor.version in page and all(f"{score:.2f}" in page for score in expected.values())
+    download = owner_client.get(f"/submissions/{submission.pk}/breakdown.csv")
+    rows = list(csv.DictReader(io.StringIO(b"".join(download.streaming_content).decode())))
+    assert rows and all(float(r["predicted_score"]) == pytest.approx(expected[r["prompt"]]) for r in rows)
+    assert {r["difficulty_predictor"] for r in rows} == {predictor.version}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_call_log_shows_each_calls_prediction(predictor, owner_client, team, sample_pack):
+    submission = Submission.objects.create(
+        team=team, pack=sample_pack, prompter="p", origin="endpoint", condition="plain", status=Status.PROMPTING
+    )
+    texts = ["A teapot on a windowsill, morning light", "A comet over a castle, oil painting"]
+    for task, text in zip(sample_pack.tasks.order_by("task_id")[:2], texts):
+        PromptCall.objects.create(submission=submission, task=task, status="ok", text=text)
+    from evaluation.difficulty import predict_submission
+
+    assert predict_submission(submission.pk) == 2 and predict_submission(submission.pk) == 0  # idempotent
+    page = text_of(owner_client.get(f"/submissions/{submission.pk}/calls/"))
+    assert all(f"{score:.2f}" in page for score in predictor.predict(texts))
+    log = list(
+        csv.DictReader(io.StringIO(b"".join(owner_client.get(f"/submissions/{submission.pk}/calls.csv").streaming_content).decode()))
+    )
+    assert [float(r["predicted_score"]) for r in log] == pytest.approx(predictor.predict([r["text"] for r in log]))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_task_browser_shows_each_briefs_prediction_after_predict_difficulty(predictor, client, sample_pack):
+    assert "predicted score of the brief" in text_of(client.get("/tasks/"))
+    out = io.StringIO()
+    call_command("predict_difficulty", stdout=out, stderr=io.StringIO())
+    tasks = list(sample_pack.tasks.all())
+    briefs = {difficulty.task_text(t) for t in tasks} - {""}
+    assert f"{len(briefs)} prompt(s) scored now, 0 already scored" in out.getvalue()
+    page = text_of(client.get("/tasks/"))
+    scores = predictor.predict([difficulty.task_text(t) for t in tasks if difficulty.task_text(t)])
+    assert all(f"{s:.2f}" in page for s in scores)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(predictor, client, team, sample_pack, example_prompts):
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=example_prompts)
+    assert "No published submission" in text_of(client.get("/judge/"))
+    submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
+    submission.refresh_from_db()
+    observed = sample_image_scores(submission_units(submission, submission.judge_id, submission.judge_version))
+    entries = {(e.task.task_id, e.sample_index): e.text for e in submission.entries.select_related("task")}
+    pairs = [(predictor.predict([entries[k]])[0], v) for k, v in observed.items()]
+    page = text_of(client.get("/judge/"))
+    assert 'id="difficulty-agreement"' in page and predictor.version in page
+    overall = page[page.index("<td>overall</td>", page.index('id="difficulty-agreement"')) :]
+    assert f"{stats.pearsonr(*zip(*pairs)).statistic:.3f}" in overall[:600]
+    assert f'<td class="num">{len(pairs)}</td>' in overall[:900]
