@@ -220,6 +220,13 @@ ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", OFFICIAL_ROUTE if AT
 ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", str(judge_defaults.repair_attempts))
 # This deployment's bound on judge calls in flight per process (JudgeConfig's own default, None, sets none).
 ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8")
+# The judge key's requests and tokens per minute, one budget for every judge worker (shared through REDIS_URL's Redis,
+# else this process's memory); unset or 0: no budget. A request's tokens are estimated before it is sent: its text / 4,
+# ATELIER_JUDGE_IMAGE_TOKENS per image, and its max_tokens or ATELIER_JUDGE_REPLY_TOKENS (docs/configuration.md).
+ATELIER_JUDGE_RPM = envint("ATELIER_JUDGE_RPM", "0") or None
+ATELIER_JUDGE_TPM = envint("ATELIER_JUDGE_TPM", "0") or None
+ATELIER_JUDGE_IMAGE_TOKENS = envint("ATELIER_JUDGE_IMAGE_TOKENS", str(judge_defaults.image_tokens))
+ATELIER_JUDGE_REPLY_TOKENS = envint("ATELIER_JUDGE_REPLY_TOKENS", str(judge_defaults.reply_tokens))
 # A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,
 # resumable with `rescore` (failed judgements of the same judge are retried; ok ones are kept).
 ATELIER_MAX_MISSING_RATE = envfloat("ATELIER_MAX_MISSING_RATE", "0.05")

@@ -28,7 +28,10 @@ def _setting(name: str, default: Any, **kwargs: Any) -> Any:
 class JudgeConfig:
     """What make_judge builds a judge from. base_url "" is the offline embedding judge; `models` (several: an
     ensemble) takes precedence over `model`; clip_pretrained is a checkpoint path, an open_clip tag, or "random"
-    (figures labelled smoke); max_in_flight None leaves the process-wide bound on calls as it is."""
+    (figures labelled smoke); max_in_flight None leaves the process-wide bound on calls as it is. rpm and tpm (None: no
+    budget) are one budget for the endpoint's key shared by every judge worker (evaluator/judge/budget.py) through
+    budget_url's Redis ("": this process's memory); image_tokens and reply_tokens estimate a request's tokens. None of
+    these five changes a verdict, so none is part of the judge's spec or version."""
 
     base_url: str = _setting("OPENAI_BASE_URL", "")
     api_key: str = _setting("OPENAI_API_KEY", "", repr=False)
@@ -43,6 +46,11 @@ class JudgeConfig:
     clip_pretrained: str | None = _setting("ATELIER_CLIP_PRETRAINED", None)
     max_in_flight: int | None = _setting("ATELIER_JUDGE_MAX_IN_FLIGHT", None)
     official_release: str | None = _setting("ATELIER_OFFICIAL_RELEASE", None)  # a checkout of the release
+    rpm: int | None = _setting("ATELIER_JUDGE_RPM", None)  # requests per minute, all workers together
+    tpm: int | None = _setting("ATELIER_JUDGE_TPM", None)  # estimated tokens per minute, all workers together
+    image_tokens: int = _setting("ATELIER_JUDGE_IMAGE_TOKENS", 350)  # counted per image sent, in the estimate
+    reply_tokens: int = _setting("ATELIER_JUDGE_REPLY_TOKENS", 300)  # counted per request that names no max_tokens
+    budget_url: str = _setting("REDIS_URL", "", repr=False)  # where the budget is shared (may hold a password)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", tuple(dict.fromkeys(self.models)))
@@ -70,7 +78,16 @@ class JudgeConfig:
         return f"{self.setting_names()[name]}={getattr(self, name)!r}"
 
     def _check_numbers(self) -> None:
-        minimums = {"max_retries": 0, "repair_attempts": 0, "image_max_side": MIN_IMAGE_MAX_SIDE, "max_in_flight": 1}
+        minimums = {
+            "max_retries": 0,
+            "repair_attempts": 0,
+            "image_max_side": MIN_IMAGE_MAX_SIDE,
+            "max_in_flight": 1,
+            "rpm": 1,
+            "tpm": 1,
+            "image_tokens": 0,
+            "reply_tokens": 0,
+        }
         for name, minimum in minimums.items():
             value = getattr(self, name)
             if value is not None and value < minimum:

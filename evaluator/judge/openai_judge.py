@@ -14,6 +14,7 @@ from evaluator import failures
 from evaluator.failures import exception_reason, remote_text, scrub
 from evaluator.http_count import RequestCounter
 
+from .budget import shared_budget
 from .config import JudgeConfig
 from .encoders import open_clip_pretrained
 from .messages import Message, repair_messages
@@ -67,13 +68,18 @@ def one_model(config: JudgeConfig, judge: str) -> str:
 
 def endpoint_client(config: JudgeConfig, requests: RequestCounter) -> openai.OpenAI:
     """The client of the config's endpoint, counting each HTTP request it sends (retries included) in `requests`.
+    With ATELIER_JUDGE_RPM or _TPM set, each of those requests first takes from the budget every judge worker shares,
+    and a 429 pauses them all (budget.py): at the HTTP level, so the client's own retries take from it too.
     Local OpenAI-compatible servers usually need no key, but the client insists on one: "none" is the placeholder."""
+    budget = shared_budget(config)
+    hooks = budget.hooks() if budget is not None else {"request": []}
+    hooks["request"].append(requests)  # after the budget: a request counts once it is let through
     return openai.OpenAI(
         base_url=config.base_url,
         api_key=config.api_key or "none",
         timeout=config.timeout,
         max_retries=config.max_retries,
-        http_client=openai.DefaultHttpxClient(event_hooks={"request": [requests]}),
+        http_client=openai.DefaultHttpxClient(event_hooks=hooks),
     )
 
 

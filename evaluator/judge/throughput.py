@@ -3,7 +3,8 @@
 One BoundedSemaphore, shared by every judge in the process, is held around each
 client call (including the client's own retries and back-off), so a worker running
 many judge jobs in threads never has more than `max_in_flight` requests open against
-the endpoint. None (the default) means no bound.
+the endpoint. None (the default) means no bound. The budget of requests and tokens per minute that every worker
+process shares is evaluator/judge/budget.py.
 """
 
 from __future__ import annotations

@@ -1,0 +1,258 @@
+"""One rate budget for the judge's API key, shared by every judge worker: requests and tokens per minute.
+
+A hosted judge limits requests and tokens per minute per API key, however many processes send them. The budget is
+kept by `limits` (its moving-window strategy) in Redis when the deployment has one (REDIS_URL), so N workers on any
+number of hosts together stay within it; without Redis (the embedded default, a single process) in this process's
+memory. Each limit's window moves (the last minute, not a clock minute) and is a second longer than a minute: a
+request let through as an old one leaves our window then reaches the provider after the old one left its window,
+though the two crossed the network in different times.
+
+It acts at the HTTP level: `hooks()` are httpx event hooks on the judge's client, so every request the endpoint
+receives takes from the budget first, the openai client's own retries and the judge's repair turns included, and
+every 429 is seen. A request's tokens are estimated before it is sent (`estimate_tokens`, what a provider reserves):
+
+    ceil(characters of its messages' text / 4) + 4 per message       (OpenAI's rule of thumb, and its per-message overhead)
+    + image_tokens per image                                           (ATELIER_JUDGE_IMAGE_TOKENS)
+    + the request's max_completion_tokens or max_tokens, else reply_tokens   (ATELIER_JUDGE_REPLY_TOKENS)
+
+The token window is a Redis list with one entry per token; above TOKEN_ENTRIES tokens per minute it counts units of
+ceil(tpm / TOKEN_ENTRIES) tokens (each request rounded to the nearest unit), so the list stays small.
+
+A 429 pauses the budget for everyone: its Retry-After (OpenAI's retry-after-ms first, then seconds or an HTTP date),
+else PAUSE_WITHOUT_RETRY_AFTER, at most MAX_PAUSE, becomes a key whose time to live every sender waits out before
+taking from the budget (a time to live, not a timestamp, so hosts' clocks need not agree for it; the windows
+themselves use each host's clock, as `limits` does).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import hashlib
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import redis
+from limits import RateLimitItem, RateLimitItemPerSecond
+from limits.storage import storage_from_string
+from limits.strategies import MovingWindowRateLimiter
+
+from .config import JudgeConfig
+
+log = logging.getLogger(__name__)
+
+WINDOW = 61  # seconds: per minute, plus a second for requests in transit (the module docstring)
+TOKEN_ENTRIES = 100_000  # the most entries the token window's list holds
+CHARS_PER_TOKEN = 4
+TOKENS_PER_MESSAGE = 4
+MAX_PAUSE = 120.0  # seconds; the openai client honours a Retry-After up to the same
+PAUSE_WITHOUT_RETRY_AFTER = 1.0
+POLL_MIN, POLL_MAX = 0.01, 1.0  # seconds between two looks at a full window
+REDIS_TIMEOUT = 5.0  # seconds: a Redis that does not answer fails the request (the judgement records it), never hangs it
+NAMESPACE = "atelier-judge-budget"
+
+
+class _Request(Protocol):
+    @property
+    def content(self) -> bytes: ...
+
+
+class _Response(Protocol):
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+def estimate_tokens(body: bytes, *, image_tokens: int, reply_tokens: int) -> int:
+    """The tokens a chat-completions request body will cost (see the module docstring); a body that is not a JSON
+    object is counted by its bytes."""
+    try:
+        payload = json.loads(body or b"{}")
+    except ValueError:
+        payload = None
+    if not isinstance(payload, dict):
+        return math.ceil(len(body) / CHARS_PER_TOKEN) + reply_tokens
+    chars = images = 0
+    messages = payload.get("messages") or []
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            chars += len(content)
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, dict) and part.get("type") == "image_url":
+                images += 1
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                chars += len(part["text"])
+    reply = payload.get("max_completion_tokens") or payload.get("max_tokens")
+    reply = reply if isinstance(reply, int) and reply > 0 else reply_tokens
+    return math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * len(messages) + image_tokens * images + reply
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds a 429 asks us to wait (retry-after-ms, then Retry-After in seconds or as an HTTP date), None if unsaid."""
+    for name, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) / divisor
+        except ValueError:
+            parsed = email.utils.parsedate_tz(value) if name == "retry-after" else None
+            seconds = email.utils.mktime_tz(parsed) - time.time() if parsed else math.nan
+        if math.isfinite(seconds):
+            return max(0.0, seconds)
+    return None
+
+
+class _LocalPause:
+    """The pause of a budget kept in this process."""
+
+    def __init__(self) -> None:
+        self._until, self._lock = 0.0, threading.Lock()
+
+    def extend(self, seconds: float) -> None:
+        with self._lock:
+            self._until = max(self._until, time.monotonic() + seconds)
+
+    def remaining(self) -> float:
+        return max(0.0, self._until - time.monotonic())
+
+
+class _RedisPause:
+    """The pause of a budget shared through Redis: a key whose time to live is the pause left."""
+
+    _EXTEND = "if redis.call('pttl', KEYS[1]) < tonumber(ARGV[1]) then redis.call('set', KEYS[1], '1', 'px', ARGV[1]) end"
+
+    def __init__(self, url: str, key: str) -> None:
+        self._redis, self._key = redis.Redis.from_url(url, socket_connect_timeout=REDIS_TIMEOUT, socket_timeout=REDIS_TIMEOUT), key
+        self._extend = self._redis.register_script(self._EXTEND)
+
+    def extend(self, seconds: float) -> None:
+        self._extend(keys=[self._key], args=[max(1, round(seconds * 1000))])
+
+    def remaining(self) -> float:
+        return max(0, int(self._redis.pttl(self._key))) / 1000  # -2: no key, -1: no expiry (never written so)
+
+
+def _limits_uri(url: str) -> str:
+    """`limits` storage URI of a REDIS_URL (its unix sockets are redis+unix://), memory:// without one."""
+    if not url:
+        return "memory://"
+    return "redis+unix://" + url.removeprefix("unix://") if url.startswith("unix://") else url
+
+
+def budget_identity(base_url: str, api_key: str) -> str:
+    """What a provider's limits belong to: the endpoint and the key (hashed: the key never reaches Redis)."""
+    return hashlib.sha256(f"{base_url}\n{api_key}".encode()).hexdigest()[:16]
+
+
+class JudgeBudget:
+    """Requests (rpm) and tokens (tpm) per `window` seconds for one endpoint and key, and its shared pause.
+    storage_url "" keeps them in this process."""
+
+    def __init__(
+        self,
+        *,
+        storage_url: str,
+        identity: str,
+        rpm: int | None,
+        tpm: int | None,
+        image_tokens: int,
+        reply_tokens: int,
+        window: int = WINDOW,
+    ) -> None:
+        if rpm is None and tpm is None:
+            raise ValueError("a judge budget needs requests or tokens per minute")
+        self.identity, self.window = identity, window
+        self.image_tokens, self.reply_tokens = image_tokens, reply_tokens
+        options = {"socket_connect_timeout": REDIS_TIMEOUT, "socket_timeout": REDIS_TIMEOUT} if storage_url else {}
+        self._limiter = MovingWindowRateLimiter(storage_from_string(_limits_uri(storage_url), key_prefix=NAMESPACE, **options))
+        self.token_unit = max(1, math.ceil(tpm / TOKEN_ENTRIES)) if tpm else 1
+        self._requests = RateLimitItemPerSecond(rpm, window, namespace="requests") if rpm else None
+        self._tokens = RateLimitItemPerSecond(tpm // self.token_unit, window, namespace="tokens") if tpm else None
+        key = f"{NAMESPACE}:{identity}:paused"
+        self._pause = _RedisPause(storage_url, key) if storage_url else _LocalPause()
+
+    def hooks(self) -> dict[str, list[Callable[[Any], None]]]:
+        """httpx event hooks: take from the budget before each request, pause everyone on a 429."""
+        return {"request": [self.before_send], "response": [self.after_response]}
+
+    def before_send(self, request: _Request) -> None:
+        try:
+            self.take(estimate_tokens(request.content, image_tokens=self.image_tokens, reply_tokens=self.reply_tokens))
+        except redis.RedisError as exc:  # raised through the client: the judge job fails and records it on the unit
+            log.error("the judge's shared budget could not be reached, so the request is not sent: %s: %s", type(exc).__name__, exc)
+            raise
+
+    def after_response(self, response: _Response) -> None:
+        if response.status_code == 429:
+            asked = retry_after(response.headers)
+            seconds = min(MAX_PAUSE, PAUSE_WITHOUT_RETRY_AFTER if asked is None else asked)
+            log.warning("the judge endpoint answered 429: every judge worker pauses %.1f s", seconds)
+            self._pause.extend(seconds)
+
+    def take(self, tokens: int) -> float:
+        """Wait until the pause is over and the windows have room for one request of `tokens`, take it, and return
+        the seconds waited."""
+        started = time.monotonic()
+        units = self._units(tokens)
+        while True:
+            if (paused := self._pause.remaining()) > 0:
+                time.sleep(paused)
+                continue
+            wait = self._try(units)
+            if wait == 0:
+                waited = time.monotonic() - started
+                if waited > 1:
+                    log.debug("judge budget: waited %.1f s for a request of %d tokens", waited, tokens)
+                return waited
+            time.sleep(min(POLL_MAX, max(POLL_MIN, wait)))
+
+    def _units(self, tokens: int) -> int:
+        units = max(1, round(tokens / self.token_unit))
+        if self._tokens is not None and units > self._tokens.amount:
+            log.warning("a judge request of about %d tokens is more than the whole per-minute budget: it takes all of it", tokens)
+            return self._tokens.amount
+        return units
+
+    def _try(self, units: int) -> float:
+        """0 when the request was taken from both windows, else the seconds until the fuller one may have room.
+        Both are tested before either is hit, so a full token window costs no request; a request hit between the
+        test and the token hit by another worker is spent unused, which only makes the budget stricter."""
+        limits = [(item, cost) for item, cost in ((self._requests, 1), (self._tokens, units)) if item is not None]
+        for item, cost in limits:
+            if not self._limiter.test(item, self.identity, cost=cost):
+                return self._until_room(item)
+        for item, cost in limits:
+            if not self._limiter.hit(item, self.identity, cost=cost):
+                return self._until_room(item)
+        return 0.0
+
+    def _until_room(self, item: RateLimitItem) -> float:
+        reset, _ = self._limiter.get_window_stats(item, self.identity)
+        return max(POLL_MIN, reset - time.time())
+
+
+@functools.cache
+def _shared(
+    storage_url: str, identity: str, rpm: int | None, tpm: int | None, image_tokens: int, reply_tokens: int, window: int
+) -> JudgeBudget:
+    return JudgeBudget(
+        storage_url=storage_url, identity=identity, rpm=rpm, tpm=tpm, image_tokens=image_tokens, reply_tokens=reply_tokens, window=window
+    )
+
+
+def shared_budget(config: JudgeConfig) -> JudgeBudget | None:
+    """The one budget of this process for the config's endpoint and key (every judge and client of it share it;
+    an ensemble's models too, as a provider's per-key limits do), None when neither rpm nor tpm is set."""
+    if config.rpm is None and config.tpm is None:
+        return None
+    identity = budget_identity(config.base_url, config.api_key)
+    return _shared(config.budget_url, identity, config.rpm, config.tpm, config.image_tokens, config.reply_tokens, WINDOW)
