@@ -188,6 +188,12 @@ _cache_url = os.environ.get("ATELIER_CACHE_URL", "").strip()
 if _cache_url != "locmem://":
     _cache_url = envurl("ATELIER_CACHE_URL", ("redis", "rediss", "unix")) or REDIS_URL
 CACHES = {"default": _cache(_cache_url)}
+# Anonymous board pages (leaderboard/cache.py) are kept in that cache under the boards' version (a new board write
+# changes the key) for at most ATELIER_BOARD_CACHE_SECONDS (what the version does not cover, e.g. a team's submission
+# count, lags by up to that; 0 turns the cache and its headers off), and are sent with ETag, Last-Modified and
+# `Cache-Control: public, max-age=ATELIER_BOARD_MAX_AGE`, which a proxy or CDN may keep; signed-in pages: private, no-store.
+ATELIER_BOARD_CACHE_SECONDS = envint("ATELIER_BOARD_CACHE_SECONDS", "300")
+ATELIER_BOARD_MAX_AGE = envint("ATELIER_BOARD_MAX_AGE", "30")
 
 # Nothing stuck (evaluation/reconcile.py, run every ATELIER_RECONCILE_INTERVAL seconds by `manage.py scheduler`):
 # a pending unit queued more than ATELIER_RECONCILE_AFTER seconds ago whose job is gone, failed, or held by a

@@ -7,13 +7,19 @@ board's published entries; prompt length is the mean word count of an entry's pr
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Count
+from django.db import connection, transaction
+from django.db.models import Count, Value
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
-from evaluation.models import BoardRow, BoardStats, Figure, PromptEntry, Status, Submission
+from evaluation.models import BoardRow, BoardStats, Figure, HumanRow, PromptEntry, Status, Submission
 from evaluator.metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from evaluator.metrics.coverage import FULL, coverage_words, standing
 from evaluator.metrics.scopes import Scope
@@ -41,6 +47,43 @@ def board_inputs(pack: TaskPack, revision: int, judge_id: str, judge_version: st
         "splits": {t: s for t, _, s in tasks},
         "feedback": feedback,
     }
+
+
+@dataclass(frozen=True)
+class BoardsVersion:
+    """Names what every board page shows: `key` changes whenever the board job or a human-row rebuild writes, `at` is
+    the latest of those writes (None before any board exists)."""
+
+    key: str
+    at: datetime | None
+
+
+def boards_version() -> BoardsVersion:
+    """The boards' version from the rows the pages read: each board job saves every BoardStats row of its board (its
+    `computed` moves) or deletes some, in the transaction that rewrites its BoardRows, and a human-row rebuild recreates
+    its HumanRows. The key hashes every such row's id and time, so any write changes it, even a job that commits after
+    another one's later stamp or on a host whose clock lags (a maximum of the times would miss both). One read over
+    per-board rows (boards x judges), whatever the number of entries; every cached board page asks it."""
+    with connection.cursor() as cursor:
+        cursor.execute(*_version_sql(connection.alias))
+        rows = sorted((table, pk, _aware(at)) for table, pk, at in cursor.fetchall())
+    key = hashlib.sha256(repr([(table, pk, at.isoformat()) for table, pk, at in rows]).encode()).hexdigest()[:24]
+    return BoardsVersion(key=key, at=max((at for _, _, at in rows), default=None))
+
+
+@functools.cache
+def _version_sql(alias: str) -> tuple[str, tuple]:
+    """The ORM's SQL for the version read, compiled once per process: compiling the union cost 0.9 ms a request,
+    running it 0.03 ms (SQLite, 1,000 entries), and it runs on every cached page."""
+    stats = BoardStats.objects.order_by().annotate(table=Value("stats")).values_list("table", "pk", "computed")
+    humans = HumanRow.objects.order_by().annotate(table=Value("humans")).values_list("table", "pk", "computed")
+    return stats.union(humans, all=True).query.get_compiler(alias).as_sql()
+
+
+def _aware(at: datetime | str) -> datetime:
+    """A `computed` value as the cursor gives it (SQLite: text in UTC) as an aware datetime."""
+    found = parse_datetime(at) if isinstance(at, str) else at
+    return found if timezone.is_aware(found) else timezone.make_aware(found, UTC)
 
 
 @transaction.atomic

@@ -4,6 +4,7 @@ from django.conf import settings
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
+from django.template.response import TemplateResponse
 from django.views.decorators.http import require_GET
 
 from evaluation import selectors as units
@@ -15,10 +16,30 @@ from tasks import difficulty
 
 from . import selectors
 from .board_download import board_files
+from .cache import board_page_cache
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
+from .team_rows import team_rows
+
+BOARD_PARAMS = ("board", "judge", "condition", "sort", "dir", "page")  # every query parameter the board page reads
+
+
+def board_answered(context: dict) -> dict[str, str]:
+    """The board page's BOARD_PARAMS as it answered them (what its own links say): a request that asked anything else
+    is served, but its page is not kept in the cache (leaderboard/cache.py)."""
+    board, judge, page, sort = context["board"], context["judge"], context["page"], context["sort"]
+    sorts = {"rank", "overall", *CATEGORIES, *selectors.ROW_SORTS, *(f"backend:{b}" for b, _ in context["backends"])}
+    return {
+        "board": board.key if board else "",
+        "judge": judge.key if judge else "",
+        "condition": context["condition"],
+        "sort": sort if sort in sorts else "",
+        "dir": "desc" if context["descending"] else "asc",
+        "page": str(page.number) if page else "",
+    }
 
 
 @require_GET
+@board_page_cache(BOARD_PARAMS, board_answered)
 def leaderboard(request: HttpRequest) -> HttpResponse:
     boards = selectors.leaderboard_boards()
     board = next((b for b in boards if b.key == request.GET.get("board")), boards[0] if boards else None)
@@ -46,10 +67,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "conditions": conditions,
         "condition": condition,
         "turns": selectors.TURNS,
+        "team_rows": team_rows(request.user, board, judge) if judge else [],
         **(selectors.human_section(board, judge, rows) if judge else {}),
         **(selectors.stats_section(board, judge, stats, condition) if judge else {}),
     }
-    return render(request, "leaderboard/index.html", context)
+    return TemplateResponse(request, "leaderboard/index.html", context)
 
 
 @require_GET
