@@ -30,15 +30,16 @@ class DifficultyReport:
     predictor: str
     rows: list[tuple[str, Interval, Interval]]  # (category or "overall", Pearson, Kendall)
     submissions: int  # published submissions with at least one item counted
+    judges: list[str]  # the labels of their judges ("smoke (random weights)" included where it applies)
 
 
 def _published():
     return Submission.objects.filter(published=True, status=Status.DONE).exclude(judge_id="")
 
 
-def prediction_items(version: str) -> tuple[list[Prediction], int]:
-    """The items, and how many submissions gave at least one."""
-    items, contributing = [], 0
+def prediction_items(version: str) -> tuple[list[Prediction], list[Submission]]:
+    """The items, and the submissions that gave at least one."""
+    items, contributing = [], []
     for submission in _published().order_by("pk"):
         observed = sample_image_scores(submission_units(submission, submission.judge_id, submission.judge_version))
         entries = list(submission.entries.select_related("task"))
@@ -48,7 +49,8 @@ def prediction_items(version: str) -> tuple[list[Prediction], int]:
             key = (e.task.task_id, e.sample_index)
             if e.text in predicted and key in observed:
                 items.append(Prediction(e.task.task_id, e.task.category, predicted[e.text], observed[key]))
-        contributing += len(items) > before
+        if len(items) > before:
+            contributing.append(submission)
     return items, contributing
 
 
@@ -65,6 +67,7 @@ def difficulty_report(resamples: int = 1000) -> DifficultyReport | None:
     if report is None:
         items, contributing = prediction_items(manifest["version"])
         rows = prediction_agreement(items, resamples=resamples) if items else []
-        report = DifficultyReport(manifest["version"], rows, contributing)
+        judges = sorted({s.judge_label or s.judge_id for s in contributing})
+        report = DifficultyReport(manifest["version"], rows, len(contributing), judges)
         cache.set(key, report, timeout=CACHE_SECONDS)
     return report

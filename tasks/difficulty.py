@@ -19,7 +19,7 @@ from django.conf import settings
 
 from evaluator import difficulty
 
-from .models import Category, PredictedDifficulty, Task
+from .models import Category, PredictedDifficulty, Split, Task
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -46,8 +46,11 @@ def text_sha(text: str) -> str:
 
 def task_text(task: Task) -> str:
     """The prompt a task's difficulty is predicted for: its brief verbatim; an imitation task's brief asks for an
-    image, so its seed prompt (the words that made the target) stands in, when it has one."""
-    return task.seed_prompt if task.category == Category.IM else task.brief
+    image, so its seed prompt (the words that made the target) stands in, when it has one and is public (a test-split
+    task's seed prompt stays on the server, and so does anything computed from it)."""
+    if task.category == Category.IM:
+        return task.seed_prompt if task.split == Split.DEV else ""
+    return task.brief
 
 
 def scores(texts: Iterable[str], version: str | None = None) -> dict[str, float]:

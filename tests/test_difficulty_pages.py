@@ -133,3 +133,12 @@ def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(pr
     overall = page[page.index("<td>overall</td>", page.index('id="difficulty-agreement"')) :]
     assert f"{stats.pearsonr(*zip(*pairs)).statistic:.3f}" in overall[:600]
     assert f'<td class="num">{len(pairs)}</td>' in overall[:900]
+    assert "smoke (random weights)" in page[page.index('id="difficulty-agreement"') :]  # the judged side says what it is
+
+
+def test_a_sealed_imitation_tasks_seed_prompt_is_never_scored_for_the_public():
+    from tasks.models import Task
+
+    assert difficulty.task_text(Task(category="IM", split="dev", brief="Reproduce it", seed_prompt="a red sun")) == "a red sun"
+    assert difficulty.task_text(Task(category="IM", split="test", brief="Reproduce it", seed_prompt="a red sun")) == ""
+    assert difficulty.task_text(Task(category="OE", split="test", brief="A poster for a fair")) == "A poster for a fair"
