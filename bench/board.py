@@ -208,19 +208,11 @@ def workers(server: subprocess.Popen) -> list[int]:
     return [int(p) for p in children.read_text().split()] if children.exists() else []
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
-    parser.add_argument("--requests", type=int, default=30)
-    parser.add_argument("--live-requests", type=int, default=3, help="live aggregates timed per size (each reads every judgement)")
-    parser.add_argument(
-        "--large-samples", type=int, default=200, help="samples per task of the submission whose breakdown download is measured"
-    )
-    parser.add_argument("--database-url", default="")
-    args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="bench-board-"))
-    env = {
-        "DATABASE_URL": args.database_url or f"sqlite:///{workdir / 'db.sqlite3'}",
+def site_env(workdir: Path, database_url: str = "") -> dict[str, str]:
+    """The served site's environment in a bench: DEBUG off over plain HTTP, a throw-away database (SQLite in
+    workdir unless database_url names one) and folders."""
+    return {
+        "DATABASE_URL": database_url or f"sqlite:///{workdir / 'db.sqlite3'}",
         "MEDIA_ROOT": str(workdir / "media"),
         "DJANGO_SETTINGS_MODULE": "atelier.settings",
         "DEBUG": "false",
@@ -232,6 +224,20 @@ def main() -> None:
         "SECURE_HSTS_SECONDS": "0",
         "STATIC_ROOT": str(workdir / "static"),
     }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
+    parser.add_argument("--requests", type=int, default=30)
+    parser.add_argument("--live-requests", type=int, default=3, help="live aggregates timed per size (each reads every judgement)")
+    parser.add_argument(
+        "--large-samples", type=int, default=200, help="samples per task of the submission whose breakdown download is measured"
+    )
+    parser.add_argument("--database-url", default="")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="bench-board-"))
+    env = site_env(workdir, args.database_url)
     os.environ.update(env)
     os.environ.pop("REDIS_URL", None)
     import random

@@ -221,20 +221,9 @@ def main() -> None:
     if not (1 <= args.users <= 200 and 1 <= args.seconds <= 300 and args.entries >= 1):
         parser.error("--users must be 1-200, --seconds 1-300 and --entries at least 1")
     workdir = Path(tempfile.mkdtemp(prefix="bench-board-load-"))
-    env = {
-        "DATABASE_URL": args.database_url or f"sqlite:///{workdir / 'db.sqlite3'}",
-        "MEDIA_ROOT": str(workdir / "media"),
-        "DJANGO_SETTINGS_MODULE": "atelier.settings",
-        "DEBUG": "false",
-        "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "false",
-        "SESSION_COOKIE_SECURE": "false",
-        "CSRF_COOKIE_SECURE": "false",
-        "SECURE_HSTS_SECONDS": "0",
-        "STATIC_ROOT": str(workdir / "static"),
-        "ATELIER_CACHE_URL": args.cache_url or "locmem://",
-    }
+    from bench.board import site_env
+
+    env = site_env(workdir, args.database_url) | {"ATELIER_CACHE_URL": args.cache_url or "locmem://"}
     os.environ.update(env)
     os.environ.pop("REDIS_URL", None)
     build_board(args.entries)

@@ -123,6 +123,7 @@ class Outcome:
     refused: list[float]
     started: float  # epoch seconds of the release
     sql: dict[str, Any] = field(default_factory=dict)  # statements, seconds and kinds, all workers (count-sql only)
+    redis_commands: int = 0  # commands the Redis server processed from the release to the last judgement settled
 
     @property
     def calls(self) -> int:
@@ -213,15 +214,18 @@ class Fleet:
         try:
             self._wait_registered(workers, processes, logs)
             queue_key = self._judge_queue().key
+            commands = self.connection.info("stats")["total_commands_processed"]
             started_wall = time.time()
             self.connection.rpush(queue_key, *job_ids)  # one command: every worker sees work at the same moment
             self._wait_settled(submission_id, len(job_ids), processes, logs)
+            commands = self.connection.info("stats")["total_commands_processed"] - commands
             wall = self._last_settled(submission_id) - started_wall  # the workers' own clock, not this loop's polling
         finally:
             self._stop(processes)
         with self.provider.lock:
             accepted, refused = list(self.provider.accepted), list(self.provider.refused)
         outcome = Outcome(name, submission_id, workers, len(job_ids), wall, self._statuses(submission_id), accepted, refused, started_wall)
+        outcome.redis_commands = commands
         if count_sql:
             counts = [json.loads((logs / f"sql-{k}.json").read_text()) for k in range(workers)]
             kinds = sum((Counter(c["kinds"]) for c in counts), Counter())
@@ -435,3 +439,27 @@ if __name__ == "__main__":
     if len(sys.argv) < 4 or sys.argv[1] != "count-sql":
         raise SystemExit("usage: python bench/judge_fleet.py count-sql OUT.json QUEUE [QUEUE ...]")
     count_sql_worker(sys.argv[2], sys.argv[3:])
+
+
+def add_fleet_arguments(parser: Any) -> None:
+    """The options every fleet bench takes: where Redis and the bench's database are."""
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9", help="an empty Redis database (emptied after)")
+    parser.add_argument("--database", choices=("postgres", "sqlite"), default="postgres")
+    parser.add_argument(
+        "--postgres-url", default="postgres://postgres@127.0.0.1:5432", help="the server; the bench creates and drops its database"
+    )
+
+
+@contextlib.contextmanager
+def fleet_for(args: Any, prefix: str) -> Iterator[Fleet]:
+    """A prepared Fleet with its provider serving and its database created (dropped and Redis emptied after)."""
+    folder = workdir(prefix)
+    provider = Provider()
+    with provider.server, bench_database(args.database, args.postgres_url, folder) as database_url:
+        fleet = Fleet(database_url=database_url, redis_url=args.redis_url, workdir=folder, provider=provider)
+        try:
+            fleet.prepare()
+            print(f"{args.database} database, Redis {args.redis_url}, worker logs under {folder}", flush=True)
+            yield fleet
+        finally:
+            fleet.connection.flushdb()

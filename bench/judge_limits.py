@@ -39,7 +39,7 @@ from statistics import fmean
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.judge_fleet import Fleet, Outcome, Provider, bench_database, budget_use, workdir  # noqa: E402
+from bench.judge_fleet import Outcome, add_fleet_arguments, budget_use, fleet_for  # noqa: E402
 
 RPM, TPM = 120, 40_000
 LATENCY = (0.5, 1.5)
@@ -113,30 +113,18 @@ def main() -> None:
     parser.add_argument(
         "--reply-tokens", type=int, default=None, help="ATELIER_JUDGE_REPLY_TOKENS for the budgeted workers (default: the baseline's mean)"
     )
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9", help="an empty Redis database (emptied after)")
-    parser.add_argument("--database", choices=("postgres", "sqlite"), default="postgres")
-    parser.add_argument(
-        "--postgres-url", default="postgres://postgres@127.0.0.1:5432", help="the server; the bench creates and drops its database"
-    )
+    add_fleet_arguments(parser)
     args = parser.parse_args()
-    folder = workdir("judge-limits-")
-    provider = Provider()
-    with provider.server, bench_database(args.database, args.postgres_url, folder) as database_url:
-        fleet = Fleet(database_url=database_url, redis_url=args.redis_url, workdir=folder, provider=provider)
-        try:
-            fleet.prepare()
-            print(f"{args.database} database, Redis {args.redis_url}, worker logs under {folder}", flush=True)
-            rows, reply_tokens = [], args.reply_tokens
-            for name, workers in (("baseline", 3), ("budget 1", 1), ("budget 3", 3)):
-                env = {} if name == "baseline" else budget_settings(reply_tokens)
-                print(f"{name}: {workers} judge worker(s), {'a shared budget ' + json.dumps(env) if env else 'no budget'}", flush=True)
-                outcome = fleet.run_configuration(
-                    name, judgements=args.judgements, workers=workers, env=env, provider={"latency": LATENCY, "rpm": RPM, "tpm": TPM}
-                )
-                reply_tokens = reply_tokens or mean_completion(outcome.submission_id)
-                rows.append((outcome, estimated(provider.accepted_requests, reply_tokens)))
-        finally:
-            fleet.connection.flushdb()
+    with fleet_for(args, "judge-limits-") as fleet:
+        rows, reply_tokens = [], args.reply_tokens
+        for name, workers in (("baseline", 3), ("budget 1", 1), ("budget 3", 3)):
+            env = {} if name == "baseline" else budget_settings(reply_tokens)
+            print(f"{name}: {workers} judge worker(s), {'a shared budget ' + json.dumps(env) if env else 'no budget'}", flush=True)
+            outcome = fleet.run_configuration(
+                name, judgements=args.judgements, workers=workers, env=env, provider={"latency": LATENCY, "rpm": RPM, "tpm": TPM}
+            )
+            reply_tokens = reply_tokens or mean_completion(outcome.submission_id)
+            rows.append((outcome, estimated(fleet.provider.accepted_requests, reply_tokens)))
     report(rows)
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.judge_fleet import Fleet, Outcome, Provider, bench_database, workdir  # noqa: E402
+from bench.judge_fleet import Outcome, add_fleet_arguments, fleet_for  # noqa: E402
 
 LATENCY = 1.0
 
@@ -32,7 +32,7 @@ def report(rows: list[Outcome], database: str) -> None:
     print(f"\nSummary: judge latency {LATENCY:.1f} s, no quota, {database}; the judge's own workers, one judge job per unit")
     print(
         f"{'workers':>8}{'judged':>8}{'failed':>8}{'wall s':>8}{'calls/s':>9}{'vs 1':>7}{'s/job':>7}{'platform':>10}"
-        f"{'SQL/unit':>10}{'SQL ms/unit':>12}"
+        f"{'SQL/unit':>10}{'SQL ms/unit':>12}{'Redis/unit':>11}"
     )
     base = rows[0]
     for outcome in rows:
@@ -41,14 +41,16 @@ def report(rows: list[Outcome], database: str) -> None:
         print(
             f"{outcome.workers:>8}{outcome.judgements:>8}{outcome.failed:>8}{outcome.wall:>8.1f}{rate:>9.2f}"
             f"{rate / (len(base.accepted) / base.wall):>6.2f}x{per_job:>7.2f}{per_job - LATENCY:>9.2f}s"
-            f"{statements / outcome.judgements:>10.1f}{1000 * seconds / outcome.judgements:>12.1f}"
+            f"{statements / outcome.judgements:>10.1f}{1000 * seconds / outcome.judgements:>12.1f}{outcome.redis_commands / outcome.judgements:>11.1f}"
         )
     last = rows[-1]
     kinds = ", ".join(f"{n / last.judgements:.1f} {kind}" for kind, n in last.sql.get("kinds", {}).most_common())
     print(f"\nSQL statements per judge unit at {last.workers} workers, by kind: {kinds}")
     print(
         "s/job: wall x workers / judgements; platform: what each job took beyond the judge's 1 s (queue, database, images, "
-        "request building); SQL: every statement the worker processes sent, per judge unit."
+        "request building); SQL: every statement the worker processes sent, per judge unit; Redis: the commands the Redis "
+        "server processed from the jobs' release to the last judgement (its total_commands_processed: dequeueing, heartbeats, results; the "
+        "pollers of this bench included), per judge unit."
     )
 
 
@@ -58,34 +60,18 @@ def main() -> None:
     parser.add_argument(
         "--workers", type=int, nargs="+", default=[1, 2, 4], help="worker processes per configuration; the first is the baseline"
     )
-    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/9", help="an empty Redis database (emptied after)")
-    parser.add_argument("--database", choices=("postgres", "sqlite"), default="postgres")
-    parser.add_argument(
-        "--postgres-url", default="postgres://postgres@127.0.0.1:5432", help="the server; the bench creates and drops its database"
-    )
+    add_fleet_arguments(parser)
     args = parser.parse_args()
-    folder = workdir("workers-scale-")
-    provider = Provider()
-    with provider.server, bench_database(args.database, args.postgres_url, folder) as database_url:
-        fleet = Fleet(database_url=database_url, redis_url=args.redis_url, workdir=folder, provider=provider)
-        try:
-            fleet.prepare()
-            print(f"{args.database} database, Redis {args.redis_url}, worker logs under {folder}", flush=True)
-            rows = []
-            for workers in args.workers:
-                print(f"{workers} judge worker(s)", flush=True)
-                rows.append(
-                    fleet.run_configuration(
-                        f"workers {workers}",
-                        judgements=args.judgements,
-                        workers=workers,
-                        env={},
-                        provider={"latency": (LATENCY, LATENCY)},
-                        count_sql=True,
-                    )
+    with fleet_for(args, "workers-scale-") as fleet:
+        rows = []
+        for workers in args.workers:
+            print(f"{workers} judge worker(s)", flush=True)
+            provider = {"latency": (LATENCY, LATENCY)}
+            rows.append(
+                fleet.run_configuration(
+                    f"workers {workers}", judgements=args.judgements, workers=workers, env={}, provider=provider, count_sql=True
                 )
-        finally:
-            fleet.connection.flushdb()
+            )
     report(rows, args.database)
 
 
