@@ -84,6 +84,17 @@ def get(port: int, token: str, path: str = API) -> int:
         return error.code
 
 
+def stop_process(process: subprocess.Popen) -> None:
+    """SIGTERM, then SIGKILL if it has not exited within 30 s."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 class Gunicorn:
     """gunicorn with WORKERS sync workers; its log lines are collected by a thread (the pipe never fills)."""
 
@@ -129,13 +140,7 @@ class Gunicorn:
         return [(int(m[1]), int(m[2])) for line in list(self.lines) if (m := ACCESS.match(line)) and m[3] == path]
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.reader.join(timeout=5)
 
 

@@ -31,7 +31,7 @@ from studies.services import files_delete_unused
 from submissions.services import submission_create, submissions_publish
 from tasks.models import Task
 from tests.conftest import ROOT, TEST_BACKENDS
-from tests.test_lockout_workers import Gunicorn, environment, free_port, setting
+from tests.test_lockout_workers import Gunicorn, environment, free_port, setting, stop_process
 
 BUCKET = "atelier-media"
 CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
@@ -238,12 +238,7 @@ class Host:
             time.sleep(0.2)
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process)
 
 
 def manage(env: dict[str, str], *args: str) -> str:
