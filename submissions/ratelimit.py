@@ -2,12 +2,14 @@
 
 Policy (documented in docs/deploying.md): ATELIER_TOKEN_FAILURE_LIMIT failed token checks from one address within
 ATELIER_TOKEN_FAILURE_WINDOW_SECONDS (counted from the first) lock that address out of the API until the window has
-passed; valid tokens from other addresses are unaffected. Counts live in Django's cache, which is Redis whenever
-REDIS_URL or ATELIER_CACHE_URL names one (atelier/settings.py): every gunicorn worker and host counts together, and
-a restart forgets nothing. Only with the local-memory cache does each process count alone. Counting is atomic
-(ADD, then INCR); requests in flight at the same moment may each be checked before any of them is counted.
+passed; valid tokens from other addresses are unaffected. The counting is the `limits` library's fixed window (the one
+the judge's budget uses too, evaluator/judge/budget.py), kept where Django's cache is: on the cache's Redis whenever
+REDIS_URL or ATELIER_CACHE_URL names one (atelier/settings.py), under the cache's key prefix, so every gunicorn worker
+and host counts together, a restart forgets nothing and the cache's clear() forgets the lockouts with the rest; with
+the local-memory cache, in this process's memory, each process counting alone. Counting is atomic (one script on
+Redis); requests in flight at the same moment may each be checked before any of them is counted.
 
-If the cache cannot be reached the limiter fails open: the check passes and the failure goes uncounted, with a
+If the cache's Redis cannot be reached the limiter fails open: the check passes and the failure goes uncounted, with a
 warning logged. Tokens are random secrets, so the lockout is a second line of defence, and a cache outage must not
 turn every API call into a 500. Web logins are limited by django-axes.
 """
@@ -15,12 +17,20 @@ turn every API call into a 500. Web logins are limited by django-axes.
 from __future__ import annotations
 
 import logging
+import re
+import threading
 
 import redis
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache.backends.redis import RedisCache
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 from django.http import HttpRequest
+from django.utils.module_loading import import_string
 from ipware import get_client_ip
+from limits import RateLimitItem, RateLimitItemPerSecond
+from limits.storage import MemoryStorage, RedisStorage, Storage
+from limits.strategies import FixedWindowRateLimiter
 
 log = logging.getLogger(__name__)
 _FORWARDED = ("HTTP_X_FORWARDED_FOR",)  # the header the proxies set (deploy/nginx/atelier.conf); any other is the client's word
@@ -41,33 +51,56 @@ def client_address(request: HttpRequest) -> str:
     return request.META.get("REMOTE_ADDR", "")
 
 
-def _key(address: str) -> str:
-    return f"token-failures:{address}"
+_POOL_ONLY = ("pool_class", "parser_class", "serializer")  # Django's own OPTIONS for its Redis cache, not redis-py's
+_limiter: FixedWindowRateLimiter | None = None
+_limiter_lock = threading.Lock()
+
+
+def _storage(cache: dict) -> Storage:
+    """The `limits` storage beside Django's cache `cache` (a CACHES entry): its Redis (the first LOCATION, where
+    Django writes, with its OPTIONS: the one-second timeouts) under its KEY_PREFIX, else this process's memory."""
+    if not issubclass(import_string(cache["BACKEND"]), RedisCache):
+        return MemoryStorage()
+    location = cache["LOCATION"]
+    url = (re.split("[;,]", location) if isinstance(location, str) else location)[0].strip()  # as Django splits it
+    options = {k: v for k, v in cache.get("OPTIONS", {}).items() if k not in _POOL_ONLY}
+    prefix = ":".join(p for p in (cache.get("KEY_PREFIX", ""), "token-lockout") if p)
+    return RedisStorage(url, key_prefix=prefix, **options)  # redis-py reads the URL: redis://, rediss:// or unix://
+
+
+def _fixed_window() -> FixedWindowRateLimiter:
+    global _limiter
+    with _limiter_lock:
+        if _limiter is None:
+            _limiter = FixedWindowRateLimiter(_storage(settings.CACHES["default"]))
+        return _limiter
+
+
+@receiver(setting_changed)
+def _follow_the_cache(setting: str, **_) -> None:
+    """A test that moves the cache (settings.CACHES) moves the counts with it, and starts from none in memory."""
+    global _limiter
+    if setting == "CACHES":
+        with _limiter_lock:
+            _limiter = None
+
+
+def _policy() -> RateLimitItem:
+    return RateLimitItemPerSecond(settings.ATELIER_TOKEN_FAILURE_LIMIT, settings.ATELIER_TOKEN_FAILURE_WINDOW, namespace="token-failures")
 
 
 def locked_out(request: HttpRequest) -> bool:
     address = client_address(request)
     try:
-        failures = cache.get(_key(address), 0)
+        return not _fixed_window().test(_policy(), address)
     except redis.RedisError as exc:
         log.warning("token limiter: cache unreachable, %s not checked (%s: %s)", address, type(exc).__name__, exc)
         return False
-    return failures >= settings.ATELIER_TOKEN_FAILURE_LIMIT
 
 
 def count_failure(request: HttpRequest) -> None:
     address = client_address(request)
     try:
-        _increment(_key(address), settings.ATELIER_TOKEN_FAILURE_WINDOW)
+        _fixed_window().hit(_policy(), address)
     except redis.RedisError as exc:
         log.warning("token limiter: cache unreachable, a bad token from %s not counted (%s: %s)", address, type(exc).__name__, exc)
-
-
-def _increment(key: str, window: int) -> None:
-    if cache.add(key, 1, timeout=window):
-        return
-    try:
-        if cache.incr(key) == 1:  # the key expired between Redis's EXISTS and INCR, and INCR made one that never expires
-            cache.touch(key, timeout=window)
-    except ValueError:  # expired between add and incr
-        cache.add(key, 1, timeout=window)
