@@ -228,10 +228,16 @@ def test_retry_after_reads_milliseconds_seconds_and_dates() -> None:
     assert retry_after({}) is None and retry_after({"retry-after": "soon"}) is None
 
 
-def test_a_token_window_waits_for_room_and_big_budgets_count_in_units(redis_url: str) -> None:
+def test_a_token_window_waits_for_room_and_keeps_two_counters_whatever_the_budget(redis_url: str) -> None:
+    import redis
+
     small = JudgeBudget(storage_url=redis_url, identity="t-small", rpm=None, tpm=1_000, image_tokens=0, reply_tokens=0, window=1)
-    assert small.token_unit == 1
     assert small.take(600) < 0.5 and small.take(400) < 0.5  # the window's 1,000 tokens, at once
-    assert 0.5 < small.take(300) < 3  # waits for the first request's tokens to leave the window
+    assert 0.5 < small.take(300) < 3  # waits until enough of the first requests' tokens have slid out of the window
     big = JudgeBudget(storage_url=redis_url, identity="t-big", rpm=None, tpm=2_000_000, image_tokens=0, reply_tokens=0)
-    assert big.token_unit == 20 and big._units(1_111) == 56
+    for _ in range(50):
+        assert big.take(1_111) < 0.5
+    assert big._sliding.get_window_stats(big._tokens, "t-big").remaining == 2_000_000 - 50 * 1_111  # counted to the token
+    keys = redis.Redis.from_url(redis_url).keys(f"{budget.NAMESPACE}:*t-big*")
+    assert len(keys) == 1 and redis.Redis.from_url(redis_url).type(keys[0]) == b"string"  # one counter, not a list entry per token
+    assert big._within_budget(3_000_000) == 2_000_000  # a request above the whole budget takes all of it, and is not refused forever

@@ -1,11 +1,18 @@
 """One rate budget for the judge's API key, shared by every judge worker: requests and tokens per minute.
 
 A hosted judge limits requests and tokens per minute per API key, however many processes send them. The budget is
-kept by `limits` (its moving-window strategy) in Redis when the deployment has one (REDIS_URL), so N workers on any
-number of hosts together stay within it; without Redis (the embedded default, a single process) in this process's
-memory. Each limit's window moves (the last minute, not a clock minute) and is a second longer than a minute: a
-request let through as an old one leaves our window then reaches the provider after the old one left its window,
-though the two crossed the network in different times.
+kept by `limits` in Redis when the deployment has one (REDIS_URL), so N workers on any number of hosts together stay
+within it; without Redis (the embedded default, a single process) in this process's memory. Each window is a second
+longer than a minute: a request let through as an old one leaves our window then reaches the provider after the old
+one left its window, though the two crossed the network in different times.
+
+Requests are counted in a moving window (`limits`' moving-window strategy: the last 61 s exactly, one Redis list entry
+per request, so at most rpm entries). Tokens are counted by `limits`' sliding-window counter: two counters per budget
+(this window's tokens and the previous window's) whatever the tpm, where a moving window would need an entry per
+token. It approximates the last 61 s by counting the previous window's tokens in proportion to the share of it still
+inside them, as if they had been spread evenly; tokens bunched at the end of a window can therefore let through up to
+twice the tpm within some 61 s in the worst case, while a steady stream of requests (judge workers kept busy) is
+counted closely. A provider that refuses the excess answers 429, which pauses everyone (below).
 
 It acts at the HTTP level: `hooks()` are httpx event hooks on the judge's client, so every request the endpoint
 receives takes from the budget first, the openai client's own retries and the judge's repair turns included, and
@@ -14,9 +21,6 @@ every 429 is seen. A request's tokens are estimated before it is sent (`estimate
     ceil(characters of its messages' text / 4) + 4 per message       (OpenAI's rule of thumb, and its per-message overhead)
     + image_tokens per image                                           (ATELIER_JUDGE_IMAGE_TOKENS)
     + the request's max_completion_tokens or max_tokens, else reply_tokens   (ATELIER_JUDGE_REPLY_TOKENS)
-
-The token window is a Redis list with one entry per token; above TOKEN_ENTRIES tokens per minute it counts units of
-ceil(tpm / TOKEN_ENTRIES) tokens (each request rounded to the nearest unit), so the list stays small.
 
 A 429 pauses the budget for everyone: its Retry-After (OpenAI's retry-after-ms first, then seconds or an HTTP date),
 else PAUSE_WITHOUT_RETRY_AFTER, at most MAX_PAUSE, becomes a key whose time to live every sender waits out before
@@ -38,16 +42,15 @@ from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import redis
-from limits import RateLimitItem, RateLimitItemPerSecond
+from limits import RateLimitItemPerSecond
 from limits.storage import storage_from_string
-from limits.strategies import MovingWindowRateLimiter
+from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
 from .config import JudgeConfig
 
 log = logging.getLogger(__name__)
 
 WINDOW = 61  # seconds: per minute, plus a second for requests in transit (the module docstring)
-TOKEN_ENTRIES = 100_000  # the most entries the token window's list holds
 CHARS_PER_TOKEN = 4
 TOKENS_PER_MESSAGE = 4
 MAX_PAUSE = 120.0  # seconds; the openai client honours a Retry-After up to the same
@@ -173,10 +176,10 @@ class JudgeBudget:
         self.identity, self.window = identity, window
         self.image_tokens, self.reply_tokens = image_tokens, reply_tokens
         options = {"socket_connect_timeout": REDIS_TIMEOUT, "socket_timeout": REDIS_TIMEOUT} if storage_url else {}
-        self._limiter = MovingWindowRateLimiter(storage_from_string(_limits_uri(storage_url), key_prefix=NAMESPACE, **options))
-        self.token_unit = max(1, math.ceil(tpm / TOKEN_ENTRIES)) if tpm else 1
+        self._storage = storage = storage_from_string(_limits_uri(storage_url), key_prefix=NAMESPACE, **options)
+        self._moving, self._sliding = MovingWindowRateLimiter(storage), SlidingWindowCounterRateLimiter(storage)  # requests, tokens
         self._requests = RateLimitItemPerSecond(rpm, window, namespace="requests") if rpm else None
-        self._tokens = RateLimitItemPerSecond(tpm // self.token_unit, window, namespace="tokens") if tpm else None
+        self._tokens = RateLimitItemPerSecond(tpm, window, namespace="tokens") if tpm else None
         key = f"{NAMESPACE}:{identity}:paused"
         self._pause = _RedisPause(storage_url, key) if storage_url else _LocalPause()
 
@@ -202,12 +205,12 @@ class JudgeBudget:
         """Wait until the pause is over and the windows have room for one request of `tokens`, take it, and return
         the seconds waited."""
         started = time.monotonic()
-        units = self._units(tokens)
+        tokens = self._within_budget(tokens)
         while True:
             if (paused := self._pause.remaining()) > 0:
                 time.sleep(paused)
                 continue
-            wait = self._try(units)
+            wait = self._try(tokens)
             if wait == 0:
                 waited = time.monotonic() - started
                 if waited > 1:
@@ -215,29 +218,45 @@ class JudgeBudget:
                 return waited
             time.sleep(min(POLL_MAX, max(POLL_MIN, wait)))
 
-    def _units(self, tokens: int) -> int:
-        units = max(1, round(tokens / self.token_unit))
-        if self._tokens is not None and units > self._tokens.amount:
+    def _within_budget(self, tokens: int) -> int:
+        tokens = max(1, tokens)
+        if self._tokens is not None and tokens > self._tokens.amount:
             log.warning("a judge request of about %d tokens is more than the whole per-minute budget: it takes all of it", tokens)
             return self._tokens.amount
-        return units
+        return tokens
 
-    def _try(self, units: int) -> float:
+    def _try(self, tokens: int) -> float:
         """0 when the request was taken from both windows, else the seconds until the fuller one may have room.
         Both are tested before either is hit, so a full token window costs no request; a request hit between the
         test and the token hit by another worker is spent unused, which only makes the budget stricter."""
-        limits = [(item, cost) for item, cost in ((self._requests, 1), (self._tokens, units)) if item is not None]
-        for item, cost in limits:
-            if not self._limiter.test(item, self.identity, cost=cost):
-                return self._until_room(item)
-        for item, cost in limits:
-            if not self._limiter.hit(item, self.identity, cost=cost):
-                return self._until_room(item)
+        if self._requests is not None and not self._moving.test(self._requests, self.identity):
+            return self._until_a_request()
+        if self._tokens is not None and not self._sliding.test(self._tokens, self.identity, cost=tokens):
+            return self._until_tokens(tokens)
+        if self._requests is not None and not self._moving.hit(self._requests, self.identity):
+            return self._until_a_request()
+        if self._tokens is not None and not self._sliding.hit(self._tokens, self.identity, cost=tokens):
+            return self._until_tokens(tokens)
         return 0.0
 
-    def _until_room(self, item: RateLimitItem) -> float:
-        reset, _ = self._limiter.get_window_stats(item, self.identity)
+    def _until_a_request(self) -> float:
+        assert self._requests is not None
+        reset, _ = self._moving.get_window_stats(self._requests, self.identity)  # when the oldest request leaves the window
         return max(POLL_MIN, reset - time.time())
+
+    def _until_tokens(self, tokens: int) -> float:
+        """Seconds until the sliding-window counter has room for `tokens`, were nobody else to take any: its count is
+        previous × (previous's time left / window) + current, and the current window's count becomes the previous one
+        when it ends (`limits`' SlidingWindowCounterSupport: times left of the previous key, and of the current one,
+        which is written to live two windows)."""
+        assert self._tokens is not None
+        amount, window = self._tokens.amount, self._tokens.get_expiry()
+        previous, previous_left, current, current_left = self._storage.get_sliding_window(self._tokens.key_for(self.identity), window)
+        if current + tokens <= amount:  # room once enough of the previous window has slid out
+            wait = previous_left - (amount - tokens - current) * window / previous if previous else 0.0
+        else:  # room once the current window is the previous one and enough of it has slid out
+            wait = current_left - (amount - tokens) * window / current
+        return max(POLL_MIN, wait)
 
 
 @functools.cache
