@@ -1,16 +1,27 @@
 # Two commands for a fresh machine:  make demo  |  make test
+# make setup installs what production runs (requirements.txt) and the client; make setup-dev adds the tests,
+# benchmarks and lint (requirements-dev.txt).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test serve
+.PHONY: setup setup-dev demo test serve
 
 setup: $(VENV)/.installed
 
-$(VENV)/.installed: requirements.txt
+setup-dev: $(VENV)/.installed-dev
+
+$(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+
+$(VENV)/.installed: requirements.txt | $(VENV)/bin/python
 	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q -e ./client
+	touch $@
+
+$(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
+	$(PY) -m pip install -q -r requirements-dev.txt
 	$(PY) -m pip install -q -e ./client
 	touch $@
 
@@ -21,5 +32,5 @@ demo: setup
 serve: setup
 	$(PY) manage.py runserver 127.0.0.1:8000
 
-test: setup
+test: setup-dev
 	bash scripts/test
