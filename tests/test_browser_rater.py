@@ -1,4 +1,5 @@
-"""An expert logs in and rates two items in a real browser with the keyboard only (tests/browser.py: headless Chromium)."""
+"""An expert logs in and rates two items in a real browser with the keyboard only (tests/browser.py: headless Chromium),
+and Ctrl+Enter with the required rationale empty says so and saves nothing."""
 
 from __future__ import annotations
 
@@ -64,3 +65,24 @@ def test_an_expert_rates_two_items_with_the_keyboard(browser, team, sample_pack,
     assert set(prompt.checklist.values()) == {1} and set(image.checklist.values()) == {0}
     assert rows.get(entry=second.entry, render=None).scores == dict.fromkeys(PROMPT_DIMENSIONS, 2)
     assert prompt.note == "Typed with the keyboard only."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ctrl_enter_with_an_empty_rationale_says_so_and_keeps_the_focus_there(browser, team, sample_pack, django_user_model):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    submission = rendered_submission(team, sample_pack)
+    ana, ben = expert(django_user_model, "ana"), expert(django_user_model, "ben")
+    rating_queue_fill(submissions=Submission.objects.filter(pk=submission.pk), raters=[ana, ben], items=1)
+    browser.get("/accounts/login/?next=/rate/")
+    browser.find("input[name=username]").send_keys("ana")
+    browser.find("input[name=password]").send_keys("pw-expert-123", Keys.ENTER)
+    browser.wait(lambda d: browser.find_all("#rate-form fieldset.current"))
+    ActionChains(browser.driver).send_keys(keys_for(next_assignment(ana), "4")).perform()
+    ActionChains(browser.driver).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()
+    browser.wait(lambda d: browser.find("#rate-problem").is_displayed())
+    assert "rationale is required" in browser.find("#rate-problem").text
+    assert browser.driver.switch_to.active_element.get_attribute("id") == "rationale"
+    browser.shot("rater-empty-rationale")
+    assert not ExpertRating.objects.exists()

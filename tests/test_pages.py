@@ -1,4 +1,4 @@
-"""Web flows through HTTP: sign-up, teams, upload, submission page, publishing, leaderboard, downloads."""
+"""Web flows through HTTP: sign-up, teams, upload, submission page, publishing, leaderboard, downloads, the favicon."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import io
 import json
 
 from django.contrib.admin.sites import site
+from django.contrib.staticfiles import finders
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import RequestFactory
 
@@ -36,6 +37,12 @@ def test_team_pages_are_private(client, team, stranger):
     client.force_login(stranger)
     assert client.get(f"/teams/{team.slug}/").status_code == 404
     assert client.get(f"/teams/{team.slug}/submit/").status_code == 404
+
+
+def test_team_page_curl_example_names_the_pack(owner_client, team):
+    page = owner_client.get(f"/teams/{team.slug}/").content.decode()
+    example = page.split("Submit with <code>curl")[1].split("</code>")[0]
+    assert "-F pack=PACK@VERSION" in example and "-F prompter=NAME" in example
 
 
 def test_token_created_on_team_page_is_shown_once(owner_client, team):
@@ -120,3 +127,10 @@ def test_breakdown_downloads_csv_and_jsonl(client, owner_client, team, sample_pa
     hidden = next(r for r in records if r["task_id"] == "oe-s02")
     assert isinstance(hidden["prompt_checklist"], list) and set(hidden["prompt_checklist"]) <= {0, 1, None}
     assert client.get(f"/submissions/{submission.pk}/breakdown.xml").status_code == 404
+
+
+def test_favicon_is_served_and_linked_from_every_page(client, db):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"].endswith("favicon.svg")
+    assert finders.find("favicon.svg") is not None
+    assert 'rel="icon"' in client.get("/tasks/").content.decode()
