@@ -216,7 +216,7 @@ ATELIER_JUDGE_IMAGE_MAX_SIDE = envint("ATELIER_JUDGE_IMAGE_MAX_SIDE", str(judge_
 # Several comma-separated models make a judge ensemble (mean scores, majority checklists).
 ATELIER_JUDGE_MODELS = [m.strip() for m in os.environ.get("ATELIER_JUDGE_MODELS", "").split(",") if m.strip()]
 # A checkout of the AtelierEval release (github.com/Astarojth/AtelierEval): the judge becomes the release's own, read
-# from its files at run time (route "official", docs/judge.md). It needs OPENAI_BASE_URL and one model.
+# from its files at run time (route "official", docs/judge-vs-ateliereval.md). It needs OPENAI_BASE_URL and one model.
 ATELIER_OFFICIAL_RELEASE = os.environ.get("ATELIER_OFFICIAL_RELEASE", "").strip()
 if ATELIER_OFFICIAL_RELEASE and (_problems := release_problems(ATELIER_OFFICIAL_RELEASE)):
     raise ImproperlyConfigured(

@@ -1,7 +1,7 @@
 """The "official" route: AtelierEval's own judge, reproduced from a user's checkout of the public release.
 
 Nothing of the release is shipped here. Given the folder of a checkout (ATELIER_OFFICIAL_RELEASE), the route
-reads at run time what the release's judge sends and how it scores (docs/judge.md lists every difference
+reads at run time what the release's judge sends and how it scores (docs/judge-vs-ateliereval.md lists every difference
 between this route, the release, the paper and our own route "ateliereval"):
 
   layout.py     the files the route needs, and what is missing from a folder (cheap: settings import it);
