@@ -1,9 +1,7 @@
 """The difficulty predictor's pipeline (evaluator/difficulty): reading PQPP-layout splits, training the real
 all-MiniLM-L6-v2 with its head, the artefact and its hashes, and `manage.py train_difficulty`.
 
-The splits are written here (never PQPP's own files): captions built from everyday words, where two invented words
-carry the signal, "vorplex" making a prompt easy (high scores) and "quandrel" hard. Training is small (the top
-transformer layer and the head, a few epochs) but the code path is the one a full run takes.
+The splits and the one predictor trained per test session come from tests/predictor.py (fixtures `splits_dir`, `trained`).
 """
 
 from __future__ import annotations
@@ -11,7 +9,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import random
 import shutil
 import subprocess
 import sys
@@ -21,60 +18,21 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluator import difficulty
+from tests.predictor import PLACES, QUICK, THINGS
 
 ROOT = Path(__file__).resolve().parent.parent
-HEADER = ["id", "image_id", "best_caption", "glide_score", "sdxl_score", "avg_generative_score"]
-THINGS = ["dog", "kitchen", "bus", "tree", "boat", "clock", "pizza", "horse", "bench", "kite", "train", "chair"]
-PLACES = ["by the river", "in a park", "on a street", "at night", "near a window", "on a hill"]
-MARKERS = {"vorplex": (2.0, 1.5), "quandrel": (0.5, -1.0)}  # word -> (sdxl, glide)
-QUICK = {"frozen_layers": 5, "epochs": 4, "batch_size": 8, "lr": 3e-4, "head_lr": 3e-3, "hidden": 64, "warmup": 0.0}
-
-
-def fixture_rows(count: int, seed: int) -> list[list[object]]:
-    """Rows in PQPP's layout: each caption holds one marker; its scores are the marker's plus a little noise."""
-    rng = random.Random(seed)
-    rows = []
-    for k in range(count):
-        marker = list(MARKERS)[k % 2]
-        sdxl, glide = (min(2.0, max(-1.0, base + rng.uniform(-0.3, 0.3))) for base in MARKERS[marker])
-        caption = f"A {marker} {rng.choice(THINGS)} {rng.choice(PLACES)} with a {rng.choice(THINGS)}."
-        rows.append([1000 * seed + k, 500 + k, caption, glide, sdxl, (sdxl + glide) / 2])
-    return rows
-
-
-def write_splits(folder: Path, sizes=(64, 24, 24)) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for seed, (name, size) in enumerate(zip(("train", "validation", "test"), sizes, strict=True)):
-        with (folder / f"{name}.csv").open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(HEADER)
-            writer.writerows(fixture_rows(size, seed))
-    return folder
-
-
-@pytest.fixture(scope="module")
-def splits_dir(tmp_path_factory) -> Path:
-    return write_splits(tmp_path_factory.mktemp("pqpp-fixture"))
-
-
-@pytest.fixture(scope="module")
-def trained(splits_dir, tmp_path_factory) -> tuple[Path, dict]:
-    out = tmp_path_factory.mktemp("artefact") / "difficulty"
-    seen = []
-    manifest = difficulty.train(splits_dir, out, seed=0, progress=lambda done, total, what: seen.append((done, total)), **QUICK)
-    assert seen and seen[-1][0] == seen[-1][1] and [d for d, _ in seen] == sorted(d for d, _ in seen)
-    return out, manifest
 
 
 def test_training_learns_the_planted_words(trained):
-    out, manifest = trained
+    out, manifest, seen = trained
+    assert seen and seen[-1][0] == seen[-1][1] and [d for d, _ in seen] == sorted(d for d, _ in seen)  # the progress calls
     assert manifest["metrics"]["test"]["pearson"] > 0.8 and manifest["metrics"]["test"]["kendall"] > 0.5
     easy, hard = difficulty.load(out).predict(["A vorplex kite on a hill.", "A quandrel kite on a hill."])
     assert easy - hard > 1.0
 
 
 def test_manifest_records_what_made_the_model_and_load_checks_it(trained, splits_dir):
-    out, manifest = trained
+    out, manifest, _ = trained
     on_disk = json.loads((out / "manifest.json").read_text())
     assert on_disk == manifest
     data = b"".join((splits_dir / f"{n}.csv").read_bytes() for n in ("train", "validation", "test"))
@@ -163,7 +121,7 @@ def test_importing_the_package_does_not_import_torch():
 def test_command_trains_seeds_and_prints_the_table(splits_dir, tmp_path, settings, capsys):
     settings.ATELIER_DIFFICULTY_MODEL = tmp_path / "models" / "difficulty"
     options = [f"--set={k}={v}" for k, v in QUICK.items() if k != "epochs"]
-    call_command("train_difficulty", "--pqpp", str(splits_dir), "--seeds", "0", "1", "--epochs", "3", "--combine", "ensemble", *options)
+    call_command("train_difficulty", "--pqpp", str(splits_dir), "--seeds", "0", "1", "--epochs", "1", "--combine", "ensemble", *options)
     out, err = capsys.readouterr()
     for expected in (
         "seed 0",

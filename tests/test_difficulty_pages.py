@@ -2,8 +2,8 @@
 are in (before any image), an endpoint run's call log, the task browser, and the judge page's agreement with this
 site's judge. Without a predictor every page works and says how to train one.
 
-The predictor is a real one (all-MiniLM-L6-v2 and a head, evaluator.difficulty) trained for one epoch on a few
-captions written here, so its scores mean nothing: the tests check where they go, not how good they are.
+The predictor is a real one (all-MiniLM-L6-v2 and a head, evaluator.difficulty), the session's (tests/predictor.py),
+trained briefly on captions written there: the tests check where its scores go, not how good they are.
 """
 
 from __future__ import annotations
@@ -24,33 +24,13 @@ from tasks import difficulty
 from tasks.models import PredictedDifficulty
 
 HINT = "manage.py train_difficulty --pqpp PATH"
-WORDS = ["lantern", "harbour", "meadow", "violin", "glacier", "bicycle", "orchard", "teapot", "comet", "castle"]
-
-
-def write_split(path, rows: int, offset: int) -> None:
-    with path.open("w", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["best_caption", "sdxl_score", "glide_score", "avg_generative_score"])
-        for k in range(rows):
-            word = WORDS[(k + offset) % len(WORDS)]
-            score = 1.5 if k % 2 else -0.5
-            writer.writerow([f"A {word} seen from the {'left' if k % 3 else 'right'} at dusk", score, score, score])
-
-
-@pytest.fixture(scope="session")
-def predictor_folder(tmp_path_factory):
-    splits = tmp_path_factory.mktemp("splits")
-    for name, rows, offset in (("train", 24, 0), ("validation", 8, 3), ("test", 8, 5)):
-        write_split(splits / f"{name}.csv", rows, offset)
-    out = tmp_path_factory.mktemp("predictor")
-    library.train(splits, out, seed=0, epochs=1, frozen_layers=6, hidden=16, batch_size=8)
-    return out
 
 
 @pytest.fixture
-def predictor(settings, predictor_folder):
-    settings.ATELIER_DIFFICULTY_MODEL = predictor_folder
-    return library.load(predictor_folder)
+def predictor(settings, trained):
+    """The session's predictor (tests/predictor.py), installed for this test."""
+    settings.ATELIER_DIFFICULTY_MODEL = trained[0]
+    return library.load(trained[0])
 
 
 def text_of(response) -> str:
