@@ -18,7 +18,7 @@ import pytest
 
 from evaluation import runtime
 
-pytest_plugins = ["tests.openai_server", "tests.browser"]
+pytest_plugins = ["tests.openai_server", "tests.browser", "tests.predictor"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_REDIS_URL = os.environ.get("REDIS_URL", "")
@@ -30,6 +30,18 @@ TEST_REDIS_DB = int(os.environ.get("ATELIER_TEST_REDIS_DB", "15")) - XDIST_WORKE
 SUITE_MARKER = "atelier:test-suite-owns-this-db"
 # The demo's two smoke backends, one image per prompt: fast. Tests that need the shipped file set it back.
 TEST_BACKENDS = ROOT / "tests" / "backends-test.json"
+
+
+# Fixtures that give a test the test database. A test that asks for none of them cannot reach the database (pytest-django
+# blocks it), so it cannot behave differently on PostgreSQL: the PostgreSQL pass runs only the tests marked `database`.
+DATABASE_FIXTURES = frozenset({"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"})
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark every test that touches the test database `database`, from the fixtures it uses (never by hand)."""
+    for item in items:
+        if item.get_closest_marker("django_db") or DATABASE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.database)
 
 
 def service_missing(what: str) -> None:
@@ -50,6 +62,9 @@ def _isolated(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.OPENAI_BASE_URL = ""
     settings.ATELIER_BACKENDS_FILE = TEST_BACKENDS
+    # A fast hasher, as Django's own test advice has it: PBKDF2's million rounds cost about 0.3 s a user or login here,
+    # and no test is about the hash. Deployments keep Django's default.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     runtime.reset()
     yield
     runtime.reset()

@@ -24,6 +24,7 @@ IMPORT_NAMES = {
     "openapi-spec-validator": {"openapi_spec_validator"},
     "hypothesis": {"hypothesis"},
     "selenium": {"selenium"},
+    "filelock": {"filelock"},
     "moto": {"moto"},
     "locust": {"locust"},
     "ruff": {"ruff"},
