@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 import django_rq
 from django.conf import settings
 
+from .queues import PROMPTER_QUEUE
+
 T = TypeVar("T")
 _local: dict[tuple[int, int], threading.BoundedSemaphore] = {}
 _local_lock = threading.Lock()
@@ -35,7 +37,7 @@ class Slots:
                 semaphore = _local.setdefault((self.endpoint_id, self.limit), threading.BoundedSemaphore(self.limit))
             with semaphore:
                 return func(*args, **kwargs)
-        connection = django_rq.get_connection("prompter")
+        connection = django_rq.get_connection(PROMPTER_QUEUE)
         token = uuid.uuid4().hex
         while True:
             now = time.time()

@@ -37,6 +37,8 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 from rq.worker import Worker
 
+from .queues import DEFAULT_QUEUE, JUDGE_QUEUE, PROMPTER_QUEUE, render_queue
+
 START_JOB = "evaluation.jobs.start_submission_job"
 RENDER_JOB = "evaluation.jobs.render_job"
 JUDGE_JOB = "evaluation.jobs.judge_job"
@@ -46,20 +48,20 @@ FEEDBACK_RENDER_JOB = "evaluation.jobs.feedback_render_job"
 FEEDBACK_JUDGE_JOB = "evaluation.jobs.feedback_judge_job"
 BOARD_JOB = "evaluation.jobs.board_job"
 DIFFICULTY_JOB = "evaluation.jobs.difficulty_job"
-RENDER = "render-{backend}"  # a render job runs on its backend's own queue, where that backend's GPU worker listens
+RENDER = render_queue("{backend}")  # a render job runs on its backend's own queue, where that backend's GPU worker listens
 
 # The one table of work: every job enqueue() accepts and the queue it runs on. This layer's jobs are here; an app
 # above adds its own from its AppConfig.ready() (register_jobs), so this layer never imports it.
 JOBS: dict[str, str] = {
-    START_JOB: "default",
-    FINISH_JOB: "default",
-    BOARD_JOB: "default",
+    START_JOB: DEFAULT_QUEUE,
+    FINISH_JOB: DEFAULT_QUEUE,
+    BOARD_JOB: DEFAULT_QUEUE,
     RENDER_JOB: RENDER,
     FEEDBACK_RENDER_JOB: RENDER,
-    JUDGE_JOB: "judge",
-    FEEDBACK_JUDGE_JOB: "judge",
-    PROMPT_JOB: "prompter",
-    DIFFICULTY_JOB: "judge",  # the predictor is a MiniLM forward, like the offline judge's; its artefact must be there
+    JUDGE_JOB: JUDGE_QUEUE,
+    FEEDBACK_JUDGE_JOB: JUDGE_QUEUE,
+    PROMPT_JOB: PROMPTER_QUEUE,
+    DIFFICULTY_JOB: JUDGE_QUEUE,  # the predictor is a MiniLM forward, like the offline judge's; its artefact must be there
 }
 
 
@@ -88,7 +90,7 @@ def queue_for(job: str, backend: str | None = None) -> str:
         raise ValueError(f"unknown job {job!r}")
     if (JOBS[job] == RENDER) != (backend is not None):
         raise ValueError(f"{job} runs on {JOBS[job]!r}: {'name' if backend is None else 'no'} backend")
-    name = RENDER.format(backend=backend) if backend is not None else JOBS[job]
+    name = render_queue(backend) if backend is not None else JOBS[job]
     if name not in settings.ATELIER_QUEUES:
         raise ValueError(f"unknown queue {name!r}")
     return name
@@ -180,7 +182,7 @@ def job_alive(job: str, *args: Any) -> bool:
     only the background thread holds jobs between calls."""
     if not settings.REDIS_URL:
         return _background is not None and _background.holds(job_id(job, args))
-    connection = django_rq.get_connection("default")
+    connection = django_rq.get_connection(DEFAULT_QUEUE)
     try:
         found = Job.fetch(job_id(job, args), connection=connection)
     except NoSuchJobError:
@@ -199,7 +201,7 @@ def listening(queue_names: list[str]) -> dict[str, int] | None:
     """Live workers per queue (None in in-process mode): what a page shows when units wait for a worker."""
     if not settings.REDIS_URL:
         return None
-    connection = django_rq.get_connection("default")
+    connection = django_rq.get_connection(DEFAULT_QUEUE)
     stale = timezone.now() - timedelta(seconds=settings.ATELIER_WORKER_STALE_AFTER)
     alive = [w for w in Worker.all(connection=connection) if w.last_heartbeat and w.last_heartbeat > stale]
     return {name: sum(name in w.queue_names() for w in alive) for name in queue_names}

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-
-import openai
+import sys
 
 # Our phrases, by failure kind. Tests check every public reason is assembled from these.
 TIMED_OUT = "timed out"
@@ -38,11 +37,14 @@ def class_name(exc: BaseException) -> str:
 
 def exception_reason(exc: BaseException, requests: int = 0) -> str:
     """A public reason for an exception raised while calling a remote, e.g. 'HTTP 429 (RateLimitError) after 3 requests'."""
-    if isinstance(exc, openai.APITimeoutError):
+    # The openai client is not imported here (half a second the web process never needs): an exception of its classes
+    # can only exist once something imported it, so the module is looked up where it already is.
+    openai = sys.modules.get("openai")
+    if openai is not None and isinstance(exc, openai.APITimeoutError):
         what = TIMED_OUT
-    elif isinstance(exc, openai.APIConnectionError):
+    elif openai is not None and isinstance(exc, openai.APIConnectionError):
         what = NO_CONNECTION
-    elif isinstance(exc, openai.APIStatusError):
+    elif openai is not None and isinstance(exc, openai.APIStatusError):
         what = HTTP_ERROR.format(status=int(exc.status_code))
     elif isinstance(exc, json.JSONDecodeError):
         what = UNREADABLE

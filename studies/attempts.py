@@ -16,10 +16,8 @@ from evaluation.units import task_input
 from evaluation.workqueue import enqueue
 from evaluator.judge.skills import get_skill
 
+from .apps import ATTEMPT_JUDGE_JOB
 from .models import Attempt
-
-ATTEMPT_RENDER_JOB = "studies.jobs.attempt_render_job"
-ATTEMPT_JUDGE_JOB = "studies.jobs.attempt_judge_job"
 
 
 def _pending(attempt_id: int) -> Attempt | None:

@@ -24,7 +24,7 @@ from tasks.selectors import prompter_tasks
 from teams.models import Team
 
 from . import protocol
-from .attempts import ATTEMPT_RENDER_JOB
+from .apps import ATTEMPT_RENDER_JOB
 from .humans import human_rows_rebuild
 from .models import Assignment, Attempt, Invitation, Participant, Study
 

@@ -32,7 +32,7 @@ def held_attempts(monkeypatch):
     from django.utils.module_loading import import_string
 
     import studies.services
-    from studies.attempts import ATTEMPT_RENDER_JOB
+    from studies.apps import ATTEMPT_RENDER_JOB
 
     held, enqueue = [], studies.services.enqueue
 

@@ -27,14 +27,17 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from statistics import fmean
-
-import numpy as np
-from scipy import stats
+from typing import TYPE_CHECKING
 
 from ..categories import CATEGORIES
 from ..judge.scales import SCORE_0_100, scale_named
 from ..judge.types import Status
 from .scopes import Scope, cell_key
+
+# numpy and scipy (a second of start-up) are imported by the interval functions when an interval is computed, not by
+# importing this module, which every web process does (tests/test_startup.py).
+if TYPE_CHECKING:
+    import numpy as np
 
 COMPOSITE_SCALE = SCORE_0_100.name
 
@@ -88,12 +91,16 @@ def mean_ci(values: list[float], confidence: float = 0.95) -> tuple[float | None
     about the mean, so the interval always holds the figure it qualifies."""
     if len(values) < MIN_TASKS_FOR_INTERVAL:
         return None, None
+    import numpy as np
+
     low, high = mean_ci_rows(np.asarray([values], dtype=float), confidence)
     return float(low[0]), float(high[0])
 
 
 def mean_ci_rows(rows: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """mean_ci of each row of a (runs x tasks) array at once (the coverage simulation draws thousands)."""
+    from scipy import stats
+
     mean, sem = rows.mean(axis=1), stats.sem(rows, axis=1)
     half = stats.t.ppf(0.5 + confidence / 2, rows.shape[1] - 1) * sem
     return mean - half, mean + half

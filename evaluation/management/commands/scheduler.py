@@ -4,12 +4,13 @@ import django_rq
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.queues import DEFAULT_QUEUE
 from evaluation.reconcile import reconcile_job
 from evaluation.workers import AtelierCronScheduler, run_resilient
 
 
 class Command(BaseCommand):
-    help = "Enqueue evaluation.reconcile every ATELIER_RECONCILE_INTERVAL seconds on the default queue (rq's CronScheduler); run one per deployment."
+    help = f"Enqueue evaluation.reconcile every ATELIER_RECONCILE_INTERVAL seconds on the {DEFAULT_QUEUE} queue (rq's CronScheduler); run one per deployment."
 
     def handle(self, *args, **options):
         if not settings.REDIS_URL:
@@ -18,9 +19,9 @@ class Command(BaseCommand):
         interval = settings.ATELIER_RECONCILE_INTERVAL
 
         def start():
-            scheduler = AtelierCronScheduler(connection=django_rq.get_connection("default"), name="")
-            scheduler.register(reconcile_job, queue_name="default", interval=interval, job_timeout=max(60, interval * 5))
-            self.stdout.write(f"reconcile every {interval} s on queue 'default'")
+            scheduler = AtelierCronScheduler(connection=django_rq.get_connection(DEFAULT_QUEUE), name="")
+            scheduler.register(reconcile_job, queue_name=DEFAULT_QUEUE, interval=interval, job_timeout=max(60, interval * 5))
+            self.stdout.write(f"reconcile every {interval} s on queue {DEFAULT_QUEUE!r}")
             scheduler.start()
 
         run_resilient(start, "scheduler")

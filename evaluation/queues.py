@@ -1,0 +1,25 @@
+"""The work queues' names, spelled once: settings (which imports this before Django is set up, so nothing here
+imports Django), the work queue's table of jobs, the slots and the scheduler take them from here.
+
+Three fixed queues, and one render queue per enabled backend, so a GPU worker keeps exactly one pipeline loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+DEFAULT_QUEUE = "default"  # starting, finishing and board jobs; reconcile
+JUDGE_QUEUE = "judge"  # judge calls, and the difficulty predictor
+PROMPTER_QUEUE = "prompter"  # calls to teams' prompter endpoints
+FIXED_QUEUES: tuple[str, ...] = (DEFAULT_QUEUE, JUDGE_QUEUE, PROMPTER_QUEUE)
+RENDER_PREFIX = "render-"
+
+
+def render_queue(backend: str) -> str:
+    """The queue a backend's render jobs run on, where that backend's GPU worker listens."""
+    return f"{RENDER_PREFIX}{backend}"
+
+
+def all_queues(backends: Iterable[str]) -> tuple[str, ...]:
+    """Every queue of a deployment with these enabled backends: the fixed ones, then one render queue per backend."""
+    return (*FIXED_QUEUES, *(render_queue(b) for b in backends))
