@@ -16,10 +16,9 @@ from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
-from evaluator.judge.config import DEFAULTS as judge_defaults
-from evaluator.judge.config import JudgeConfig, JudgeConfigError
+from evaluation.queues import FIXED_QUEUES, render_queue
+from evaluator.judge.config import JudgeConfig, JudgeConfigError, settings_from_environ
 from evaluator.judge.official.layout import release_problems
-from evaluator.judge.routes import OFFICIAL_ROUTE
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -157,8 +156,8 @@ def _backend_names(path: Path) -> list[str]:
         raise ImproperlyConfigured(f"ATELIER_BACKENDS_FILE={str(path)!r}: cannot read backend names ({exc!r})") from None
 
 
-ATELIER_RENDER_QUEUES = tuple(f"render-{name}" for name in _backend_names(ATELIER_BACKENDS_FILE))
-ATELIER_QUEUES = ("default", "judge", "prompter", *ATELIER_RENDER_QUEUES)
+ATELIER_RENDER_QUEUES = tuple(render_queue(name) for name in _backend_names(ATELIER_BACKENDS_FILE))
+ATELIER_QUEUES = (*FIXED_QUEUES, *ATELIER_RENDER_QUEUES)  # evaluation/queues.py names them
 
 
 def _with_timeouts(url: str) -> str:
@@ -204,35 +203,19 @@ ATELIER_RECONCILE_AFTER = envint("ATELIER_RECONCILE_AFTER", "120", minimum=0)
 ATELIER_WORKER_HEARTBEAT = envint("ATELIER_WORKER_HEARTBEAT", "10", minimum=1)
 ATELIER_WORKER_STALE_AFTER = envint("ATELIER_WORKER_STALE_AFTER", "60", minimum=2)
 
-# The judge. With OPENAI_BASE_URL set, AtelierJudge calls that OpenAI-compatible endpoint;
-# without it the offline embedding judge scores, and every page says so. The defaults are JudgeConfig's
-# (evaluator/judge/config.py), which also checks the whole judge configuration once, below.
-OPENAI_BASE_URL = envurl("OPENAI_BASE_URL", ("http", "https"))
-OPENAI_API_KEY = os.environ.get("OPENAI_API_KEY", "")
-ATELIER_JUDGE_MODEL = os.environ.get("ATELIER_JUDGE_MODEL", "gpt-4o-mini" if OPENAI_BASE_URL else judge_defaults.model)
-ATELIER_JUDGE_TIMEOUT = envfloat("ATELIER_JUDGE_TIMEOUT", str(judge_defaults.timeout))
-ATELIER_JUDGE_MAX_RETRIES = envint("ATELIER_JUDGE_MAX_RETRIES", str(judge_defaults.max_retries))
-ATELIER_JUDGE_IMAGE_MAX_SIDE = envint("ATELIER_JUDGE_IMAGE_MAX_SIDE", str(judge_defaults.image_max_side))
-# Several comma-separated models make a judge ensemble (mean scores, majority checklists).
-ATELIER_JUDGE_MODELS = [m.strip() for m in os.environ.get("ATELIER_JUDGE_MODELS", "").split(",") if m.strip()]
-# A checkout of the AtelierEval release (github.com/Astarojth/AtelierEval): the judge becomes the release's own, read
-# from its files at run time (route "official", docs/judge-vs-ateliereval.md). It needs OPENAI_BASE_URL and one model.
-ATELIER_OFFICIAL_RELEASE = os.environ.get("ATELIER_OFFICIAL_RELEASE", "").strip()
-if ATELIER_OFFICIAL_RELEASE and (_problems := release_problems(ATELIER_OFFICIAL_RELEASE)):
-    raise ImproperlyConfigured(
-        f"ATELIER_OFFICIAL_RELEASE={ATELIER_OFFICIAL_RELEASE!r} is not a checkout of the release: " + "; ".join(_problems)
-    )
-ATELIER_JUDGE_ROUTE = os.environ.get("ATELIER_JUDGE_ROUTE", OFFICIAL_ROUTE if ATELIER_OFFICIAL_RELEASE else judge_defaults.route)
-ATELIER_JUDGE_REPAIRS = envint("ATELIER_JUDGE_REPAIRS", str(judge_defaults.repair_attempts))
-# This deployment's bound on judge calls in flight per process (JudgeConfig's own default, None, sets none).
-ATELIER_JUDGE_MAX_IN_FLIGHT = envint("ATELIER_JUDGE_MAX_IN_FLIGHT", "8")
-# The judge key's requests and tokens per minute, one budget for every judge worker (shared through REDIS_URL's Redis,
-# else this process's memory); unset or 0: no budget. A request's tokens are estimated before it is sent: its text / 4,
-# ATELIER_JUDGE_IMAGE_TOKENS per image, and its max_tokens or ATELIER_JUDGE_REPLY_TOKENS (docs/configuration.md).
-ATELIER_JUDGE_RPM = envint("ATELIER_JUDGE_RPM", "0") or None
-ATELIER_JUDGE_TPM = envint("ATELIER_JUDGE_TPM", "0") or None
-ATELIER_JUDGE_IMAGE_TOKENS = envint("ATELIER_JUDGE_IMAGE_TOKENS", str(judge_defaults.image_tokens))
-ATELIER_JUDGE_REPLY_TOKENS = envint("ATELIER_JUDGE_REPLY_TOKENS", str(judge_defaults.reply_tokens))
+# The judge. With OPENAI_BASE_URL set, AtelierJudge calls that OpenAI-compatible endpoint; without it the offline
+# embedding judge scores, and every page says so. Every judge setting (OPENAI_BASE_URL, OPENAI_API_KEY, ATELIER_JUDGE_*,
+# ATELIER_CLIP_MODEL and _PRETRAINED, ATELIER_OFFICIAL_RELEASE; docs/configuration.md says what each does) is named, read
+# and defaulted once, by JudgeConfig (evaluator/judge/config.py), which also checks the whole judge configuration below.
+# ATELIER_OFFICIAL_RELEASE, a checkout of the AtelierEval release, makes the judge the release's own (route "official",
+# docs/judge-vs-ateliereval.md): a folder that is not one is refused first, by what it lacks.
+try:
+    _judge_settings = settings_from_environ(os.environ)
+except JudgeConfigError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
+globals().update(_judge_settings)
+if (_release := _judge_settings["ATELIER_OFFICIAL_RELEASE"]) and (_problems := release_problems(_release)):
+    raise ImproperlyConfigured(f"ATELIER_OFFICIAL_RELEASE={_release!r} is not a checkout of the release: " + "; ".join(_problems))
 # A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,
 # resumable with `rescore` (failed judgements of the same judge are retried; ok ones are kept).
 ATELIER_MAX_MISSING_RATE = envfloat("ATELIER_MAX_MISSING_RATE", "0.05")
@@ -240,10 +223,6 @@ ATELIER_MEMORY_K = envint("ATELIER_MEMORY_K", "3")
 # The prompt difficulty predictor (evaluator/difficulty, docs/difficulty.md): the artefact folder that
 # `manage.py train_difficulty --pqpp PATH` writes and the pages read; absent, the pages say how to train one.
 ATELIER_DIFFICULTY_MODEL = Path(os.environ.get("ATELIER_DIFFICULTY_MODEL", "").strip() or BASE_DIR / "models" / "difficulty")
-ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL", judge_defaults.clip_model)
-# A local checkpoint path or an open_clip tag; "random" accepts random weights (figures labelled smoke). Left unset
-# with OPENAI_BASE_URL set, start-up stops: a real judge must not rank IM tasks by random CLIP features.
-ATELIER_CLIP_PRETRAINED = os.environ.get("ATELIER_CLIP_PRETRAINED", "").strip() or judge_defaults.clip_pretrained
 try:
     JudgeConfig.from_settings(globals())  # evaluation.runtime.judge_config() builds the one the site uses
 except JudgeConfigError as exc:

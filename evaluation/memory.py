@@ -20,8 +20,8 @@ from django.db.models import Count, Max, QuerySet
 
 from evaluation.models import Exemplar, ExemplarEmbedding
 from evaluator.judge.encoders import clip_identity, image_embeddings, text_embeddings, text_model_identity
-from evaluator.judge.memory import Exemplar as ExemplarData
 from evaluator.judge.memory import embed_exemplars, retrieve
+from evaluator.judge.types import Exemplar as ExemplarData
 from evaluator.judge.types import Side
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from django.conf import settings
 from evaluator.backends import BackendConfig, load_backend_configs
 from evaluator.judge.config import JudgeConfig
 from evaluator.judge.factory import make_judge
-from evaluator.judge.types import Judge
+from evaluator.judge.protocol import Judge
 from evaluator.prompters.conditions import Condition, load_conditions
 
 

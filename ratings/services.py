@@ -25,8 +25,8 @@ from PIL import Image
 from evaluation.memory import embeddings_ensure
 from evaluation.models import Exemplar, ExemplarEmbedding, PromptEntry, Render, Submission, UnitStatus
 from evaluator.categories import CATEGORIES
-from evaluator.judge.memory import Exemplar as ExemplarData
 from evaluator.judge.types import DIMENSIONS, Side
+from evaluator.judge.types import Exemplar as ExemplarData
 from tasks.models import Task, TaskPack
 
 from .models import ExpertRating, Pool, RatingAssignment, TaskPool

@@ -23,8 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from .memory import Exemplar
-    from .types import TargetInput, TaskInput
+    from .types import Exemplar, TargetInput, TaskInput
 
 CACHE_KEY_SCHEMA = "atelier-judge-cache-v2"
 

@@ -1,27 +1,81 @@
-"""JudgeConfig: every setting that builds a judge, each default written once here and checked once, on construction.
+"""JudgeConfig: every setting that builds a judge, each name and default written once here and checked once, on construction.
 
-Each field names the Django setting (and environment variable) it comes from, so a refusal names what to change.
-Kept free of Django, the openai client, numpy and torch: settings imports it to take the defaults and to check
-the judge at start-up.
+Each field names the Django setting (and environment variable) it comes from and how its text is read, so a refusal
+names what to change, and settings take every judge setting from `settings_from_environ` instead of spelling them
+again. Kept free of Django, the openai client, numpy and torch, and importing nothing else of the judge: settings
+import it to read and check the judge's configuration at start-up.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
-
-from .routes import DEFAULT_ROUTE, OFFICIAL_ROUTE, ROUTE_NAMES
+from urllib.parse import urlparse
 
 MIN_IMAGE_MAX_SIDE = 64
+
+# The routes by name (routes.py defines the skills of each): here, so that checking a configured route needs no skill.
+DEFAULT_ROUTE = "ateliereval"  # AtelierEval's own judge
+EXTENDED_ROUTE = "extended"  # with the safety gates, text rendering, faithfulness and colour shift
+OFFICIAL_ROUTE = "official"  # the release's judge, read from a checkout (official/)
+ROUTE_NAMES: tuple[str, ...] = (DEFAULT_ROUTE, EXTENDED_ROUTE, OFFICIAL_ROUTE)
+
+# Read from the environment (settings_from_environ), three settings default to something other than the object's field,
+# each as the site did before (docs/configuration.md): ATELIER_JUDGE_ROUTE is OFFICIAL_ROUTE when ATELIER_OFFICIAL_RELEASE
+# is set (the two go together), and
+ENDPOINT_MODEL = "gpt-4o-mini"  # ATELIER_JUDGE_MODEL, unset while OPENAI_BASE_URL is set
+SITE_MAX_IN_FLIGHT = 8  # ATELIER_JUDGE_MAX_IN_FLIGHT, unset: a deployment bounds each process's calls (None would not)
 
 
 class JudgeConfigError(ValueError):
     """A judge configuration that must not run (the message names the setting to change)."""
 
 
-def _setting(name: str, default: Any, **kwargs: Any) -> Any:
-    return field(default=default, metadata={"setting": name}, **kwargs)
+# How a setting's text (an environment variable) becomes its value: each reader takes the name (for its refusal) and the text.
+Reader = Callable[[str, str], Any]
+
+
+def _text(name: str, text: str) -> str:
+    return text
+
+
+def _optional_text(name: str, text: str) -> str | None:
+    return text.strip() or None
+
+
+def _http_url(name: str, text: str) -> str:
+    value, parsed = text.strip(), urlparse(text.strip())
+    if value and (parsed.scheme not in ("http", "https") or not parsed.netloc):
+        raise JudgeConfigError(f"{name}={value!r}: expected a URL starting with http:// or https://")
+    return value
+
+
+def _names(name: str, text: str) -> tuple[str, ...]:
+    return tuple(m.strip() for m in text.split(",") if m.strip())
+
+
+def _integer(name: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise JudgeConfigError(f"{name}={text!r}: expected an integer") from None
+
+
+def _per_minute(name: str, text: str) -> int | None:
+    return _integer(name, text) or None  # 0: no budget
+
+
+def _number(name: str, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise JudgeConfigError(f"{name}={text!r}: expected a number") from None
+
+
+def _setting(name: str, default: Any, read: Reader | None, **kwargs: Any) -> Any:
+    """A field read from the setting `name`; `read` None: settings read it for a use of their own and pass it on."""
+    return field(default=default, metadata={"setting": name, "read": read}, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -33,24 +87,24 @@ class JudgeConfig:
     budget_url's Redis ("": this process's memory); image_tokens and reply_tokens estimate a request's tokens. None of
     these five changes a verdict, so none is part of the judge's spec or version."""
 
-    base_url: str = _setting("OPENAI_BASE_URL", "")
-    api_key: str = _setting("OPENAI_API_KEY", "", repr=False)
-    model: str = _setting("ATELIER_JUDGE_MODEL", "")
-    models: tuple[str, ...] = _setting("ATELIER_JUDGE_MODELS", ())
-    timeout: float = _setting("ATELIER_JUDGE_TIMEOUT", 60.0)  # seconds per request
-    max_retries: int = _setting("ATELIER_JUDGE_MAX_RETRIES", 2)  # the client's own retries (429, 5xx, timeouts)
-    image_max_side: int = _setting("ATELIER_JUDGE_IMAGE_MAX_SIDE", 512)  # pixels, longest side of a sent image
-    repair_attempts: int = _setting("ATELIER_JUDGE_REPAIRS", 2)  # repair turns after a reply that does not parse
-    route: str = _setting("ATELIER_JUDGE_ROUTE", DEFAULT_ROUTE)
-    clip_model: str = _setting("ATELIER_CLIP_MODEL", "ViT-B-32")
-    clip_pretrained: str | None = _setting("ATELIER_CLIP_PRETRAINED", None)
-    max_in_flight: int | None = _setting("ATELIER_JUDGE_MAX_IN_FLIGHT", None)
-    official_release: str | None = _setting("ATELIER_OFFICIAL_RELEASE", None)  # a checkout of the release
-    rpm: int | None = _setting("ATELIER_JUDGE_RPM", None)  # requests per minute, all workers together
-    tpm: int | None = _setting("ATELIER_JUDGE_TPM", None)  # estimated tokens per minute, all workers together
-    image_tokens: int = _setting("ATELIER_JUDGE_IMAGE_TOKENS", 350)  # counted per image sent, in the estimate
-    reply_tokens: int = _setting("ATELIER_JUDGE_REPLY_TOKENS", 300)  # counted per request that names no max_tokens
-    budget_url: str = _setting("REDIS_URL", "", repr=False)  # where the budget is shared (may hold a password)
+    base_url: str = _setting("OPENAI_BASE_URL", "", _http_url)
+    api_key: str = _setting("OPENAI_API_KEY", "", _text, repr=False)
+    model: str = _setting("ATELIER_JUDGE_MODEL", "", _text)  # from the environment: ENDPOINT_MODEL with an endpoint
+    models: tuple[str, ...] = _setting("ATELIER_JUDGE_MODELS", (), _names)  # comma-separated in the environment
+    timeout: float = _setting("ATELIER_JUDGE_TIMEOUT", 60.0, _number)  # seconds per request
+    max_retries: int = _setting("ATELIER_JUDGE_MAX_RETRIES", 2, _integer)  # the client's own retries (429, 5xx, timeouts)
+    image_max_side: int = _setting("ATELIER_JUDGE_IMAGE_MAX_SIDE", 512, _integer)  # pixels, longest side of a sent image
+    repair_attempts: int = _setting("ATELIER_JUDGE_REPAIRS", 2, _integer)  # repair turns after a reply that does not parse
+    route: str = _setting("ATELIER_JUDGE_ROUTE", DEFAULT_ROUTE, _text)  # from the environment: official with a release
+    clip_model: str = _setting("ATELIER_CLIP_MODEL", "ViT-B-32", _text)
+    clip_pretrained: str | None = _setting("ATELIER_CLIP_PRETRAINED", None, _optional_text)
+    max_in_flight: int | None = _setting("ATELIER_JUDGE_MAX_IN_FLIGHT", None, _integer)  # from the environment: SITE_MAX_IN_FLIGHT
+    official_release: str | None = _setting("ATELIER_OFFICIAL_RELEASE", None, _optional_text)  # a checkout of the release
+    rpm: int | None = _setting("ATELIER_JUDGE_RPM", None, _per_minute)  # requests per minute, all workers together
+    tpm: int | None = _setting("ATELIER_JUDGE_TPM", None, _per_minute)  # estimated tokens per minute, all workers together
+    image_tokens: int = _setting("ATELIER_JUDGE_IMAGE_TOKENS", 350, _integer)  # counted per image sent, in the estimate
+    reply_tokens: int = _setting("ATELIER_JUDGE_REPLY_TOKENS", 300, _integer)  # counted per request that names no max_tokens
+    budget_url: str = _setting("REDIS_URL", "", None, repr=False)  # where the budget is shared (may hold a password)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", tuple(dict.fromkeys(self.models)))
@@ -131,3 +185,24 @@ class JudgeConfig:
 
 
 DEFAULTS = JudgeConfig()
+
+
+def settings_from_environ(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Every judge setting read from the environment (or any mapping of names to text), keyed by setting name: what
+    Django's settings hold and JudgeConfig.from_settings takes. An unset variable takes its field's default, but for
+    the environment's own defaults above; a variable set to text that does not read raises JudgeConfigError naming it
+    (ranges and combinations are JudgeConfig's to check). REDIS_URL, read by settings for the work queue, is left out."""
+    values: dict[str, Any] = {}
+    for f in fields(JudgeConfig):
+        name, read = f.metadata["setting"], f.metadata["read"]
+        if read is not None:
+            values[name] = read(name, environ[name]) if name in environ else f.default
+    names = JudgeConfig.setting_names()
+    unset = {field_name for field_name, name in names.items() if name not in environ}
+    if "model" in unset and values[names["base_url"]]:
+        values[names["model"]] = ENDPOINT_MODEL
+    if "route" in unset and values[names["official_release"]]:
+        values[names["route"]] = OFFICIAL_ROUTE
+    if "max_in_flight" in unset:
+        values[names["max_in_flight"]] = SITE_MAX_IN_FLIGHT
+    return values

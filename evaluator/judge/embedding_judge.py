@@ -22,12 +22,10 @@ from .encoders import MINILM_NAME, clip_text_embeddings, image_embeddings, open_
 from .routes import route_skip_reason
 from .skills import ObjectiveSkill, SkillInput, Verdict, check_exemplars, fill, get_skill, input_skip_reason, run_metric
 from .spec import clip_spec, embedding_spec
-from .types import JudgeResult, Kind, Side, Status, TargetInput, TaskInput, failed, skipped
+from .types import Exemplar, JudgeResult, Kind, Side, Status, TargetInput, TaskInput, failed, skipped
 
 if TYPE_CHECKING:
     from PIL.Image import Image
-
-    from .memory import Exemplar
 
 
 # Measured on 36 hand-made item/prompt pairs (3 prompts of 2-3 sentences; 18

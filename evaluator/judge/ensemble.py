@@ -23,14 +23,13 @@ from concurrent.futures import ThreadPoolExecutor
 from statistics import fmean
 from typing import TYPE_CHECKING
 
+from .protocol import Judge
 from .skills import REGISTRY, TEXT_CHECKS, Verdict, fill, get_skill, text_rendering_verdict
 from .spec import ensemble_spec
-from .types import Judge, JudgeResult, Kind, Status, TargetInput, TaskInput
+from .types import Exemplar, JudgeResult, Kind, Status, TargetInput, TaskInput
 
 if TYPE_CHECKING:
     from PIL.Image import Image
-
-    from .memory import Exemplar
 
 Answers = Sequence[tuple[str, JudgeResult]]  # (member judge_id, its ok or blocked result)
 

@@ -12,56 +12,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..categories import CATEGORIES
 from .config import DEFAULTS
 from .encoders import image_embeddings, text_embeddings
 from .rubrics import RUBRIC, Rubric
-from .types import DIMENSIONS, Side
+from .types import DIMENSIONS, SIDES, Exemplar, Side
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-SIDES: tuple[str, ...] = tuple(Side)
 # prompt_from_prompt_memory_oe.json, image_from_image_memory_co.json, ...
 _MEMORY_FILE = re.compile(r"\A(?P<side>prompt|image)_from_(?P=side)_memory_(?P<category>oe|co|im)\.json\Z")
 
 
 class MemoryFormatError(ValueError):
     """A memory file does not have the expected content; the message names file, record and field."""
-
-
-@dataclass
-class Exemplar:
-    """One human-scored item: a prompt (side "prompt") or a rendered image (side "image")."""
-
-    exemplar_id: str
-    task_id: str
-    category: str
-    side: str  # a Side value
-    text: str = ""  # the prompt (side "prompt")
-    image: Image | None = None  # the image (side "image")
-    scores: dict[str, int] = field(default_factory=dict)  # dimension key -> 1..5
-    notes: dict[str, str] = field(default_factory=dict)  # dimension key -> the expert's note
-    image_path: str = ""  # where the image came from (official files), for provenance
-
-    def __post_init__(self) -> None:
-        if self.side not in SIDES:
-            raise ValueError(f"exemplar {self.exemplar_id!r}: side must be one of {SIDES}, got {self.side!r}")
-        if self.category not in CATEGORIES:
-            raise ValueError(f"exemplar {self.exemplar_id!r}: unknown category {self.category!r}")
-        allowed = DIMENSIONS[Side(self.side)]
-        unknown = [d for d in list(self.scores) + list(self.notes) if d not in allowed]
-        if unknown:
-            raise ValueError(f"exemplar {self.exemplar_id!r}: {sorted(set(unknown))} are not {self.side} dimensions {allowed}")
-        bad = {d: s for d, s in self.scores.items() if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 5}
-        if bad:
-            raise ValueError(f"exemplar {self.exemplar_id!r}: scores must be integers 1..5, got {bad}")
 
 
 def cosine_similarities(query: np.ndarray, matrix: np.ndarray) -> np.ndarray:

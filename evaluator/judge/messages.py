@@ -18,12 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 from .parsing import Schema
 from .rubrics import RUBRIC, Rubric, render_dimensions
-from .types import DIMENSIONS, Kind, Side, TaskInput
+from .types import DIMENSIONS, Exemplar, Kind, Side, TaskInput
 
 if TYPE_CHECKING:
     from PIL.Image import Image
-
-    from .memory import Exemplar
 
 Message = dict[str, Any]
 Part = dict[str, Any]

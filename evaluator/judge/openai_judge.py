@@ -24,12 +24,10 @@ from .rubrics import RUBRIC, Rubric
 from .skills import SkillInput, Verdict, check_exemplars, fill, get_skill, input_skip_reason, run_metric
 from .spec import clip_spec, openai_spec
 from .throughput import call_slot, set_max_in_flight
-from .types import JudgeResult, Kind, Status, TargetInput, TaskInput, skipped
+from .types import Exemplar, JudgeResult, Kind, Status, TargetInput, TaskInput, skipped
 
 if TYPE_CHECKING:
     from PIL.Image import Image
-
-    from .memory import Exemplar
 
 # Separates successive raw replies (first answer, repair answers) in JudgeResult.raw.
 RAW_SEPARATOR = "\n----- next reply -----\n"

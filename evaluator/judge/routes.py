@@ -14,22 +14,22 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..categories import check_category
+from .config import DEFAULT_ROUTE, EXTENDED_ROUTE, OFFICIAL_ROUTE, ROUTE_NAMES
 from .gate import Block, block_of, stopped, stops
+from .protocol import Judge
 from .skills import get_skill
-from .types import Judge, JudgeResult, Side, TargetInput, TaskInput
+from .types import Exemplar, JudgeResult, Side, TargetInput, TaskInput
 
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-    from .memory import Exemplar
-
 _ATELIEREVAL_OE_CO = ("prompt_subjective", "prompt_objective", "image_subjective", "image_objective")
 _ATELIEREVAL_IM = ("prompt_subjective", "prompt_objective", "image_objective", "target_similarity")
 _GATES = ("safety_prompt", "safety_image")
-OFFICIAL_ROUTE = "official"
+# Keyed by the route names of config.py, which settings check a configured route against without importing this module.
 ROUTES: dict[str, dict[str, tuple[str, ...]]] = {
-    "ateliereval": {"OE": _ATELIEREVAL_OE_CO, "CO": _ATELIEREVAL_OE_CO, "IM": _ATELIEREVAL_IM},
-    "extended": {
+    DEFAULT_ROUTE: {"OE": _ATELIEREVAL_OE_CO, "CO": _ATELIEREVAL_OE_CO, "IM": _ATELIEREVAL_IM},
+    EXTENDED_ROUTE: {
         "OE": _GATES + _ATELIEREVAL_OE_CO + ("text_rendering", "faithfulness"),
         "CO": _GATES + _ATELIEREVAL_OE_CO + ("text_rendering", "faithfulness"),
         "IM": _GATES + _ATELIEREVAL_IM + ("text_rendering", "faithfulness", "color_shift"),
@@ -40,8 +40,8 @@ ROUTES: dict[str, dict[str, tuple[str, ...]]] = {
         "IM": ("prompt_subjective", "prompt_objective", "image_objective"),
     },
 }
-ROUTE_NAMES: tuple[str, ...] = tuple(ROUTES)
-DEFAULT_ROUTE = "ateliereval"
+if tuple(ROUTES) != ROUTE_NAMES:
+    raise RuntimeError(f"config.ROUTE_NAMES {ROUTE_NAMES} must name the routes defined here, in order: {tuple(ROUTES)}")
 
 
 def check_route(route: str) -> str:

@@ -25,12 +25,10 @@ from . import messages as msg
 from .parsing import ReplyFormatError, Schema, load_validated, parse_objective, parse_subjective, score_schema, strict_object
 from .rubrics import RUBRIC, Rubric
 from .scales import DISTANCE_0_1, LIKERT_1_5, RATE_0_1, SCORE_0_100, Scale
-from .types import DIMENSIONS, JudgeResult, Kind, Side, Status, TargetInput, TaskInput, failed, literal_texts
+from .types import DIMENSIONS, Exemplar, JudgeResult, Kind, Side, Status, TargetInput, TaskInput, failed, literal_texts
 
 if TYPE_CHECKING:
     from PIL.Image import Image
-
-    from .memory import Exemplar
 
 Message = dict[str, Any]
 

@@ -36,10 +36,9 @@ from PIL import Image
 from . import messages, metric_skills
 from .config import JudgeConfigError
 from .encoders import RANDOM_WEIGHTS, clip_weights_identity
-from .memory import Exemplar
 from .rubrics import Rubric
 from .skills import REGISTRY, SkillInput, check_exemplars
-from .types import Kind, Side, TaskInput
+from .types import Exemplar, Kind, Side, TaskInput
 
 SMOKE_WORDS = "smoke (random weights)"
 _DATA_URL = re.compile(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]+")

@@ -1,4 +1,4 @@
-"""Shared vocabulary of AtelierJudge: sides, kinds, statuses, dimensions, inputs and results.
+"""Shared vocabulary of AtelierJudge: sides, kinds, statuses, dimensions, inputs (tasks, targets, exemplars) and results.
 
 Kept free of any model or HTTP dependency so that the web application (and settings)
 can import it cheaply, and without Django ever being involved in this package. What
@@ -9,16 +9,14 @@ in skills.py; nothing else looks at a skill's name to decide what it is.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
+
+from ..categories import CATEGORIES
 
 if TYPE_CHECKING:  # Pillow is only needed by the judges that look at images.
     from PIL.Image import Image
-
-    from .memory import Exemplar
-    from .spec import JudgeSpec
 
 
 class Side(StrEnum):
@@ -26,6 +24,9 @@ class Side(StrEnum):
 
     PROMPT = "prompt"
     IMAGE = "image"
+
+
+SIDES: tuple[str, ...] = tuple(Side)
 
 
 class Kind(StrEnum):
@@ -104,6 +105,34 @@ class TargetInput:
 
 
 @dataclass
+class Exemplar:
+    """One human-scored item: a prompt (side "prompt") or a rendered image (side "image")."""
+
+    exemplar_id: str
+    task_id: str
+    category: str
+    side: str  # a Side value
+    text: str = ""  # the prompt (side "prompt")
+    image: Image | None = None  # the image (side "image")
+    scores: dict[str, int] = field(default_factory=dict)  # dimension key -> 1..5
+    notes: dict[str, str] = field(default_factory=dict)  # dimension key -> the expert's note
+    image_path: str = ""  # where the image came from (official files), for provenance
+
+    def __post_init__(self) -> None:
+        if self.side not in SIDES:
+            raise ValueError(f"exemplar {self.exemplar_id!r}: side must be one of {SIDES}, got {self.side!r}")
+        if self.category not in CATEGORIES:
+            raise ValueError(f"exemplar {self.exemplar_id!r}: unknown category {self.category!r}")
+        allowed = DIMENSIONS[Side(self.side)]
+        unknown = [d for d in list(self.scores) + list(self.notes) if d not in allowed]
+        if unknown:
+            raise ValueError(f"exemplar {self.exemplar_id!r}: {sorted(set(unknown))} are not {self.side} dimensions {allowed}")
+        bad = {d: s for d, s in self.scores.items() if isinstance(s, bool) or not isinstance(s, int) or not 1 <= s <= 5}
+        if bad:
+            raise ValueError(f"exemplar {self.exemplar_id!r}: scores must be integers 1..5, got {bad}")
+
+
+@dataclass
 class JudgeResult:
     """One skill's verdict on one prompt (and its image).
 
@@ -127,27 +156,6 @@ class JudgeResult:
     details: dict[str, Any] = field(default_factory=dict)  # per-skill extras (see each skill)
     value: float | None = None
     scale: str = ""
-
-
-class Judge(Protocol):
-    """What the platform calls. A judge may also offer `skip_reason(skill, task) -> str | None`: why it skips a
-    skill on a task whatever the prompt and images are; the platform then records the skip without loading inputs."""
-
-    spec: JudgeSpec  # everything that decides the judge's answers; id, version and label come from it
-    judge_id: str  # stable id stored with every judgement
-    label: str  # human description shown on every page
-    version: str  # rubric version + fingerprint of templates, thresholds and models
-
-    def run(
-        self,
-        skill: str,
-        task: TaskInput,
-        prompt: str,
-        image: Image | None = None,
-        *,
-        exemplars: Sequence[Exemplar] = (),
-        target: TargetInput | None = None,
-    ) -> JudgeResult: ...
 
 
 def skipped(skill: str, reason: str) -> JudgeResult:

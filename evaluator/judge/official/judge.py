@@ -35,24 +35,22 @@ from evaluator import failures
 from evaluator.failures import exception_reason, remote_text, scrub
 from evaluator.http_count import RequestCounter
 
-from ..config import JudgeConfig
+from ..config import OFFICIAL_ROUTE, JudgeConfig
 from ..encoders import clip_identity, image_embeddings, text_embeddings, text_model_identity
 from ..memory import cosine_similarities
 from ..openai_judge import EndpointResponseError, endpoint_client, one_model
 from ..parsing import ReplyFormatError
-from ..routes import OFFICIAL_ROUTE, route_skip_reason
+from ..routes import route_skip_reason
 from ..skills import Verdict, fill, get_skill
 from ..spec import JudgeSpec, clip_spec, endpoint_host
 from ..throughput import call_slot, set_max_in_flight
-from ..types import JudgeResult, Kind, Side, Status, TargetInput, TaskInput, skipped
+from ..types import Exemplar, JudgeResult, Kind, Side, Status, TargetInput, TaskInput, skipped
 from .release import MemoryItem, OfficialRelease, our_keys
 from .replies import parse_checks, parse_dimensions
 from .requests import Message, check_messages, image_subjective_messages, prompt_subjective_messages
 
 if TYPE_CHECKING:
     from PIL.Image import Image
-
-    from ..memory import Exemplar
 
 log = logging.getLogger(__name__)
 ROUTE = OFFICIAL_ROUTE
