@@ -15,8 +15,6 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
-
 from evaluator.failures import REFUSED as REFUSED_REASON
 from evaluator.failures import UNREADABLE, class_name, exception_reason, remote_text
 from evaluator.http_count import RequestCounter
@@ -91,6 +89,8 @@ class PrompterClient:
         self._requests = RequestCounter()
         http = guarded_client(allowed=spec.allowed_hosts, timeout=spec.timeout, resolver=resolver)
         http.event_hooks = {"request": [self._requests], "response": []}
+        import openai  # here, not at the top: every web process imports this module, few call an endpoint (tests/test_startup.py)
+
         self._client = openai.OpenAI(
             base_url=spec.base_url, api_key=spec.api_key or "none", timeout=spec.timeout, max_retries=spec.max_retries, http_client=http
         )
@@ -108,6 +108,8 @@ class PrompterClient:
     def call(
         self, messages: list[dict[str, Any]], *, max_chars: int, temperature: float | None = None, seed: int | None = None
     ) -> CallOutcome:
+        import openai  # imported by __init__ already: its exception classes
+
         self._requests.reset()
         started = time.perf_counter()
 
