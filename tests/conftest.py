@@ -18,7 +18,7 @@ import pytest
 
 from evaluation import runtime
 
-pytest_plugins = ["tests.openai_server", "tests.browser", "tests.predictor"]
+pytest_plugins = ["tests.openai_server", "tests.browser", "tests.predictor", "tests.once"]
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVICE_REDIS_URL = os.environ.get("REDIS_URL", "")

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.once import copy_database
+
 ROOT = Path(__file__).resolve().parent.parent
 PRODUCTION = {"DEBUG": "false", "ALLOWED_HOSTS": "atelier.example.org", "ATELIER_BEHIND_TLS_PROXY": "true"}
 
@@ -98,11 +100,12 @@ def fetch(port: int, path: str, **headers: str) -> tuple[int, dict[str, str], by
 
 
 @pytest.fixture
-def gunicorn(tmp_path):
-    env = environment(tmp_path)
-    for args in (("migrate", "--noinput"), ("collectstatic", "--noinput"), ("shell", "-c", SEED)):
-        result = manage(env, *args)
-        assert result.returncode == 0, f"{args}: {result.stdout}{result.stderr}"
+def gunicorn(tmp_path, migrated_sqlite, collected_static):
+    """A deployment on a copy of the run's migrated database and its collected static files (tests/once.py)."""
+    env = environment(tmp_path, STATIC_ROOT=str(collected_static))
+    copy_database(migrated_sqlite, tmp_path / "db.sqlite3")
+    result = manage(env, "shell", "-c", SEED)
+    assert result.returncode == 0, f"seed: {result.stdout}{result.stderr}"
     port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "gunicorn", "atelier.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],

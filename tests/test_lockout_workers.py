@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.once import copy_database
 from tests.test_worker_shutdown import _redis_server as own_redis_server
 
 WORKERS = 3
@@ -162,13 +163,10 @@ def wait_logged(server: Gunicorn, count: int, timeout: float = 10) -> list[tuple
     return server.answered()
 
 
-def test_the_lockout_holds_across_gunicorn_workers_and_a_restart(redis_url, tmp_path):
+def test_the_lockout_holds_across_gunicorn_workers_and_a_restart(redis_url, tmp_path, migrated_sqlite):
     env = environment(tmp_path, REDIS_URL=redis_url)
     (tmp_path / "static").mkdir()
-    migrated = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert migrated.returncode == 0, migrated.stdout + migrated.stderr
+    copy_database(migrated_sqlite, tmp_path / "db.sqlite3")  # the run's migrated database (tests/once.py)
     allowed = limit(env)
     with served(env) as server:
         with ThreadPoolExecutor(max_workers=WORKERS) as pool:  # in flight together, so every worker takes some

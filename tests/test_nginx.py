@@ -32,6 +32,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+from tests.once import copy_database
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = ROOT / "deploy" / "nginx" / "atelier.conf"
 REQUIRED = os.environ.get("ATELIER_REQUIRE_SERVICES") == "1" or os.environ.get("ATELIER_REQUIRE_BROWSER") == "1"
@@ -316,12 +318,11 @@ def trusting(certificate: Path) -> ssl.SSLContext:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
+def site(tmp_path_factory, migrated_sqlite, collected_static):
     nginx, folder = nginx_binary(), tmp_path_factory.mktemp("nginx")
     ports = {"https": free_port(), "http": free_port(), "gunicorn": free_port()}
-    env = environment(folder, ports["https"])
-    for command in (("migrate", "--noinput"), ("collectstatic", "--noinput")):
-        manage(env, *command)
+    env = environment(folder, ports["https"]) | {"STATIC_ROOT": str(collected_static)}  # the run's, read only (tests/once.py)
+    copy_database(migrated_sqlite, folder / "db.sqlite3")
     seeded = json.loads(manage(env, "shell", "-c", SEED).strip().splitlines()[-1])
     front_command = nginx_command(nginx, folder, ports)
     result = Site(folder, ports["https"], ports["http"], ports["gunicorn"], trusting(folder / "tls.crt"), seeded)

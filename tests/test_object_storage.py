@@ -31,6 +31,7 @@ from studies.services import files_delete_unused
 from submissions.services import submission_create, submissions_publish
 from tasks.models import Task
 from tests.conftest import ROOT, TEST_BACKENDS
+from tests.once import copy_database
 from tests.test_lockout_workers import Gunicorn, environment, free_port, setting, stop_process
 
 BUCKET = "atelier-media"
@@ -283,13 +284,15 @@ def get(base: str, path: str, session: str | None = None) -> requests.Response:
     return requests.get(base + path, cookies=cookies, allow_redirects=False, timeout=30)
 
 
-def test_two_worker_hosts_and_a_web_host_share_only_the_bucket(redis_url, s3_server, prompter_server, tmp_path, example_prompts):
+def test_two_worker_hosts_and_a_web_host_share_only_the_bucket(
+    redis_url, s3_server, prompter_server, tmp_path, example_prompts, migrated_sqlite
+):
     folders = [tmp_path / name for name in ("worker-a", "worker-b", "web")]
     envs = [
         host_env(tmp_path, folder, redis_url, s3_server, int(prompter_server.base_url.split(":")[2].split("/")[0])) for folder in folders
     ]
     web_env = envs[2]
-    manage(web_env, "migrate", "--noinput")
+    copy_database(migrated_sqlite, Path(web_env["DATABASE_URL"].removeprefix("sqlite:///")))  # the run's migrated one (tests/once.py)
     manage(web_env, "load_tasks", str(ROOT / "tasks" / "packs" / "sample"))
     actors = shell(web_env, SETUP)
     queues = shell(web_env, "from django.conf import settings; import json; print(json.dumps(settings.ATELIER_QUEUES))")
