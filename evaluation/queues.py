@@ -6,8 +6,6 @@ Three fixed queues, and one render queue per enabled backend, so a GPU worker ke
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 DEFAULT_QUEUE = "default"  # starting, finishing and board jobs; reconcile
 JUDGE_QUEUE = "judge"  # judge calls, and the difficulty predictor
 PROMPTER_QUEUE = "prompter"  # calls to teams' prompter endpoints
@@ -18,8 +16,3 @@ RENDER_PREFIX = "render-"
 def render_queue(backend: str) -> str:
     """The queue a backend's render jobs run on, where that backend's GPU worker listens."""
     return f"{RENDER_PREFIX}{backend}"
-
-
-def all_queues(backends: Iterable[str]) -> tuple[str, ...]:
-    """Every queue of a deployment with these enabled backends: the fixed ones, then one render queue per backend."""
-    return (*FIXED_QUEUES, *(render_queue(b) for b in backends))

@@ -118,8 +118,9 @@ def test_importing_the_package_does_not_import_torch():
     assert found.stdout.strip() == "[]"
 
 
-def test_command_trains_seeds_and_prints_the_table(splits_dir, tmp_path, settings, capsys):
+def test_command_trains_seeds_and_prints_the_table(splits_dir, trained, tmp_path, settings, capsys):
     settings.ATELIER_DIFFICULTY_MODEL = tmp_path / "models" / "difficulty"
+    shutil.copytree(trained[0], settings.ATELIER_DIFFICULTY_MODEL)  # an installed predictor, which the new one replaces
     options = [f"--set={k}={v}" for k, v in QUICK.items() if k != "epochs"]
     call_command("train_difficulty", "--pqpp", str(splits_dir), "--seeds", "0", "1", "--epochs", "1", "--combine", "ensemble", *options)
     out, err = capsys.readouterr()
@@ -138,6 +139,8 @@ def test_command_trains_seeds_and_prints_the_table(splits_dir, tmp_path, setting
     manifest = difficulty.load(settings.ATELIER_DIFFICULTY_MODEL).manifest
     assert f"{manifest['version']} written to {settings.ATELIER_DIFFICULTY_MODEL}" in out
     assert len(manifest["weights"]) == 2 and [s["seed"] for s in manifest["seeds"]] == [0, 1]
+    assert manifest["version"] != trained[1]["version"]
+    assert sorted(p.name for p in settings.ATELIER_DIFFICULTY_MODEL.parent.iterdir()) == ["difficulty"]  # nothing left beside it
 
 
 def test_command_refuses_a_bad_folder_with_the_reason(tmp_path):

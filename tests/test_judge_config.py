@@ -9,7 +9,15 @@ import pytest
 
 from evaluation import runtime
 from evaluator.judge import EmbeddingJudge, EnsembleJudge, OpenAIJudge
-from evaluator.judge.config import DEFAULTS, JudgeConfig, JudgeConfigError
+from evaluator.judge.config import (
+    DEFAULTS,
+    ENDPOINT_MODEL,
+    OFFICIAL_ROUTE,
+    SITE_MAX_IN_FLIGHT,
+    JudgeConfig,
+    JudgeConfigError,
+    settings_from_environ,
+)
 from evaluator.judge.factory import make_judge
 from tests.test_settings_and_layout import start
 
@@ -110,3 +118,40 @@ def test_from_settings_reads_every_field_by_its_setting_name() -> None:
 def test_start_up_checks_the_judge_config(env, named) -> None:
     result = start(env)
     assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr and named in result.stderr
+
+
+def test_settings_from_environ_reads_each_variable_by_its_kind() -> None:
+    read = settings_from_environ(
+        {
+            "OPENAI_BASE_URL": " https://judge.example/v1 ",
+            "ATELIER_JUDGE_MODELS": "a, b,,c",
+            "ATELIER_JUDGE_TIMEOUT": "12.5",
+            "ATELIER_JUDGE_MAX_RETRIES": "4",
+            "ATELIER_JUDGE_RPM": "0",
+            "ATELIER_JUDGE_TPM": "90000",
+            "ATELIER_CLIP_PRETRAINED": "  ",
+            "ATELIER_OFFICIAL_RELEASE": "/srv/release",
+        }
+    )
+    assert read["OPENAI_BASE_URL"] == "https://judge.example/v1" and read["ATELIER_JUDGE_MODELS"] == ("a", "b", "c")
+    assert read["ATELIER_JUDGE_TIMEOUT"] == 12.5 and read["ATELIER_JUDGE_MAX_RETRIES"] == 4
+    assert read["ATELIER_JUDGE_RPM"] is None and read["ATELIER_JUDGE_TPM"] == 90000  # 0: no budget
+    assert read["ATELIER_CLIP_PRETRAINED"] is None and read["ATELIER_OFFICIAL_RELEASE"] == "/srv/release"
+    # The environment's own defaults: a model for an endpoint, the official route with a release, the site's bound.
+    assert read["ATELIER_JUDGE_MODEL"] == ENDPOINT_MODEL and read["ATELIER_JUDGE_ROUTE"] == OFFICIAL_ROUTE
+    assert read["ATELIER_JUDGE_MAX_IN_FLIGHT"] == SITE_MAX_IN_FLIGHT and "REDIS_URL" not in read
+    unset = settings_from_environ({})
+    assert unset["ATELIER_JUDGE_MODEL"] == DEFAULTS.model and unset["ATELIER_JUDGE_ROUTE"] == DEFAULTS.route
+
+
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        ("OPENAI_BASE_URL", "ftp://judge.example", "expected a URL starting with http:// or https://"),
+        ("ATELIER_JUDGE_MAX_RETRIES", "two", "expected an integer"),
+        ("ATELIER_JUDGE_TIMEOUT", "soon", "expected a number"),
+    ],
+)
+def test_settings_from_environ_names_a_variable_that_does_not_read(name, text, expected) -> None:
+    with pytest.raises(JudgeConfigError, match=f"{name}={text!r}: {expected}"):
+        settings_from_environ({name: text})
