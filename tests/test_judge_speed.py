@@ -132,7 +132,7 @@ def test_judging_jobs_batch_an_entrys_images_and_store_the_plain_paths_numbers(t
             assert stored == {name: getattr(again, name) for name in stored}, j.skill
 
 
-def test_thread_setting_parses_and_pins_the_forward(monkeypatch):
+def test_thread_setting_parses_and_pins_the_forward(monkeypatch, request):
     assert encoders.threads_from_env("") is None and encoders.threads_from_env("0") is None
     assert encoders.threads_from_env("1") == 1 and encoders.threads_from_env(" 3 ") == 3
     for bad in ("two", "-1", "1.5"):
@@ -142,6 +142,9 @@ def test_thread_setting_parses_and_pins_the_forward(monkeypatch):
     monkeypatch.setenv("ATELIER_TORCH_THREADS", "1")
     assert encoders.speed().threads == 1 and encoders.torch_threads() == 1
     model, _, _ = encoders.clip_model(*CLIP)
+    original_threads = torch.get_num_threads()
+    request.addfinalizer(lambda: torch.set_num_threads(original_threads))
+    torch.set_num_threads(3)  # not the pinned 1, whatever OMP_NUM_THREADS the suite runs with (scripts/test: 1)
     seen, before = [], torch.get_num_threads()
     original = model.encode_image
     monkeypatch.setattr(model, "encode_image", lambda pixels: seen.append(torch.get_num_threads()) or original(pixels))
