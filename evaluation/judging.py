@@ -29,6 +29,7 @@ from evaluation.models import Judgement, Render, UnitStatus
 from evaluator.categories import IMITATION
 from evaluator.judge import encoders
 from evaluator.judge.cache import cache_key
+from evaluator.judge.config import OFFICIAL_ROUTE
 from evaluator.judge.embedding_judge import clip_image_reader
 from evaluator.judge.gate import Block, block_of, stops
 from evaluator.judge.redact import Redactor
@@ -248,7 +249,7 @@ def _target(judgement: Judgement) -> TargetInput | None:
 def _exemplars(judgement: Judgement, prompt: str, image: Image.Image | None) -> tuple:
     """Calibration exemplars for the skills that use memory (memory holds rubric scores, not checklist labels)."""
     skill = get_skill(judgement.skill)
-    if not skill.uses_memory or settings.ATELIER_JUDGE_ROUTE == "official":  # that judge retrieves from the release's memory
+    if not skill.uses_memory or settings.ATELIER_JUDGE_ROUTE == OFFICIAL_ROUTE:  # that judge retrieves from the release's memory
         return ()
     task = judgement.entry.task
     return exemplars_for(task_id=task.task_id, category=task.category, side=skill.side, prompt=prompt, image=image)

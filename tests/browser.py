@@ -158,7 +158,21 @@ def clean_state(driver) -> None:
 
 
 @pytest.fixture
-def browser(chromium_driver, live_server):
+def chromium(chromium_driver):
+    """The worker's Chromium, clean, for a site of the test's own (a deployment): no live server, so a test that uses
+    only this touches no test database and runs once, in the SQLite pass."""
     clean_state(chromium_driver)
-    yield Browser(chromium_driver, live_server.url)
+    yield chromium_driver
     clean_state(chromium_driver)
+
+
+@pytest.fixture
+def browser(chromium, live_server):
+    """Chromium on pytest-django's live server (the test database)."""
+    return Browser(chromium, live_server.url)
+
+
+@pytest.fixture
+def site_browser(chromium):
+    """Chromium with the Browser helpers for a site the test started itself: it opens full URLs (driver.get)."""
+    return Browser(chromium, base_url="")

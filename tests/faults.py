@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evaluation.queues import render_queue
 from tests.openai_server import Reply, ScriptedOpenAIServer, judge_responder
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -185,7 +186,7 @@ class Deployment:
     def workers(self) -> None:
         self.spawn("scheduler", "scheduler")
         self.spawn("work-default", "work", "default", "judge")
-        self.spawn("work-render", "work", *[f"render-{b}" for b in self.backends])
+        self.spawn("work-render", "work", *[render_queue(b) for b in self.backends])
 
     def kill(self, name: str) -> None:
         self.processes.pop(name).send_signal(signal.SIGKILL)
@@ -304,7 +305,7 @@ def kill_render_worker(tmp: Path) -> Outcome:
         submission = d.submit()
         fault = d.wait_for(RUNNING_RENDER)
         d.kill("work-render")  # SIGKILL while it holds a render job
-        d.spawn("work-render", "work", *[f"render-{b}" for b in d.backends])  # what a process supervisor does
+        d.spawn("work-render", "work", *[render_queue(b) for b in d.backends])  # what a process supervisor does
         return d.finish(submission, "SIGKILL render worker mid-job", fault)
 
 

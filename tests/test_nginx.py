@@ -531,7 +531,8 @@ def visit_as_owner(browser, site: Site) -> list[str]:
     return csp_violations(browser.driver.get_log("browser"))
 
 
-def test_pages_and_their_charts_raise_no_csp_violations_in_chromium(site, browser):
+def test_pages_and_their_charts_raise_no_csp_violations_in_chromium(site, site_browser):
+    browser = site_browser
     driver = browser.driver
     driver.execute_cdp_cmd("Security.setIgnoreCertificateErrors", {"ignore": True})  # the certificate made above
     violations = visit_chart_pages(browser, site) + visit_as_owner(browser, site)

@@ -13,6 +13,7 @@ from django.test import Client
 
 from evaluation import runtime
 from evaluation.models import Judgement, PromptEntry, Status, Submission
+from evaluation.queues import render_queue
 from evaluation.workqueue import BOARD_JOB, JUDGE_JOB, START_JOB, job_id
 from studies.models import Assignment, Attempt, Participant
 from studies.services import study_create
@@ -147,7 +148,7 @@ def test_a_participants_im_attempt(redis_up, sample_pack):
         return
     attempt = Attempt.objects.get()
     assert response.status_code == 200 and response.json()["status"] == "pending"
-    assert queued(f"render-{backend}") == [job_id("studies.jobs.attempt_render_job", (attempt.pk,))]
+    assert queued(render_queue(backend)) == [job_id("studies.jobs.attempt_render_job", (attempt.pk,))]
 
 
 def test_the_rescore_command(redis_up, done):
