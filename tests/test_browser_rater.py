@@ -33,17 +33,23 @@ def rate_with_keys(browser, assignment: RatingAssignment, score: str, shot: str)
     ActionChains(browser.driver).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()
 
 
-@pytest.mark.django_db(transaction=True)
-def test_an_expert_rates_two_items_with_the_keyboard(browser, team, sample_pack, django_user_model):
+def rater_at_the_queue(browser, team, sample_pack, django_user_model, items: int):
+    """Two experts share `items` items of a rendered submission; the first, ana, logs in and lands on /rate/."""
     from selenium.webdriver.common.keys import Keys
 
     submission = rendered_submission(team, sample_pack)
     ana, ben = expert(django_user_model, "ana"), expert(django_user_model, "ben")
-    rating_queue_fill(submissions=Submission.objects.filter(pk=submission.pk), raters=[ana, ben], items=2)
-
+    rating_queue_fill(submissions=Submission.objects.filter(pk=submission.pk), raters=[ana, ben], items=items)
     browser.get("/accounts/login/?next=/rate/")
     browser.find("input[name=username]").send_keys("ana")
     browser.find("input[name=password]").send_keys("pw-expert-123", Keys.ENTER)
+    return ana
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_expert_rates_two_items_with_the_keyboard(browser, team, sample_pack, django_user_model):
+
+    ana = rater_at_the_queue(browser, team, sample_pack, django_user_model, items=2)
     browser.wait(lambda d: "0 done of 2" in browser.find("#progress").text)
     browser.shot("rater-1-first-item")
 
@@ -72,12 +78,7 @@ def test_ctrl_enter_with_an_empty_rationale_says_so_and_keeps_the_focus_there(br
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
-    submission = rendered_submission(team, sample_pack)
-    ana, ben = expert(django_user_model, "ana"), expert(django_user_model, "ben")
-    rating_queue_fill(submissions=Submission.objects.filter(pk=submission.pk), raters=[ana, ben], items=1)
-    browser.get("/accounts/login/?next=/rate/")
-    browser.find("input[name=username]").send_keys("ana")
-    browser.find("input[name=password]").send_keys("pw-expert-123", Keys.ENTER)
+    ana = rater_at_the_queue(browser, team, sample_pack, django_user_model, items=1)
     browser.wait(lambda d: browser.find_all("#rate-form fieldset.current"))
     ActionChains(browser.driver).send_keys(keys_for(next_assignment(ana), "4")).perform()
     ActionChains(browser.driver).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()
