@@ -271,6 +271,7 @@ TAMPERS: dict[str, tuple[Callable[[dict], None], str]] = {
     "judge version": (lambda b: b["judge"].update(version=b["judge"]["version"][:-1] + "0"), "units: "),
     "backend config field": (lambda b: _bump(b["backends"][0], "steps"), "backends[0].version_hash: published"),
     "deleted backend": (lambda b: b["backends"].pop(0), "which backends does not list"),
+    "backend replaced by text": (lambda b: b["backends"].__setitem__(0, "smoke-sd"), "backends[0]: not a backend config"),
     "statistics setting": (
         lambda b: b["statistics_settings"].update(alpha=0.1),
         "statistics_settings.alpha: published 0.1, recomputed 0.05",
