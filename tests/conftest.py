@@ -38,10 +38,14 @@ DATABASE_FIXTURES = frozenset({"db", "transactional_db", "django_db_reset_sequen
 
 
 def pytest_collection_modifyitems(config, items):
-    """Mark every test that touches the test database `database`, from the fixtures it uses (never by hand)."""
+    """Mark every test that touches the test database `database`, from the fixtures it uses (never by hand). A test
+    marked `sqlite_pass` by hand must say why what it checks cannot differ on PostgreSQL (reason="...")."""
     for item in items:
         if item.get_closest_marker("django_db") or DATABASE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.database)
+        once = item.get_closest_marker("sqlite_pass")
+        if once is not None and not once.kwargs.get("reason", "").strip():
+            raise pytest.UsageError(f"{item.nodeid}: sqlite_pass needs reason='why it cannot differ on PostgreSQL'")
 
 
 def service_missing(what: str) -> None:
