@@ -339,7 +339,7 @@ def stats_section(board: Board, judge: JudgeKey, stats: BoardStats | None, condi
 
 
 class StatsSection:
-    """Neighbour comparisons (Holm-corrected), the pairwise win-rate matrix of the top entries, and the length effect
+    """Neighbour comparisons (simultaneous intervals), the pairwise win-rate matrix of the top entries, and the length effect
     with its scatter (the statistics are the whole board's; with a condition filter only the entries in view are
     listed). Each part is read when the template first asks for it, so a request whose cached section HTML is still
     current (same board version) reads none of it. At most SCATTER_ENTRIES rows."""

@@ -1,16 +1,32 @@
-"""The aggregation's interval; the formula's worked examples are data in tests/cases/aggregate.json."""
+"""The aggregation's intervals; the formula's worked examples are data in tests/cases/aggregate.json."""
 
 from __future__ import annotations
 
-from scipy import stats
+import pytest
 
-from evaluator.metrics.aggregate import MIN_TASKS_FOR_INTERVAL, mean_ci
+from evaluator.metrics.aggregate import Unit, figures, macro_mean_ci, mean_ci
+from evaluator.metrics.intervals import mean_interval
 
 
-def test_the_interval_is_students_t_and_none_below_the_minimum():
+def test_a_figures_interval_is_the_bounded_mean_interval_on_its_scale_from_one_task_on():
     values = [10.0, 20.0, 30.0, 40.0, 90.0, 55.0, 35.0, 60.0]
-    assert len(values) == MIN_TASKS_FOR_INTERVAL
-    expected = stats.t.interval(0.95, len(values) - 1, loc=sum(values) / len(values), scale=stats.sem(values))
-    assert mean_ci(values) == (expected[0], expected[1])
-    assert mean_ci(values[:-1]) == (None, None) and mean_ci([5.0]) == (None, None)
-    assert mean_ci([7.0] * MIN_TASKS_FOR_INTERVAL) == (7.0, 7.0)
+    assert mean_ci(values) == mean_interval(values, 0, 100)
+    assert mean_ci([2.0, 4.5, 5.0], "likert_1_5") == mean_interval([2.0, 4.5, 5.0], 1, 5)
+    assert mean_ci([5.0]) == (0.0, 100.0) and mean_ci([]) == (None, None)  # one task: an interval, the whole scale
+    assert mean_ci([100.0 + 1e-12, 0.0]) == mean_interval([100.0, 0.0], 0, 100)  # rounding noise at an end folds in
+    with pytest.raises(ValueError, match="outside its scale"):
+        mean_ci([101.0])
+
+
+def test_the_overall_interval_is_the_average_of_category_intervals_at_a_bonferroni_level():
+    groups = [[70.0, 80.0, 90.0, 85.0], [20.0, 30.0, 25.0], [50.0, 55.0, 60.0, 65.0, 70.0]]
+    parts = [mean_interval(g, 0, 100, 1 - 0.05 / 3) for g in groups]
+    assert macro_mean_ci(groups) == pytest.approx((sum(p[0] for p in parts) / 3, sum(p[1] for p in parts) / 3))
+    assert macro_mean_ci([[50.0], []]) == (None, None)
+    units = [
+        Unit(f"{c.lower()}-{i}", c, 0, "prompt_rubric", "ok", float(v), scale="score_0_100", composite=True)
+        for c, g in zip(("OE", "CO", "IM"), groups)
+        for i, v in enumerate(g)
+    ]
+    overall = next(f for f in figures(units) if f.scope == "overall")
+    assert (overall.ci_low, overall.ci_high) == pytest.approx(macro_mean_ci(groups)) and overall.ci_low <= overall.value <= overall.ci_high

@@ -50,14 +50,13 @@ def test_publishing_computes_and_stores_the_board_statistics(board):
     pack, strong, twin_a, twin_b = board
     stats = BoardStats.objects.get(pack=pack, **JUDGE)
     assert set(stats.entries) == {str(strong.pk), str(twin_a.pk), str(twin_b.pk)}
-    # Two tasks a category: too few for intervals, so ranks are by score alone, with no range and no win rate.
-    assert stats.intervals == {"shown": False, "minimum_tasks": 8} and not stats.style["identified"]
-    assert (
-        stats.entries[str(strong.pk)]["rank"],
-        stats.entries[str(strong.pk)]["rank_high"],
-        stats.entries[str(strong.pk)]["win_rate"],
-    ) == (1, None, None)
-    assert stats.entries[str(twin_a.pk)]["rank"] == stats.entries[str(twin_b.pk)]["rank"] == 2  # the same score
+    # Two tasks a category: intervals are given, and at 95 % they cannot rule out any mean, so every rank is 1 with a
+    # range to the last place (LMArena's rule claims nothing the data do not support); the win rate has its interval.
+    assert stats.intervals == {"shown": True, "confidence": 0.95, "method": "betting"} and not stats.style["identified"]
+    shown = stats.entries[str(strong.pk)]
+    assert (shown["rank"], shown["rank_high"], shown["low"], shown["high"]) == (1, 3, 0.0, 100.0)
+    assert shown["win_rate"] == 1.0 and 0 < shown["win_low"] < 1 == shown["win_high"]  # it beats both on every task
+    assert stats.entries[str(twin_a.pk)]["rank"] == stats.entries[str(twin_b.pk)]["rank"] == 1
     # Rerunning the computation on the same stored inputs gives the same numbers (seeded): the download's promise.
     again = board_stats_compute(**board_inputs(pack, pack.revision, **JUDGE))
     assert json.loads(json.dumps(again["entries"])) == stats.entries
@@ -66,12 +65,13 @@ def test_publishing_computes_and_stores_the_board_statistics(board):
 def test_a_small_board_says_what_its_data_cannot_support(client, board):
     pack, strong, twin_a, twin_b = board
     page = client.get("/").content.decode()
-    assert 'id="no-intervals"' in page and 'id="no-style-control"' in page and "Length-controlled" not in page
+    assert 'id="not-separable"' in page and 'id="no-style-control"' in page and "Length-controlled" not in page
     assert "tied" in page and "Rank</th>" in page and "95 % range" not in page and "<th>#</th>" not in page  # one rank column
-    assert "n=2 · no interval" in page
+    assert "[-100.0, 100.0]" in page and "n=2 · no interval" not in page  # the neighbours' interval: wide, not withheld
     assert "Test split" in page and "Gap" in page  # the sample pack has a hidden test split
     stats = BoardStats.objects.get(pack=pack, **JUDGE).entries[str(strong.pk)]
     assert stats["gap"] == pytest.approx(stats["dev"] - stats["test"])
+    assert stats["gap_low"] <= stats["gap"] <= stats["gap_high"] and stats["gap_high"] - stats["gap_low"] > 100  # one task a split
 
 
 @pytest.fixture
@@ -106,7 +106,7 @@ def test_a_board_with_enough_tasks_shows_intervals_rank_ranges_and_style_control
     assert rows["twin-a"]["rank"] == rows["twin-b"]["rank"] == 2 and rows["twin-a"]["rank_high"] == rows["twin-b"]["rank_high"] == 3
     assert all(r["low"] <= r["score"] <= r["high"] and 0 <= r["lc"] <= 100 for r in rows.values())
     page = client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()
-    assert '2 <span class="ci">(2–3)</span>' in page and "tied" in page and "Length-controlled" in page and 'id="no-intervals"' not in page
+    assert '2 <span class="ci">(2–3)</span>' in page and "tied" in page and "Length-controlled" in page and 'id="not-separable"' not in page
     assert "300 tasks scored for each of the 3 ranked entries" in page
     by_lc = client.get(f"/?board={pack.pk}:{pack.revision}&sort=lc&dir=desc").content.decode()
     first = max(rows, key=lambda name: rows[name]["lc"])

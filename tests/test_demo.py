@@ -41,11 +41,11 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     board = f"{original[0].pack_id}:{original[0].pack_revision}"
     shown = client.get(f"/?board={board}").content.decode()
     # 12 of the pack's 360 tasks were evaluated: nobody covers its 300 hidden test tasks, so nobody is ranked, and the
-    # board claims no interval, rank range or controlled score it cannot support.
+    # board claims no rank range or controlled score it cannot support.
     assert "No entry is ranked" in shown and "covers 6 of 300 tasks" in shown and "Rule: brief verbatim" in shown and "Gap" in shown
-    assert 'id="no-intervals"' in shown and 'id="no-style-control"' in shown and "Length-controlled" not in shown
+    assert 'id="no-style-control"' in shown and "Length-controlled" not in shown
     sample = client.get("/").content.decode()  # the sample pack: 2 tasks a category, ranked by score alone, and said so
-    assert 'id="no-intervals"' in sample and 'id="not-separable"' in sample and "Length-controlled" not in sample
+    assert 'id="not-separable"' in sample and "Length-controlled" not in sample and "[0.0, 100.0]" in sample  # wide intervals
     demo = submissions.get(is_baseline=False, origin="file", pack__name="sample")
     link = re.search(r"Take part yourself .*: http://127\.0\.0\.1:8000(/study/[^/\s]+/)", printed.getvalue())
     assert link and "Before you start" in client.get(link.group(1), follow=True).content.decode()  # the printed link opens the study

@@ -1,97 +1,150 @@
-"""Every 95 % interval the board shows holds its 95 %: measured by simulation on known score distributions.
+"""The board's intervals (evaluator/metrics/intervals.py: betting intervals for bounded means) hold their 95 %.
 
-Task scores are drawn from six distributions on 0-100 whose true mean is known (computed from 400,000 draws), at
-n = 2, 3, 5, 10, 20 and 50 tasks; the platform's interval (evaluator.metrics.aggregate.mean_ci) is computed on
-each draw. Wherever it shows one, it must cover the true mean in at least 93 % of the runs; where it would not, it
-shows none (the board says "too few tasks for an interval"). The printed table is the closing note's.
+Their guarantee is a theorem (any distribution on the range, any n); these tests check that the code keeps it: by
+simulation on the shapes this platform's scores take (checklist rows piled at 100 or at 0, five-level ratings, two
+clusters, a point mass) at every n from 1 task, and by properties any correct interval has. bench/intervals.py
+prints the coverage and width tables, against the Student t interval the board used before.
 """
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from evaluator.metrics.aggregate import MIN_TASKS_FOR_INTERVAL, mean_ci, mean_ci_rows
+from evaluator.metrics.intervals import mean_interval, mean_interval_rows
+from tests.conftest import ROOT
 
-RUNS = 20_000
-SIZES = (2, 3, 5, 10, 20, 50)
-DISTRIBUTIONS = {
-    "normal": lambda rng, n: np.clip(rng.normal(60, 15, n), 0, 100),
-    "uniform": lambda rng, n: rng.uniform(0, 100, n),
-    "U-shaped": lambda rng, n: rng.beta(0.5, 0.5, n) * 100,
-    "skewed": lambda rng, n: rng.beta(2, 8, n) * 100,
-    "five levels": lambda rng, n: rng.choice([0.0, 25.0, 50.0, 75.0, 100.0], n, p=[0.05, 0.1, 0.2, 0.4, 0.25]),
-    "half at 100": lambda rng, n: np.where(rng.random(n) < 0.5, 100.0, rng.uniform(0, 60, n)),
+RUNS = 5_000  # per (shape, n): the true coverage is at least 0.95, so a share under 0.94 is 3 standard errors short
+SIZES = (1, 2, 3, 5, 8, 10, 20, 50)
+
+
+def _mixture(rng, n, share, at, rest):
+    return np.where(rng.random(n) < share, at, rest(rng, n))
+
+
+# Score shapes on 0-100 (n may be a shape tuple: runs x tasks), each with its true mean.
+SHAPES = {
+    "normal": (lambda rng, n: np.clip(rng.normal(60, 15, n), 0, 100), None),
+    "uniform": (lambda rng, n: rng.uniform(0, 100, n), 50.0),
+    "U-shaped": (lambda rng, n: rng.beta(0.3, 0.3, n) * 100, 50.0),
+    "skewed high": (lambda rng, n: rng.beta(5, 1, n) * 100, 500 / 6),
+    "skewed low": (lambda rng, n: rng.beta(1, 5, n) * 100, 100 / 6),
+    "rating piled at 100": (
+        lambda rng, n: rng.choice([0.0, 25.0, 50.0, 75.0, 100.0], n, p=[0.02, 0.03, 0.05, 0.15, 0.75]),
+        0.03 * 25 + 0.05 * 50 + 0.15 * 75 + 75.0,
+    ),
+    "85 % at 100": (lambda rng, n: _mixture(rng, n, 0.85, 100.0, lambda r, k: r.uniform(0, 100, k)), 85 + 0.15 * 50),
+    "80 % at 0": (lambda rng, n: _mixture(rng, n, 0.8, 0.0, lambda r, k: r.uniform(0, 100, k)), 0.2 * 50),
+    "checklist, half at 100": (
+        lambda rng, n: rng.choice([0.0, 25.0, 50.0, 75.0, 100.0], n, p=[0.1, 0.1, 0.1, 0.2, 0.5]),
+        0.1 * 25 + 0.1 * 50 + 0.2 * 75 + 50.0,
+    ),
+    "two clusters": (lambda rng, n: np.clip(np.where(rng.random(n) < 0.4, rng.normal(20, 4, n), rng.normal(85, 4, n)), 0, 100), None),
+    "point mass": (lambda rng, n: np.full(n, 60.0), 60.0),
+    "95 % at 100, else 0": (lambda rng, n: (rng.random(n) < 0.95) * 100.0, 95.0),
+    "5 % at 100, else 0": (lambda rng, n: (rng.random(n) < 0.05) * 100.0, 5.0),
 }
 
 
-def coverage(draw, n: int, truth: float, rng) -> float | None:
-    """Share of runs whose interval covers the truth; None when no interval is shown at this n."""
-    if mean_ci(list(draw(rng, n)))[0] is None:
-        return None  # the rule is about n alone: none is shown at this size
-    return would_cover(draw, n, truth, rng)
+def true_mean(name: str, rng) -> float:
+    draw, mean = SHAPES[name]
+    return mean if mean is not None else float(draw(rng, 4_000_000).mean())  # within ±0.02 of the mean on 0-100
 
 
-def would_cover(draw, n: int, truth: float, rng) -> float:
-    """The t interval's coverage at n tasks, whether or not the board would show it."""
-    runs = np.vstack([draw(rng, n) for _ in range(RUNS)])
-    low, high = mean_ci_rows(runs)
-    if n >= MIN_TASKS_FOR_INTERVAL:
-        assert (low[0], high[0]) == pytest.approx(mean_ci(list(runs[0])))  # the same interval the figures get
-    return float(np.mean((low <= truth) & (truth <= high)))
+def test_every_shape_is_covered_at_every_n():
+    rng = np.random.default_rng(20261129)
+    short = []
+    for name, (draw, _) in SHAPES.items():
+        truth = true_mean(name, rng)
+        for n in SIZES:
+            low, high = mean_interval_rows(draw(rng, (RUNS, n)), 0, 100)
+            covered = float(np.mean((low <= truth) & (truth <= high)))
+            if covered < 0.94:
+                short.append(f"{name} at n={n}: {covered:.4f}")
+    assert not short, short
 
 
-def test_intervals_are_shown_only_where_they_cover_93_percent():
-    rng = np.random.default_rng(20261127)
-    table = {}
-    for name, draw in DISTRIBUTIONS.items():
-        truth = float(draw(rng, 400_000).mean())
-        table[name] = {n: coverage(draw, n, truth, rng) for n in SIZES}
-    print("\ncoverage of the 95 % interval (— = none shown: too few tasks)")
-    print("distribution".ljust(14) + "".join(f"n={n}".rjust(8) for n in SIZES))
-    for name, row in table.items():
-        print(name.ljust(14) + "".join(("—" if c is None else f"{c:.3f}").rjust(8) for c in row.values()))
-    for name, row in table.items():
-        for n, covered in row.items():
-            assert (covered is None) == (n < MIN_TASKS_FOR_INTERVAL), (name, n)
-            assert covered is None or covered >= 0.93, f"{name} at n={n}: {covered:.3f}"
-    # The minimum is where it must be: just below it, some distribution's interval would fall short.
-    below = {name: would_cover(draw, 5, float(draw(rng, 400_000).mean()), rng) for name, draw in DISTRIBUTIONS.items()}
-    print("had it been shown at n=5: " + ", ".join(f"{name} {c:.3f}" for name, c in below.items()))
-    assert min(below.values()) < 0.93
-
-
-def test_an_interval_holds_its_figure_and_none_is_given_below_the_minimum():
-    assert mean_ci([40.0, 60.0]) == (None, None)  # "40.0 [40.0, 40.0]" from two tasks is never shown again
-    values = [10.0, 80.0, 55.0, 35.0, 90.0, 60.0, 20.0, 75.0]
-    low, high = mean_ci(values)
-    assert low < float(np.mean(values)) < high and high - low > 20
-    assert mean_ci([50.0] * MIN_TASKS_FOR_INTERVAL) == (50.0, 50.0)
-
-
-@pytest.mark.parametrize("n", [MIN_TASKS_FOR_INTERVAL - 1, MIN_TASKS_FOR_INTERVAL])
-def test_the_minimum_is_the_line(n):
-    assert (mean_ci(list(np.linspace(0, 100, n)))[0] is None) == (n < MIN_TASKS_FOR_INTERVAL)
-
-
-def test_the_board_scores_macro_interval_covers_too():
-    """An entry's board score is the mean of its category means: its interval (ranking.macro_ci, which the ranks are
-    built from) is measured the same way, each category's tasks from a different distribution."""
-    from evaluator.metrics.ranking import macro_ci
+def test_the_macro_and_the_paired_difference_intervals_cover_too():
+    """An entry's board score (macro over three categories of different shapes) and a neighbour pair's macro paired
+    difference (on -100..100, two dependent entries) through the functions the board calls."""
+    from evaluator.metrics.ranking import adjacent_tests, macro_ci
 
     rng = np.random.default_rng(7)
-    draws = [DISTRIBUTIONS["skewed"], DISTRIBUTIONS["five levels"], DISTRIBUTIONS["half at 100"]]
-    truth = float(np.mean([d(rng, 400_000).mean() for d in draws]))
-    table = {}
-    for n in SIZES:
-        categories = {f"{c}{i}": c for c in ("OE", "CO", "IM") for i in range(n)}
-        hits = shown = 0
-        for _ in range(4000):
-            scores = {f"{c}{i}": float(v) for c, draw in zip(("OE", "CO", "IM"), draws) for i, v in enumerate(draw(rng, n))}
+    shapes = [SHAPES["skewed high"][0], SHAPES["rating piled at 100"][0], SHAPES["80 % at 0"][0]]
+    truth = float(np.mean([true_mean(name, rng) for name in ("skewed high", "rating piled at 100", "80 % at 0")]))
+    for n in (1, 2, 5, 8, 20):
+        categories = {f"{c}{i:02d}": c for c in ("OE", "CO", "IM") for i in range(n)}
+        hits = differences = 0
+        for _ in range(400):
+            scores = {f"{c}{i:02d}": float(v) for c, draw in zip(("OE", "CO", "IM"), shapes) for i, v in enumerate(draw(rng, n))}
             low, high = macro_ci(scores, categories)
-            shown += low is not None
-            hits += low is not None and low <= truth <= high
-        table[n] = hits / shown if shown else None
-    print("\nboard score (3 categories): " + ", ".join(f"n={n}: {'—' if c is None else f'{c:.3f}'}" for n, c in table.items()))
-    assert all((c is None) == (n < MIN_TASKS_FOR_INTERVAL) for n, c in table.items())
-    assert all(c is None or c >= 0.93 for c in table.values())
+            hits += low <= truth <= high
+            # a second entry: the same tasks, 10 points lower where it can be, so the true macro difference is known
+            other = {t: max(v - 10.0, 0.0) for t, v in scores.items()}
+            shift = float(np.mean([np.mean([scores[t] - other[t] for t in categories if t.startswith(c)]) for c in ("OE", "CO", "IM")]))
+            (comparison,) = adjacent_tests({"a": scores, "b": other}, categories, ["a", "b"])
+            differences += comparison.low <= shift <= comparison.high and comparison.low <= comparison.difference <= comparison.high
+        assert hits / 400 >= 0.93 and differences == 400, (n, hits / 400, differences)
+
+
+def test_a_wide_interval_at_few_tasks_and_a_narrow_one_at_many():
+    assert mean_interval([40.0, 60.0], 0, 100) == (0.0, 100.0)  # two tasks cannot rule any mean out at 95 %
+    values = [10.0, 80.0, 55.0, 35.0, 90.0, 60.0, 20.0, 75.0]
+    low, high = mean_interval(values, 0, 100)
+    assert low < float(np.mean(values)) < high and 30 < high - low < 100
+    many = mean_interval(values * 25, 0, 100)
+    assert many[0] > low and many[1] < high and many[1] - many[0] < 25
+    assert mean_interval([], 0, 100) is None
+
+
+@given(st.lists(st.floats(0, 100), min_size=1, max_size=60), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+def test_an_interval_holds_its_mean_and_lies_in_the_range(values, confidence):
+    low, high = mean_interval(values, 0, 100, confidence)
+    mean = float(np.mean(values))
+    assert 0 <= low <= mean + 1e-9 and mean - 1e-9 <= high <= 100
+
+
+def test_scale_mirror_and_rows_agree():
+    rng = np.random.default_rng(3)
+    rows = rng.beta(2, 5, (50, 12)) * 100
+    low, high = mean_interval_rows(rows, 0, 100)
+    for i in (0, 17, 49):
+        assert mean_interval(list(rows[i]), 0, 100) == pytest.approx((low[i], high[i]))
+    on_unit = mean_interval_rows(rows / 100, 0, 1)
+    assert np.allclose(on_unit[0] * 100, low, atol=1e-6) and np.allclose(on_unit[1] * 100, high, atol=1e-6)
+    mirror = mean_interval_rows(100 - rows, 0, 100)
+    assert np.allclose(100 - mirror[1], low, atol=1e-6) and np.allclose(100 - mirror[0], high, atol=1e-6)
+    on_likert = mean_interval_rows(1 + rows / 25, 1, 5)
+    assert np.allclose((on_likert[0] - 1) * 25, low, atol=1e-6)
+
+
+def test_a_value_outside_the_range_is_named():
+    with pytest.raises(ValueError, match=r"value 100\.5 .*outside \[0, 100\]"):
+        mean_interval([50.0, 100.5], 0, 100)
+    with pytest.raises(ValueError, match="nan"):
+        mean_interval([50.0, float("nan")], 0, 100)
+
+
+def test_the_command_line_reads_arrays_and_names_a_bad_line():
+    lines = "[10, 80, 55, 35, 90, 60, 20, 75]\n[3, 4, 5]\nnot json\n[50, 150]\n[]\n"
+    done = subprocess.run(
+        [sys.executable, "-m", "evaluator.metrics.intervals", "--low", "1", "--high", "100"],
+        cwd=ROOT,
+        input=lines,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    out = [json.loads(line) for line in done.stdout.splitlines()]
+    assert done.returncode == 1 and done.stderr == ""
+    assert out[0]["n"] == 8 and out[0]["low"] < out[0]["mean"] == 53.125 < out[0]["high"]
+    assert (out[0]["low"], out[0]["high"]) == pytest.approx(mean_interval([10, 80, 55, 35, 90, 60, 20, 75], 1, 100))
+    assert out[1]["low"] >= 1 and out[1]["high"] <= 100
+    assert out[2]["error"].startswith("line 3:") and "150" in out[3]["error"] and out[3]["error"].startswith("line 4:")
+    assert out[4]["error"].startswith("line 5:")

@@ -7,10 +7,21 @@ import math
 import numpy as np
 import pytest
 
-from evaluator.metrics.ranking import adjacent_tests, board_score, length_effect, list_formatted, rank_ranges, win_rates
+from evaluator.metrics.ranking import (
+    adjacent_tests,
+    board_score,
+    category_groups,
+    length_effect,
+    list_formatted,
+    macro_intervals,
+    rank_ranges,
+    win_intervals,
+    win_rates,
+)
 
 CATS = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
 WIDE = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(60)}  # 20 tasks a category: style control is identified
+MANY = {f"t{i:03d}": ("OE", "CO", "IM")[i % 3] for i in range(150)}  # 50 tasks a category: intervals about ±10 points
 
 
 def test_board_score_is_the_macro_mean_over_categories():
@@ -20,9 +31,9 @@ def test_board_score_is_the_macro_mean_over_categories():
 
 def test_a_rank_is_one_plus_the_entries_wholly_above_and_lies_in_its_range():
     rng = np.random.default_rng(5)
-    base = {t: 50 + rng.normal(0, 3) for t in CATS}
+    base = {t: 50 + rng.normal(0, 3) for t in MANY}
     scores = {"a": {t: v + 30 for t, v in base.items()}, "b": {t: v + rng.normal(0, 3) for t, v in base.items()}, "c": dict(base)}
-    ranges = {r.entry: r for r in rank_ranges(scores, CATS)}
+    ranges = {r.entry: r for r in rank_ranges(scores, MANY)}
     assert (ranges["a"].rank, ranges["a"].rank_high) == (1, 1)
     assert ranges["b"].rank == ranges["c"].rank == 2 and ranges["b"].rank_high == ranges["c"].rank_high == 3  # they overlap: tied
 
@@ -38,28 +49,28 @@ def test_ranks_lie_inside_their_ranges_on_any_board():
             assert r.low <= r.score <= r.high and r.rank <= r.rank_high  # the shown rank lies inside its own range
 
 
-def test_too_few_tasks_give_ranks_by_score_and_no_range():
-    few = dict(list(CATS.items())[:6])  # two tasks per category
+def test_few_tasks_give_wide_intervals_and_ranks_that_claim_nothing():
+    few = dict(list(CATS.items())[:6])  # two tasks per category: 95 % cannot rule out any mean
     scores = {"a": {t: 60.0 + i for i, t in enumerate(few)}, "b": dict.fromkeys(few, 40.0)}
     ranges = {r.entry: r for r in rank_ranges(scores, few)}
-    assert (ranges["a"].rank, ranges["a"].low, ranges["a"].rank_high) == (1, None, None) and ranges["b"].rank == 2
+    assert (ranges["a"].low, ranges["a"].high) == (0.0, 100.0)
+    assert [(ranges[e].rank, ranges[e].rank_high) for e in "ab"] == [(1, 2), (1, 2)]  # both may be first, both last
 
 
-def test_adjacent_tests_holm_correct_like_the_textbook():
-    # Three neighbour gaps; the raw permutation p-values are whatever they are, but Holm's step-down on them must
-    # equal the hand procedure: sort p, multiply the k-th smallest by (m − k + 1), then take running maxima.
+def test_neighbour_intervals_hold_together_and_separate_only_what_they_exclude():
+    # Three neighbour gaps on 50 tasks a category: each interval is the macro paired difference's at 1 - 0.05 / 3, so
+    # all three hold together at 95 %; 40 points apart is told apart, half a point is not.
     rng = np.random.default_rng(7)
-    base = {t: rng.uniform(20, 80) for t in CATS}
-    scores = {n: {t: v + shift + rng.normal(0, 2) for t, v in base.items()} for n, shift in (("w", 9), ("x", 6), ("y", 5.5), ("z", 0))}
-    result = adjacent_tests(scores, CATS, ["w", "x", "y", "z"], resamples=1999)
-    raw = [c.p_value for c in result]
-    order = np.argsort(raw)
-    expected, running = [0.0] * 3, 0.0
-    for k, i in enumerate(order):
-        running = max(running, min(1.0, raw[i] * (3 - k)))
-        expected[i] = running
-    assert [c.p_holm for c in result] == pytest.approx(expected)
-    assert result[0].separated and not result[1].separated and result[2].separated  # 3 and 5.5 points apart: real; 0.5: not
+    base = {t: rng.uniform(20, 50) for t in MANY}
+    shifts = (("w", 45), ("x", 5), ("y", 4.5), ("z", 0))
+    scores = {n: {t: v + shift + rng.normal(0, 2) for t, v in base.items()} for n, shift in shifts}
+    result = adjacent_tests(scores, MANY, ["w", "x", "y", "z"])
+    for c in result:
+        differences = {t: scores[c.upper][t] - scores[c.lower][t] for t in MANY}
+        (expected,) = macro_intervals([category_groups(differences, MANY)], 1 - 0.05 / 3, -100.0, 100.0)
+        assert (c.low, c.high) == pytest.approx(expected) and c.low <= c.difference <= c.high and c.tasks == len(MANY)
+        assert c.separated == (c.low > 0 or c.high < 0)
+    assert result[0].separated and not result[1].separated  # 40 points apart: told apart; half a point: not
 
 
 def test_win_rates_count_ties_half():
@@ -69,6 +80,11 @@ def test_win_rates_count_ties_half():
     assert pairs[("a", "c")].rate == 1.0 and pairs[("c", "a")].rate == 0.0
     assert field["a"].rate == pytest.approx((1 + 0.5 + 1) / 4)  # 2 wins, 1 tie, 1 loss over 4 comparisons
     assert field["c"].rate == 0.0
+    # the field rate with its interval: per task the share of the others beaten (ties half), on 0-1
+    full = {e: {t: v for t, v in by_task.items() if t in ("t0", "t1", "t2")} for e, by_task in scores.items() if e != "c"}
+    low, high = win_intervals(full)["a"]
+    rate = win_rates(full)[0]["a"].rate
+    assert rate == pytest.approx((1 + 0.5 + 0) / 3) and 0 <= low <= rate <= high <= 1
 
 
 def test_length_effect_recovers_a_known_slope_and_controls_for_it():

@@ -34,10 +34,9 @@ BASELINE: dict[str, set[str]] = {}  # what --check reports on it unchanged (noth
 
 
 def _pack(directory: Path):
-    """The sample pack and one more dev task per category (three each, one of them hidden): nine tasks, enough for
-    figure intervals over all tasks (MIN_TASKS_FOR_INTERVAL) and an exact neighbour test that can reach alpha. Rank
-    ranges, win rates and the length fit need more tasks per category: the board withholds them, and their tampers
-    below forge numbers where it shows none."""
+    """The sample pack and one more dev task per category (three each, one of them hidden): nine tasks. Every
+    interval is given (wide at these counts), neighbour intervals and win rates with theirs; the length fit needs
+    more tasks per category: the board withholds it, and its tamper below forges numbers where it shows none."""
     from tasks.loaders import read_own_pack
     from tasks.services import pack_save
 
@@ -167,9 +166,9 @@ def test_the_downloaded_board_recomputes_to_every_published_number(board_zip, ca
         units = [json.loads(line) for line in archive.read("units.jsonl").decode().splitlines()]
     assert {"trajectories.jsonl", "humans.jsonl", "human_units.jsonl"} <= names
     assert all(u["judge_version"] == board["judge"]["version"] for u in units) and all(u["config_hash"] for u in units if u["backend"])
-    # the board is real: intervals, a neighbour test with its p values, human rows and a feedback run's steerability
+    # the board is real: intervals, a neighbour interval, human rows and a feedback run's steerability
     assert len(board["entries"]) == 3 and any(f["ci_low"] is not None for f in board["entries"][0]["figures"].values())
-    assert board["statistics"]["comparisons"][0]["p_value"] is not None and board["statistics"]["comparisons"][0]["p_holm"] is not None
+    assert board["statistics"]["comparisons"][0]["low"] is not None and board["statistics"]["comparisons"][0]["high"] is not None
     assert [(r["scripted"], r["tier"]) for r in board["humans"]["rows"]] == [(False, "novice"), (False, "skilled"), (False, "all")]
     assert board["humans"]["partial"] and board["humans"]["common"]
     assert sum(bool(e["steerability"]) for e in board["entries"]) == 1
@@ -210,9 +209,9 @@ def _steered(board: dict) -> dict:
     return next(e for e in board["entries"] if e["steerability"])
 
 
-def _holm_separated(board: dict) -> None:
+def _neighbour_separated(board: dict) -> None:
     row = board["statistics"]["comparisons"][0]
-    row.update(p_holm=0.003, separated=not row["separated"])
+    row.update(low=0.003, separated=not row["separated"])
 
 
 def _length_row(board: dict) -> None:
@@ -225,7 +224,7 @@ def _length_row(board: dict) -> None:
 
 
 def _win_record(board: dict) -> None:
-    """6-0-0 for the first pair (a made-up record where the board withholds win rates)."""
+    """6-0-0 for the first pair of the win matrix (nine tasks: no pair played six)."""
     wins, first, second = board["statistics"]["wins"], *(str(e["entry"]) for e in board["entries"][:2])
     wins[next(iter(wins), f"{first}:{second}")] = [6, 0, 0]
 
@@ -256,13 +255,15 @@ TAMPERS: dict[str, tuple[Callable[[dict], None], str]] = {
     "rank": (lambda b: _bump(_stats(b), "rank"), ".rank: published"),
     "rank range bound": (lambda b: _bump(_stats(b), "rank_high"), ".rank_high: published"),
     "arena rank": (lambda b: _bump(_stats(b), "arena_rank"), ".arena_rank: "),
-    "p value": (lambda b: b["statistics"]["comparisons"][0].update(p_value=0.001), ".p_value: published 0.001"),
-    "Holm p 0.003 with separated flipped": (_holm_separated, ".p_holm: published 0.003"),
+    "neighbour interval's upper end": (lambda b: b["statistics"]["comparisons"][0].update(high=0.001), ".high: published 0.001"),
+    "neighbour low 0.003 with separated flipped": (_neighbour_separated, ".low: published 0.003"),
     "win record 6-0-0": (_win_record, "statistics.wins."),
     "length coefficient and interval": (_length_row, "statistics.length[category="),
     "controlled score": (lambda b: _bump(_stats(b), "lc"), ".lc: published"),
     "win rate": (lambda b: _stats(b).update(win_rate=0.999), ".win_rate: published 0.999"),
+    "win rate interval": (lambda b: _stats(b).update(win_low=0.998), ".win_low: published 0.998"),
     "dev-test gap": (lambda b: _bump(_stats(b), "gap"), ".gap: published"),
+    "dev-test gap interval": (lambda b: _bump(_stats(b), "gap_high"), ".gap_high: published"),
     "ranked-on task count": (lambda b: _bump(b["statistics"]["ranked_on"], "tasks"), "statistics.ranked_on.tasks: published"),
     "entry count": (lambda b: _bump(b["statistics"], "entry_count"), "statistics.entry_count: published"),
     "deleted entry": (lambda b: b["entries"].pop(0), ": deleted from board.json"),

@@ -10,9 +10,10 @@ stays as it is (scales.Scale.to_100).
   composite skills: rubric and checklist) and the image part (mean over backends of the mean
   over image-side composite skills, rubric, checklist and target similarity, of the mean over images);
 - task score = mean over the task's prompt samples;
-- category score = mean over its tasks, with a 95 % Student t interval over tasks from MIN_TASKS_FOR_INTERVAL tasks on
-  (its coverage is measured by simulation: tests/test_interval_coverage.py);
-- overall = mean of the category scores (macro, so a category with more tasks does not weigh more);
+- category score = mean over its tasks, with a 95 % interval for means of bounded scores (evaluator.metrics.intervals:
+  by betting, valid for any distribution on the scale at every number of tasks, so it is given from one task on);
+- overall = mean of the category scores (macro, so a category with more tasks does not weigh more), its interval the
+  average of the category intervals each taken at 1 − 0.05 / K (Bonferroni: macro_mean_ci);
 - backend score = the image part on that backend alone, averaged the same way;
 - top-1 (AtelierEval's "best of N"): the best image per prompt and backend (ranked by the unit
   with the lowest top1_rank present: image rubric, then target similarity, then checklist), with
@@ -27,17 +28,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from statistics import fmean
-from typing import TYPE_CHECKING
 
 from ..categories import CATEGORIES
 from ..judge.scales import SCORE_0_100, scale_named
 from ..judge.types import Status
 from .scopes import Scope, cell_key
 
-# numpy and scipy (a second of start-up) are imported by the interval functions when an interval is computed, not by
-# importing this module, which every web process does (tests/test_startup.py).
-if TYPE_CHECKING:
-    import numpy as np
+# The interval module (numpy) is imported when an interval is computed, not by importing this module, which every web
+# process does (tests/test_startup.py).
 
 COMPOSITE_SCALE = SCORE_0_100.name
 
@@ -79,31 +77,35 @@ def normalise(unit: Unit) -> float:
     return scale_named(unit.scale).to_100(unit.value)
 
 
-# Below this many tasks no 95 % interval is shown ("too few tasks for an interval"): tests/test_interval_coverage.py
-# simulates six score distributions on 0-100 (normal, uniform, U-shaped, skewed, a five-level rating, half the tasks at
-# 100) and the Student t interval covers the true mean in at least 93.3 % of 20,000 runs from 8 tasks on, while at 5
-# tasks a five-level rating falls to 91 % and at 2 tasks to 72 %.
-MIN_TASKS_FOR_INTERVAL = 8
-
-
-def mean_ci(values: list[float], confidence: float = 0.95) -> tuple[float | None, float | None]:
-    """The Student t interval of the mean over tasks, or (None, None) below MIN_TASKS_FOR_INTERVAL tasks. Symmetric
-    about the mean, so the interval always holds the figure it qualifies."""
-    if len(values) < MIN_TASKS_FOR_INTERVAL:
+def mean_ci(values: list[float], scale: str = COMPOSITE_SCALE, confidence: float = 0.95) -> tuple[float | None, float | None]:
+    """The interval of the mean over tasks on the scale's range (intervals.mean_interval: valid for any distribution of
+    bounded scores at every number of tasks), or (None, None) without values. `values` must come in a fixed order that
+    does not depend on them (the callers pass task-id order)."""
+    if not values:
         return None, None
-    import numpy as np
+    from .intervals import mean_interval
 
-    low, high = mean_ci_rows(np.asarray([values], dtype=float), confidence)
-    return float(low[0]), float(high[0])
+    bounds = scale_named(scale)
+    low, high = mean_interval([_within(v, bounds.low, bounds.high) for v in values], bounds.low, bounds.high, confidence)
+    return low, high
 
 
-def mean_ci_rows(rows: np.ndarray, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """mean_ci of each row of a (runs x tasks) array at once (the coverage simulation draws thousands)."""
-    from scipy import stats
+def macro_mean_ci(groups: list[list[float]], confidence: float = 0.95) -> tuple[float | None, float | None]:
+    """The interval of a macro mean on 0–100 (the mean of each group's mean: categories): each group's interval at
+    1 − (1 − confidence) / K, averaged. With probability at least `confidence` every group's interval covers its mean
+    at once (Bonferroni), and then their average covers the average. (None, None) when any group is empty."""
+    if not groups or not all(groups):
+        return None, None
+    level = 1 - (1 - confidence) / len(groups)
+    bounds = [mean_ci(values, COMPOSITE_SCALE, level) for values in groups]
+    return fmean(b[0] for b in bounds), fmean(b[1] for b in bounds)  # type: ignore[misc]
 
-    mean, sem = rows.mean(axis=1), stats.sem(rows, axis=1)
-    half = stats.t.ppf(0.5 + confidence / 2, rows.shape[1] - 1) * sem
-    return mean - half, mean + half
+
+def _within(value: float, low: float, high: float, slack: float = 1e-9) -> float:
+    """A value on its scale, floating-point noise at the ends folded in; a value truly outside is refused by name."""
+    if low - slack <= value <= high + slack:
+        return min(max(value, low), high)
+    raise ValueError(f"score {value!r} lies outside its scale [{low}, {high}]")
 
 
 def _mean(values: list[float]) -> float | None:
@@ -154,20 +156,20 @@ def task_scores(units: list[Unit]) -> dict[str, dict]:
 
 
 def figures(units: list[Unit]) -> list[Figure]:
-    tasks = task_scores(units)
+    tasks = dict(sorted(task_scores(units).items()))  # task-id order: the order every interval reads its values in
     failures = _failures(units)
     out: list[Figure] = []
-    category_means = []
+    scored = []  # each category's task scores, for the overall (macro) interval
     for cat in CATEGORIES:
         values = [t["score"] for t in tasks.values() if t["category"] == cat and t["score"] is not None]
         if not values and not failures[(Scope.CATEGORY, cat)]:
             continue
-        mean = _mean(values)
-        out.append(Figure(Scope.CATEGORY, cat, mean, len(values), failures[(Scope.CATEGORY, cat)], *mean_ci(values)))
-        if mean is not None:
-            category_means.append(mean)
+        out.append(Figure(Scope.CATEGORY, cat, _mean(values), len(values), failures[(Scope.CATEGORY, cat)], *mean_ci(values)))
+        if values:
+            scored.append(values)
     n_tasks = sum(1 for t in tasks.values() if t["score"] is not None)
-    out.append(Figure(Scope.OVERALL, "overall", _mean(category_means), n_tasks, failures[(Scope.OVERALL, "overall")]))
+    overall = _mean([fmean(v) for v in scored])
+    out.append(Figure(Scope.OVERALL, "overall", overall, n_tasks, failures[(Scope.OVERALL, "overall")], *macro_mean_ci(scored)))
     for backend in sorted({u.backend for u in units if u.backend}):
         values = [t["backends"][backend] for t in tasks.values() if backend in t["backends"]]
         out.append(Figure(Scope.BACKEND, backend, _mean(values), len(values), failures[(Scope.BACKEND, backend)], *mean_ci(values)))
@@ -245,7 +247,7 @@ def _top1_figures(units: list[Unit]) -> list[Figure]:
             fmean(fmean(v) for v in tasks.values()),
             len(tasks),
             0,
-            *mean_ci([fmean(v) for v in tasks.values()]),
+            *mean_ci([fmean(v) for _, v in sorted(tasks.items())], scales[skill]),
             scale=scales[skill],
         )
         for skill, tasks in sorted(per_task.items())
@@ -263,9 +265,17 @@ def _skill_figures(units: list[Unit], failures: dict[tuple[str, str], int]) -> l
             scales[u.skill] = u.scale
     out = []
     for skill in sorted(scales):  # judged skills with a value scale: gates and failed renders have none
-        values = [fmean(v) for v in per_task[skill].values()]
+        values = [fmean(v) for _, v in sorted(per_task[skill].items())]
         out.append(
-            Figure(Scope.SKILL, skill, _mean(values), len(values), failures[(Scope.SKILL, skill)], *mean_ci(values), scale=scales[skill])
+            Figure(
+                Scope.SKILL,
+                skill,
+                _mean(values),
+                len(values),
+                failures[(Scope.SKILL, skill)],
+                *mean_ci(values, scales[skill]),
+                scale=scales[skill],
+            )
         )
     return out
 

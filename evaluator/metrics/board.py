@@ -15,12 +15,25 @@ from statistics import fmean
 
 from evaluator.categories import CATEGORIES
 
-from .aggregate import MIN_TASKS_FOR_INTERVAL
-from .ranking import MIN_STYLE_DOF, adjacent_tests, best_possible_p, board_score, length_effect, list_formatted, rank_ranges, win_rates
+from .ranking import (
+    MIN_STYLE_DOF,
+    MIN_STYLE_TASKS,
+    adjacent_tests,
+    board_score,
+    category_groups,
+    length_effect,
+    list_formatted,
+    macro_intervals,
+    rank_ranges,
+    separable,
+    win_intervals,
+    win_rates,
+)
 from .scopes import RankedOn
 
 PAIRWISE_ENTRIES = 30  # the pairwise win matrix covers the top entries by score (the field rate covers everyone)
-SETTINGS = {"seed": 0, "alpha": 0.05, "resamples": 9999, "tie_margin": 0.0, "ranked_split_min": 2}
+# alpha: every interval is at 1 - alpha (neighbour intervals together, dev and test together); nothing is random.
+SETTINGS = {"alpha": 0.05, "tie_margin": 0.0, "ranked_split_min": 2}
 
 
 def prompt_styles(prompts: Iterable[tuple[str, str, str]]) -> tuple[dict, dict]:
@@ -71,27 +84,32 @@ def board_stats_compute(
         for e, by_task in every.items()
         if ranked and covered[e]["covers"] == len(ranked) and e not in rounds
     }
-    ranges = rank_ranges(scores, categories)
+    confidence = 1 - settings["alpha"]
+    ranges = rank_ranges(scores, categories, confidence)
     order = [r.entry for r in ranges]
-    comparisons = adjacent_tests(scores, categories, order, alpha=settings["alpha"], resamples=settings["resamples"], seed=settings["seed"])
-    intervals = bool(ranges) and all(r.low is not None for r in ranges)
-    field, pairs = win_rates(scores, tie_margin=settings["tie_margin"], pairs_for=order[:PAIRWISE_ENTRIES]) if intervals else ({}, {})
+    comparisons = adjacent_tests(scores, categories, order, alpha=settings["alpha"])
+    field, pairs = win_rates(scores, tie_margin=settings["tie_margin"], pairs_for=order[:PAIRWISE_ENTRIES])
+    wins = win_intervals(scores, settings["tie_margin"], confidence)
     effects = length_effect(scores, lengths, categories, lists)
     styled = {e.category for e in effects}
     identified = bool(scores) and styled == {categories[t] for t in ranked}
-    entries = {r.entry: _ranked_entry(r, field, effects if identified else []) for r in ranges}
-    for entry, by_task in every.items():  # every entry shows its split scores and what it covers, ranked or not
-        by_split = {s: board_score({t: v for t, v in by_task.items() if splits.get(t) == s}, categories) for s in ("dev", "test")}
-        gap = by_split["dev"] - by_split["test"] if None not in by_split.values() else None
+    entries = {r.entry: _ranked_entry(r, field, wins, effects if identified else []) for r in ranges}
+    gaps = _gaps(every, categories, splits, confidence)
+    for entry in every:  # every entry shows its split scores and what it covers, ranked or not
         length = fmean(v for v in lengths.get(entry, {}).values()) if lengths.get(entry) else None
         entries.setdefault(entry, {"score": None, "rank": None}).update(
-            dev=by_split["dev"], test=by_split["test"], gap=gap, length=length, feedback=entry in rounds, **covered[entry]
+            **gaps[entry], length=length, feedback=entry in rounds, **covered[entry]
         )
     return {
         "ranked_on": {"split": split, "tasks": len({t for by_task in scores.values() for t in by_task}), "entries": len(scores)},
-        "intervals": {"shown": intervals, "minimum_tasks": MIN_TASKS_FOR_INTERVAL},
-        "separable": _separable(comparisons, settings),
-        "style": {"identified": identified, "categories": sorted(styled, key=CATEGORIES.index), "minimum_dof": MIN_STYLE_DOF},
+        "intervals": {"shown": bool(ranges), "confidence": confidence, "method": "betting"},
+        "separable": separable(comparisons, categories, scores, settings["alpha"]),
+        "style": {
+            "identified": identified,
+            "categories": sorted(styled, key=CATEGORIES.index),
+            "minimum_tasks": MIN_STYLE_TASKS,
+            "minimum_dof": MIN_STYLE_DOF,
+        },
         "entries": entries,
         "comparisons": [asdict(c) for c in comparisons],
         "wins": {f"{a}:{b}": [w.wins, w.ties, w.losses] for (a, b), w in pairs.items()},
@@ -111,10 +129,11 @@ def board_stats_compute(
     }
 
 
-def _ranked_entry(r, field: dict, effects: list) -> dict:
+def _ranked_entry(r, field: dict, wins: dict, effects: list) -> dict:
     """A ranked entry's statistics; its length-controlled score only where every category's fit gave it one, on 0-100."""
     controlled = [e.controlled.get(r.entry) for e in effects]
     lc = fmean(controlled) if controlled and None not in controlled else None
+    win_low, win_high = wins.get(r.entry, (None, None))
     return {
         "score": r.score,
         "low": r.low,
@@ -122,15 +141,34 @@ def _ranked_entry(r, field: dict, effects: list) -> dict:
         "rank": r.rank,
         "rank_high": r.rank_high,
         "win_rate": field[r.entry].rate if r.entry in field else None,
+        "win_low": win_low,
+        "win_high": win_high,
         "lc": lc if lc is None or 0 <= lc <= 100 else None,
     }
 
 
-def _separable(comparisons: list, settings: dict) -> dict:
-    """Whether any neighbour test can reach the significance level at all at this board's numbers of common tasks:
-    Holm multiplies the smallest p by the number of tests, and an exact sign-flip test has a smallest p."""
-    tested = [c for c in comparisons if c.p_value is not None]
-    if not tested:
-        return {"possible": False, "best_p_holm": None, "tests": 0}
-    best = min(len(tested) * best_possible_p(c.tasks, settings["resamples"]) for c in tested)
-    return {"possible": best < settings["alpha"], "best_p_holm": min(best, 1.0), "tests": len(tested)}
+def _gaps(every: dict, categories: dict, splits: dict, confidence: float) -> dict:
+    """Each entry's dev and test scores and the gap dev − test with its interval: the dev and the test interval each
+    at 1 - (1 - confidence) / 2 (both hold together with probability `confidence`), the gap's interval their
+    difference's extremes. A gap from one or two tasks per category gets a wide interval, not a bare number."""
+    split_tasks = {
+        e: {s: {t: v for t, v in by_task.items() if splits.get(t) == s} for s in ("dev", "test")} for e, by_task in every.items()
+    }
+    level = 1 - (1 - confidence) / 2
+    bounds = {
+        s: dict(zip(every, macro_intervals([category_groups(split_tasks[e][s], categories) for e in every], level)))
+        for s in ("dev", "test")
+    }
+    out = {}
+    for entry in every:
+        dev, test = (board_score(split_tasks[entry][s], categories) for s in ("dev", "test"))
+        (dev_low, dev_high), (test_low, test_high) = bounds["dev"][entry], bounds["test"][entry]
+        both = None not in (dev, test, dev_low, test_low)
+        out[entry] = {
+            "dev": dev,
+            "test": test,
+            "gap": dev - test if both else None,  # type: ignore[operator]
+            "gap_low": dev_low - test_high if both else None,  # type: ignore[operator]
+            "gap_high": dev_high - test_low if both else None,  # type: ignore[operator]
+        }
+    return out

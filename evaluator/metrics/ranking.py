@@ -1,16 +1,20 @@
-"""Board statistics over per-task scores: rank ranges, adjacent comparisons, win rates and length control.
+"""Board statistics over per-task scores: rank ranges, neighbour comparisons, win rates and length control.
 
 Input everywhere is `scores[entry][task_id] = task score (0-100)` with `categories[task_id]`. An entry's
 score is the board's: the mean over its tasks within each category, then the mean over categories (macro).
 
-- rank_ranges: each entry's score interval (the macro Student t interval, whose coverage
-  tests/test_interval_coverage.py measures), its rank as 1 + the entries whose interval lies wholly above (LMArena's
-  rule) and its range up to the entries less those wholly below, so a rank always lies inside its own range. Below
-  MIN_TASKS_FOR_INTERVAL tasks in a category: the rank by score, and no interval or range.
-- adjacent_tests: for each pair of neighbours in the ranking, a paired permutation test over their common tasks
-  (scipy.stats.permutation_test, swapping the two entries' scores within a task), Holm-corrected across the
-  board (statsmodels).
-- win_rates: ECHO's pseudo-pairwise view: per common task a win, tie or loss on the task score.
+Every interval here is one for means of bounded variables (evaluator.metrics.intervals, by betting): valid for any
+distribution of scores on their range at every number of tasks, so one is given from one task per category on (wide
+when tasks are few). Values enter each interval in task-id order, an order that does not depend on them.
+
+- rank_ranges: each entry's score interval (macro: each category's interval at 1 - alpha / K, averaged, which covers
+  the macro mean whenever all K cover theirs), its rank as 1 + the entries whose interval lies wholly above (LMArena's
+  rule) and its range up to the entries less those wholly below, so a rank always lies inside its own range.
+- adjacent_tests: for each pair of neighbours in the ranking, the interval of their macro paired difference over
+  their common tasks (differences on [-100, 100]) at 1 - alpha / m for the board's m comparisons (Bonferroni), so all
+  m hold together with probability 1 - alpha; a pair is separated when its interval excludes 0.
+- win_rates: ECHO's pseudo-pairwise view: per common task a win, tie or loss on the task score; win_intervals gives
+  each entry's field win rate (the mean over tasks of the share of the others it beats, ties half) its interval.
 - length_effect: per category, OLS of task score on entry (fixed effects), log prompt length and whether the
   prompt is written as a list (fitted within entries; the tests check it against statsmodels' dummy regression),
   the length coefficient with its 95 % interval, and each entry's score predicted at the category's mean
@@ -27,9 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .aggregate import MIN_TASKS_FOR_INTERVAL
+from .intervals import mean_interval_rows
 
 Scores = dict[str, dict[str, float]]
+Groups = list[list[float]]  # one entry's values per category, each list in task-id order
 
 
 def board_score(by_task: dict[str, float], categories: dict[str, str]) -> float | None:
@@ -41,58 +46,75 @@ def board_score(by_task: dict[str, float], categories: dict[str, str]) -> float 
     return float(np.mean(means)) if means else None
 
 
+def category_groups(by_task: dict[str, float], categories: dict[str, str]) -> Groups:
+    """The entry's values per category (categories in name order), each in task-id order."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for task in sorted(by_task):
+        groups[categories[task]].append(by_task[task])
+    return [groups[c] for c in sorted(groups)]
+
+
+def macro_intervals(
+    many: list[Groups], confidence: float = 0.95, low: float = 0.0, high: float = 100.0
+) -> list[tuple[float | None, float | None]]:
+    """The interval of each macro mean in `many`: each of its K groups' intervals at 1 - (1 - confidence) / K,
+    averaged ((None, None) for no groups or an empty one). Rows of equal length and level are computed together, so a
+    board of 10,000 entries costs a few vectorised calls."""
+    batches: dict[tuple[int, float], list[tuple[int, int, list[float]]]] = defaultdict(list)
+    for i, groups in enumerate(many):
+        if groups and all(groups):
+            level = 1 - (1 - confidence) / len(groups)
+            for k, values in enumerate(groups):
+                batches[(len(values), level)].append((i, k, values))
+    bounds: dict[tuple[int, int], tuple[float, float]] = {}
+    for (_, level), rows in batches.items():
+        lows, highs = mean_interval_rows(np.array([values for _, _, values in rows], dtype=float), low, high, level)
+        for (i, k, _), a, b in zip(rows, lows, highs):
+            bounds[(i, k)] = (float(a), float(b))
+    out: list[tuple[float | None, float | None]] = []
+    for i, groups in enumerate(many):
+        if not groups or not all(groups):
+            out.append((None, None))
+            continue
+        parts = [bounds[(i, k)] for k in range(len(groups))]
+        out.append((float(np.mean([a for a, _ in parts])), float(np.mean([b for _, b in parts]))))
+    return out
+
+
+def macro_ci(by_task: dict[str, float], categories: dict[str, str], confidence: float = 0.95) -> tuple[float | None, float | None]:
+    """The interval of one entry's macro mean (see macro_intervals)."""
+    return macro_intervals([category_groups(by_task, categories)], confidence)[0]
+
+
 @dataclass(frozen=True)
 class RankRange:
     entry: str
     score: float
-    low: float | None  # the score's 95 % interval (macro Student t over each category's tasks); None: too few tasks
+    low: float | None  # the score's 95 % interval (macro_intervals); None only for an entry without scores
     high: float | None
-    rank: int  # 1 + entries whose interval lies wholly above this one's (LMArena's rule); by score alone without intervals
-    rank_high: int | None  # the worst rank the intervals allow: entries less those wholly below; None without intervals
+    rank: int  # 1 + entries whose interval lies wholly above this one's (LMArena's rule)
+    rank_high: int | None  # the worst rank the intervals allow: entries less those wholly below
 
 
-def macro_ci(
-    by_task: dict[str, float], categories: dict[str, str], minimum: int = MIN_TASKS_FOR_INTERVAL
-) -> tuple[float | None, float | None]:
-    """The 95 % interval of the macro mean: per category the mean's variance s²/n, summed and divided by the number of
-    categories squared, with Student's t on the smallest category's degrees of freedom (conservative). None below
-    `minimum` tasks in any category (tests/test_interval_coverage.py measures its coverage)."""
-    groups: dict[str, list[float]] = defaultdict(list)
-    for task, value in by_task.items():
-        groups[categories[task]].append(value)
-    if not groups or min(len(v) for v in groups.values()) < minimum:
-        return None, None
-    variance = sum(float(np.var(v, ddof=1)) / len(v) for v in groups.values()) / len(groups) ** 2
-    centre = float(np.mean([np.mean(v) for v in groups.values()]))
-    half = float(stats.t.ppf(0.975, min(len(v) for v in groups.values()) - 1)) * math.sqrt(variance)
-    return centre - half, centre + half
-
-
-def rank_ranges(scores: Scores, categories: dict[str, str], minimum: int = MIN_TASKS_FOR_INTERVAL) -> list[RankRange]:
+def rank_ranges(scores: Scores, categories: dict[str, str], confidence: float = 0.95) -> list[RankRange]:
     """Each entry's score with its interval, rank and rank range, built so the rank lies inside its range: the rank
     is 1 + the entries whose interval lies wholly above (none can be worse placed than that), the range ends at the
-    number of entries less those wholly below. Where any category has too few tasks for an interval, the rank is by
-    score alone (ties share the best) and no range is given."""
+    number of entries less those wholly below."""
     entries = sorted(scores)
     observed = {e: board_score(scores[e], categories) for e in entries}
-    bounds = {e: macro_ci(scores[e], categories, minimum) for e in entries}
+    bounds = dict(zip(entries, macro_intervals([category_groups(scores[e], categories) for e in entries], confidence)))
+    lows = np.sort([b[0] for b in bounds.values() if b[0] is not None])
+    highs = np.sort([b[1] for b in bounds.values() if b[1] is not None])
     out = []
     for e in entries:
         low, high = bounds[e]
-        if low is None or high is None or any(b[0] is None for b in bounds.values()):
-            rank = 1 + sum(observed[o] > observed[e] for o in entries)
-            out.append(RankRange(e, observed[e], None, None, rank, None))
+        if low is None or high is None:
+            out.append(RankRange(e, observed[e], None, None, 1 + sum(observed[o] > observed[e] for o in entries), None))  # type: ignore[operator]
             continue
-        above = sum(bounds[o][0] > high for o in entries if o != e)
-        below = sum(bounds[o][1] < low for o in entries if o != e)
+        above = len(lows) - int(np.searchsorted(lows, high, side="right"))  # others whose low exceeds this high
+        below = int(np.searchsorted(highs, low, side="left"))  # others whose high is under this low
         out.append(RankRange(e, observed[e], low, high, 1 + above, len(entries) - below))
     return sorted(out, key=lambda r: (-r.score, r.entry))
-
-
-def best_possible_p(tasks: int, resamples: int) -> float:
-    """The smallest two-sided p an exact sign-flip test over `tasks` paired tasks can give (2 / 2^n; with more
-    arrangements than resamples, scipy draws them at random and the floor is 1 / (resamples + 1))."""
-    return 2.0 / 2**tasks if 2**tasks <= resamples + 1 else 1.0 / (resamples + 1)
 
 
 @dataclass(frozen=True)
@@ -101,41 +123,37 @@ class Comparison:
     lower: str
     difference: float | None  # upper − lower, macro mean of the per-category mean paired differences
     tasks: int  # common tasks
-    p_value: float | None
-    p_holm: float | None
-    separated: bool  # Holm-corrected p < alpha
+    low: float | None  # the difference's interval at 1 - alpha / m (m comparisons: Bonferroni); None without common tasks
+    high: float | None
+    separated: bool  # the interval excludes 0
 
 
-def adjacent_tests(
-    scores: Scores, categories: dict[str, str], order: list[str], alpha: float = 0.05, resamples: int = 9999, seed: int = 0
-) -> list[Comparison]:
-    from statsmodels.stats.multitest import multipletests
-
-    raw = []
+def adjacent_tests(scores: Scores, categories: dict[str, str], order: list[str], alpha: float = 0.05) -> list[Comparison]:
+    """Each neighbour pair's macro paired difference over its common tasks with its simultaneous interval."""
+    pairs = []
     for upper, lower in zip(order, order[1:]):
-        common = sorted(set(scores[upper]) & set(scores[lower]))
-        a, b = np.array([scores[upper][t] for t in common]), np.array([scores[lower][t] for t in common])
-        labels = np.array([categories[t] for t in common])
+        common = set(scores[upper]) & set(scores[lower])
+        pairs.append((upper, lower, {t: scores[upper][t] - scores[lower][t] for t in common}))
+    tested = sum(1 for *_, d in pairs if d)
+    bounds = macro_intervals([category_groups(d, categories) for *_, d in pairs], 1 - alpha / max(tested, 1), -100.0, 100.0)
+    out = []
+    for (upper, lower, d), (low, high) in zip(pairs, bounds):
+        separated = low is not None and high is not None and (low > 0 or high < 0)
+        out.append(Comparison(upper, lower, board_score(d, categories), len(d), low, high, separated))
+    return out
 
-        def macro_difference(x, y, axis=-1, labels=labels):
-            return np.mean([np.mean(x[..., labels == c] - y[..., labels == c], axis=axis) for c in np.unique(labels)], axis=0)
 
-        p = None
-        if len(common) >= 2 and np.any(a != b):
-            test = stats.permutation_test(
-                (a, b),
-                macro_difference,
-                permutation_type="samples",
-                vectorized=True,
-                n_resamples=resamples,
-                rng=np.random.default_rng(seed),
-            )
-            p = float(test.pvalue)
-        raw.append((upper, lower, float(macro_difference(a, b)) if common else None, len(common), p))
-    tested = [i for i, row in enumerate(raw) if row[4] is not None]
-    holm = multipletests([raw[i][4] for i in tested], alpha=alpha, method="holm")[1] if tested else []
-    corrected = dict(zip(tested, (float(p) for p in holm)))
-    return [Comparison(u, low, d, n, p, corrected.get(i), corrected.get(i, 1.0) < alpha) for i, (u, low, d, n, p) in enumerate(raw)]
+def separable(comparisons: list[Comparison], categories: dict[str, str], scores: Scores, alpha: float = 0.05) -> dict:
+    """Whether any neighbour pair could be separated at all at this board's numbers of common tasks: the interval that
+    the most extreme data (every common task's difference at +100) would get at the same level, computed by the same
+    function. Where even that interval holds 0, no data could separate a pair, and the page says so."""
+    tested = [c for c in comparisons if c.tasks]
+    if not tested:
+        return {"possible": False, "best_low": None, "tests": 0}
+    extreme = [category_groups(dict.fromkeys(set(scores[c.upper]) & set(scores[c.lower]), 100.0), categories) for c in tested]
+    lows = [low for low, _ in macro_intervals(extreme, 1 - alpha / len(tested), -100.0, 100.0) if low is not None]
+    best = max(lows) if lows else None
+    return {"possible": best is not None and best > 0, "best_low": best, "tests": len(tested)}
 
 
 @dataclass(frozen=True)
@@ -182,6 +200,31 @@ def win_rates(
     return field, pairs
 
 
+def win_intervals(scores: Scores, tie_margin: float = 0.0, confidence: float = 0.95) -> dict[str, tuple[float, float]]:
+    """Each entry's field win rate as a mean over its tasks of the share of the other entries it beats there (ties
+    half), with its interval on [0, 1]. Where every entry has every task (a ranked board), that mean is
+    WinRecord.rate: each task has as many opponents. Entries with no opponent on any task get none."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for by_entry in scores.values():
+        for task, value in by_entry.items():
+            by_task[task].append(value)
+    ordered = {task: np.sort(np.asarray(values)) for task, values in by_task.items()}
+    shares: dict[str, list[float]] = {}
+    for entry, by_entry in scores.items():
+        mine = []
+        for task in sorted(by_entry):
+            column, value = ordered[task], by_entry[task]
+            if len(column) < 2:
+                continue
+            below = int(np.searchsorted(column, value - tie_margin, side="left"))
+            level = int(np.searchsorted(column, value + tie_margin, side="right")) - below - 1  # itself is level
+            mine.append((below + 0.5 * level) / (len(column) - 1))
+        if mine:
+            shares[entry] = mine
+    bounds = macro_intervals([[v] for v in shares.values()], confidence, 0.0, 1.0)
+    return dict(zip(shares, bounds))  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class LengthEffect:
     category: str
@@ -207,11 +250,12 @@ def list_formatted(prompt: str) -> bool:
     return len(fragments) >= 4 and sum(len(f) <= 3 for f in fragments) > len(fragments) / 2
 
 
-# Style control is fitted in a category only where it is identified: at least MIN_TASKS_FOR_INTERVAL tasks, at least
+# Style control is fitted in a category only where it is identified: at least MIN_STYLE_TASKS tasks, at least
 # MIN_STYLE_DOF residual degrees of freedom (t's 97.5 % point is then within 7 % of the normal's, so an interval is
 # not inflated by the last few rows) and prompt lengths that vary within entries by at least MIN_LENGTH_SPREAD in log
 # words (about 10 %), else the slope is read off noise. A fit with 1-2 residual degrees of freedom gave OE -113
 # [-2062, 1835]: never again.
+MIN_STYLE_TASKS = 8
 MIN_STYLE_DOF = 20
 MIN_LENGTH_SPREAD = 0.1
 
@@ -231,7 +275,7 @@ def length_effect(
             (e, t, v) for e, by_task in scores.items() for t, v in by_task.items() if categories[t] == category and t in lengths.get(e, {})
         ]
         entries = sorted({r[0] for r in rows})
-        if len(entries) < 2 or len({r[1] for r in rows}) < MIN_TASKS_FOR_INTERVAL:
+        if len(entries) < 2 or len({r[1] for r in rows}) < MIN_STYLE_TASKS:
             continue
         index = _positions(rows, entries)
         y = np.array([r[2] for r in rows], dtype=float)

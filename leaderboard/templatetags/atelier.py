@@ -3,7 +3,6 @@ from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 from evaluator.judge.scales import SCALES
-from evaluator.metrics.scopes import Scope
 
 register = template.Library()
 
@@ -52,8 +51,6 @@ def figure_cell(figure):
         shown += format_html(
             '<br><span class="ci">[{}, {}]</span>', on_scale(figure.ci_low, figure.scale), on_scale(figure.ci_high, figure.scale)
         )
-    elif figure.scope in (Scope.CATEGORY, Scope.BACKEND) and figure.value is not None:
-        shown += format_html('<br><span class="ci no-interval" title="too few tasks for an interval">n={} · no interval</span>', figure.n)
     if figure.failures:
         shown += format_html('<br><span class="ci" title="failed units left out">{} failed</span>', figure.failures)
     return format_html('<td class="num">{}</td>', shown)

@@ -1,0 +1,146 @@
+"""Confidence intervals for the mean of bounded scores, valid for every distribution at every number of tasks.
+
+The method is the hedged-capital betting interval of Waudby-Smith & Ramdas, "Estimating means of bounded random
+variables by betting" (J. R. Stat. Soc. B, 2024), with the predictable plug-in bets of their Section 5 tuned for a
+fixed sample size. Its guarantee is a theorem, not a simulation: for x_1 … x_n drawn independently from any
+distribution on [low, high] with mean μ, the interval holds μ with probability at least `confidence`, for every
+n ≥ 1. Nothing is assumed about the shape (piles at 100, two clusters, a five-level rating, a point mass).
+
+How it works, on the unit scale (x mapped to (x − low) / (high − low)): for a candidate mean m, a bettor starts with
+capital 1 and bets on each observation in turn, winning when x_i − m has the sign it backs:
+
+    K⁺_t(m) = Π_{i ≤ t} (1 + λ⁺_i(m) (x_i − m)),      K⁻_t(m) = Π_{i ≤ t} (1 − λ⁻_i(m) (x_i − m)).
+
+If m is the true mean both are nonnegative martingales with initial value 1, so by Ville's inequality the chance
+that θ·K⁺ or (1 − θ)·K⁻ ever reaches 1/α is at most α (θ = 1/2: the hedge). The interval is every m at which
+neither ever does (the running maximum over t: stopping early is allowed). The bet sizes are predictable (they use
+x_1 … x_{i−1} only):
+
+    μ̂_i = (1/2 + Σ_{j ≤ i} x_j) / (i + 1),    σ̂²_i = (1/4 + Σ_{j ≤ i} (x_j − μ̂_j)²) / (i + 1),
+    λ_i = sqrt(2 log(2/α) / (n σ̂²_{i−1})),      λ⁺_i(m) = min(λ_i, c/m),   λ⁻_i(m) = min(λ_i, c/(1 − m)),
+
+with c = 1/2 as in the paper's experiments (a bet never stakes more than half the capital, so the capital cannot
+drop to 0 on one observation). Each factor of K⁺ is nonincreasing in m (both when λ⁺ = λ and when λ⁺ = c/m,
+whose factor is 1 − c + c·x/m), so {m : θK⁺ reaches 1/α} is an interval [0, a); likewise K⁻ excludes (b, 1]. The
+interval is [a, b], found by bisection to 2⁻³⁰ of the range, each end rounded outwards (never narrower than the
+exact set), then widened to hold the sample mean should the two ends cross (a superset keeps the guarantee).
+
+Order: the capital depends on the order of the observations; the guarantee holds for any order that does not depend
+on the values. Callers pass tasks in task-id order.
+
+Command line (one JSON array of numbers per input line, one JSON object per output line):
+
+    python -m evaluator.metrics.intervals [--confidence 0.95] [--low 0] [--high 100] < scores.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+TRUNCATION = 0.5  # c: the largest share of the capital one bet may stake
+HEDGE = 0.5  # θ: the capital split between betting the mean is above m and betting it is below
+STEPS = 30  # bisection steps: each end within 2^-30 of the range (about 1e-7 on 0-100), rounded outwards
+
+
+def mean_interval(values: Sequence[float], low: float, high: float, confidence: float = 0.95) -> tuple[float, float] | None:
+    """The interval of the mean of `values` (each in [low, high], in an order that does not depend on them), or None
+    for no values."""
+    if len(values) == 0:
+        return None
+    lows, highs = mean_interval_rows(np.asarray([values], dtype=float), low, high, confidence)
+    return float(lows[0]), float(highs[0])
+
+
+def mean_interval_rows(rows: np.ndarray, low: float, high: float, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """mean_interval of each row of a (rows × n) array at once (n ≥ 1)."""
+    if not high > low:
+        raise ValueError(f"the range [{low}, {high}] is empty")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, not {confidence}")
+    rows = np.asarray(rows, dtype=float)
+    if rows.ndim != 2 or rows.shape[1] == 0:
+        raise ValueError("expected a 2-d array with at least one value per row")
+    outside = ~((rows >= low) & (rows <= high))  # NaN counts as outside
+    if outside.any():
+        row, column = map(int, np.argwhere(outside)[0])
+        raise ValueError(f"value {float(rows[row, column])!r} (row {row}, position {column}) lies outside [{low}, {high}]")
+    width = high - low
+    lower, upper = _unit_rows((rows - low) / width, 1 - confidence)
+    return low + width * lower, low + width * upper
+
+
+def _unit_rows(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    count, n = x.shape
+    steps = np.arange(1, n + 1)
+    mu = (0.5 + np.cumsum(x, axis=1)) / (steps + 1)
+    sigma2 = (0.25 + np.cumsum((x - mu) ** 2, axis=1)) / (steps + 1)
+    before = np.concatenate([np.full((count, 1), 0.25), sigma2[:, :-1]], axis=1)  # σ̂²_{i−1}: predictable
+    lam = np.sqrt(2 * math.log(2 / alpha) / (n * before))
+    threshold = math.log(1 / alpha)
+
+    def reaches(m: np.ndarray, sign: int) -> np.ndarray:
+        """Whether the hedged side's capital (θK⁺ for sign +1, (1 − θ)K⁻ for −1) ever reaches 1/α at m (per row)."""
+        room = m if sign > 0 else 1 - m
+        bet = np.minimum(lam, TRUNCATION / np.maximum(room, 1e-300)[:, None])
+        log_capital = np.cumsum(np.log1p(sign * bet * (x - m[:, None])), axis=1)
+        return math.log(HEDGE) + log_capital.max(axis=1) >= threshold
+
+    # a = inf{m : θK⁺(m) never reaches 1/α}: K⁺ falls as m grows, so `reaches` is true below a and false above.
+    below, above = np.zeros(count), np.ones(count)
+    for _ in range(STEPS):
+        middle = (below + above) / 2
+        hit = reaches(middle, +1)
+        below, above = np.where(hit, middle, below), np.where(hit, above, middle)
+    lower = below  # an excluded point (or 0): at or below a
+    below, above = np.zeros(count), np.ones(count)
+    for _ in range(STEPS):
+        middle = (below + above) / 2
+        hit = reaches(middle, -1)
+        below, above = np.where(hit, below, middle), np.where(hit, middle, above)
+    upper = above  # an excluded point (or 1): at or above b
+    mean = x.mean(axis=1)
+    return np.minimum(lower, mean), np.maximum(upper, mean)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m evaluator.metrics.intervals",
+        description="Confidence intervals for the mean of bounded values (Waudby-Smith & Ramdas's betting interval): "
+        "valid for any distribution on [low, high] at every n. Reads one JSON array of numbers per line (in an order that "
+        'does not depend on the values); writes one JSON object per line: {"n", "mean", "low", "high"}, or {"error"} for a '
+        "line that is not such an array (the exit status is then 1).",
+    )
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument("--low", type=float, default=0.0, help="the values' lower bound (default 0)")
+    parser.add_argument("--high", type=float, default=100.0, help="the values' upper bound (default 100)")
+    options = parser.parse_args(argv)
+    if not (0 < options.confidence < 1 and options.high > options.low):
+        parser.error("need 0 < --confidence < 1 and --low < --high")
+    failed = False
+    for number, line in enumerate(sys.stdin, start=1):
+        if not line.strip():
+            continue
+        try:
+            values = json.loads(line)
+            if (
+                not isinstance(values, list)
+                or not values
+                or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+            ):
+                raise ValueError("expected a non-empty JSON array of numbers")
+            low, high = mean_interval(values, options.low, options.high, options.confidence)  # type: ignore[misc]
+            print(json.dumps({"n": len(values), "mean": sum(values) / len(values), "low": low, "high": high}))
+        except ValueError as error:  # json.JSONDecodeError is a ValueError
+            failed = True
+            print(json.dumps({"error": f"line {number}: {error}"}))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
