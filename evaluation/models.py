@@ -346,13 +346,12 @@ class BoardStats(models.Model):
         help_text="submission id -> {score, low, high, rank, rank_high, win_rate, win_low, win_high, lc, dev, test, gap, gap_low, gap_high, length, covers, of, missing}",
     )
     comparisons = models.JSONField(
-        default=list, help_text="neighbour pairs in score order: upper, lower, difference, tasks, low, high (simultaneous interval), separated"
+        default=list,
+        help_text="neighbour pairs in score order: upper, lower, difference, tasks, low, high (simultaneous interval), separated",
     )
     wins = models.JSONField(default=dict, help_text="'a:b' -> [wins, ties, losses] of a against b on common tasks")
     length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
-    settings = models.JSONField(
-        default=dict, help_text="alpha, tie margin, ranked split minimum: what recomputes the same numbers"
-    )
+    settings = models.JSONField(default=dict, help_text="alpha, tie margin, ranked split minimum: what recomputes the same numbers")
     backends = models.JSONField(default=dict, help_text="the board's backend columns: name -> label")
     ranked_on = models.JSONField(
         default=dict, help_text="{split: 'test' or 'all', tasks scored, ranked entries}: what the ranking statistics use"
@@ -363,7 +362,9 @@ class BoardStats(models.Model):
     separable = models.JSONField(
         default=dict, help_text="{possible, best_low, tests}: whether any neighbour pair could be told apart at this board's task counts"
     )
-    style = models.JSONField(default=dict, help_text="{identified, categories, minimum_tasks, minimum_dof}: where the length control is fitted")
+    style = models.JSONField(
+        default=dict, help_text="{identified, categories, minimum_tasks, minimum_dof}: where the length control is fitted"
+    )
     # What the page needs besides one page of rows, stored so a request never scans the board's entries:
     judge_label = models.CharField(max_length=300, blank=True)
     entry_count = models.PositiveIntegerField(default=0, help_text="published entries scored by this judge")

@@ -4,40 +4,51 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
-    dependencies = [
-        ('evaluation', '0002_vocabularies_as_choices'),
-    ]
+    dependencies = [("evaluation", "0002_vocabularies_as_choices")]
 
     operations = [
         migrations.AlterField(
-            model_name='boardstats',
-            name='comparisons',
-            field=models.JSONField(default=list, help_text='neighbour pairs in score order: upper, lower, difference, tasks, low, high (simultaneous interval), separated'),
+            model_name="boardstats",
+            name="comparisons",
+            field=models.JSONField(
+                default=list,
+                help_text="neighbour pairs in score order: upper, lower, difference, tasks, low, high (simultaneous interval), separated",
+            ),
         ),
         migrations.AlterField(
-            model_name='boardstats',
-            name='entries',
-            field=models.JSONField(default=dict, help_text='submission id -> {score, low, high, rank, rank_high, win_rate, win_low, win_high, lc, dev, test, gap, gap_low, gap_high, length, covers, of, missing}'),
+            model_name="boardstats",
+            name="entries",
+            field=models.JSONField(
+                default=dict,
+                help_text="submission id -> {score, low, high, rank, rank_high, win_rate, win_low, win_high, lc, dev, test, gap, gap_low, gap_high, length, covers, of, missing}",
+            ),
         ),
         migrations.AlterField(
-            model_name='boardstats',
-            name='intervals',
-            field=models.JSONField(default=dict, help_text='{shown, confidence, method}: the intervals behind scores, rank ranges, neighbours, win rates and gaps'),
+            model_name="boardstats",
+            name="intervals",
+            field=models.JSONField(
+                default=dict,
+                help_text="{shown, confidence, method}: the intervals behind scores, rank ranges, neighbours, win rates and gaps",
+            ),
         ),
         migrations.AlterField(
-            model_name='boardstats',
-            name='separable',
-            field=models.JSONField(default=dict, help_text="{possible, best_low, tests}: whether any neighbour pair could be told apart at this board's task counts"),
+            model_name="boardstats",
+            name="separable",
+            field=models.JSONField(
+                default=dict,
+                help_text="{possible, best_low, tests}: whether any neighbour pair could be told apart at this board's task counts",
+            ),
         ),
         migrations.AlterField(
-            model_name='boardstats',
-            name='settings',
-            field=models.JSONField(default=dict, help_text='alpha, tie margin, ranked split minimum: what recomputes the same numbers'),
+            model_name="boardstats",
+            name="settings",
+            field=models.JSONField(default=dict, help_text="alpha, tie margin, ranked split minimum: what recomputes the same numbers"),
         ),
         migrations.AlterField(
-            model_name='boardstats',
-            name='style',
-            field=models.JSONField(default=dict, help_text='{identified, categories, minimum_tasks, minimum_dof}: where the length control is fitted'),
+            model_name="boardstats",
+            name="style",
+            field=models.JSONField(
+                default=dict, help_text="{identified, categories, minimum_tasks, minimum_dof}: where the length control is fitted"
+            ),
         ),
     ]
