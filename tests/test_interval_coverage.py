@@ -8,17 +8,12 @@ prints the coverage and width tables, against the Student t interval the board u
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from evaluator.metrics.intervals import mean_interval, mean_interval_rows
-from tests.conftest import ROOT
 
 RUNS = 5_000  # per (shape, n): the true coverage is at least 0.95, so a share under 0.94 is 3 standard errors short
 SIZES = (1, 2, 3, 5, 8, 10, 20, 50)
@@ -129,22 +124,3 @@ def test_a_value_outside_the_range_is_named():
         mean_interval([50.0, 100.5], 0, 100)
     with pytest.raises(ValueError, match="nan"):
         mean_interval([50.0, float("nan")], 0, 100)
-
-
-def test_the_command_line_reads_arrays_and_names_a_bad_line():
-    lines = "[10, 80, 55, 35, 90, 60, 20, 75]\n[3, 4, 5]\nnot json\n[50, 150]\n[]\n"
-    done = subprocess.run(
-        [sys.executable, "-m", "evaluator.metrics.intervals", "--low", "1", "--high", "100"],
-        cwd=ROOT,
-        input=lines,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    out = [json.loads(line) for line in done.stdout.splitlines()]
-    assert done.returncode == 1 and done.stderr == ""
-    assert out[0]["n"] == 8 and out[0]["low"] < out[0]["mean"] == 53.125 < out[0]["high"]
-    assert (out[0]["low"], out[0]["high"]) == pytest.approx(mean_interval([10, 80, 55, 35, 90, 60, 20, 75], 1, 100))
-    assert out[1]["low"] >= 1 and out[1]["high"] <= 100
-    assert out[2]["error"].startswith("line 3:") and "150" in out[3]["error"] and out[3]["error"].startswith("line 4:")
-    assert out[4]["error"].startswith("line 5:")

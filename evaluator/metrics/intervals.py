@@ -59,8 +59,8 @@ def mean_interval(values: Sequence[float], low: float, high: float, confidence: 
 
 def mean_interval_rows(rows: np.ndarray, low: float, high: float, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
     """mean_interval of each row of a (rows × n) array at once (n ≥ 1)."""
-    if not high > low:
-        raise ValueError(f"the range [{low}, {high}] is empty")
+    if not (math.isfinite(low) and math.isfinite(high) and high > low):
+        raise ValueError(f"the range [{low}, {high}] must be finite and not empty")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie strictly between 0 and 1, not {confidence}")
     rows = np.asarray(rows, dtype=float)
@@ -120,14 +120,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--low", type=float, default=0.0, help="the values' lower bound (default 0)")
     parser.add_argument("--high", type=float, default=100.0, help="the values' upper bound (default 100)")
     options = parser.parse_args(argv)
-    if not (0 < options.confidence < 1 and options.high > options.low):
-        parser.error("need 0 < --confidence < 1 and --low < --high")
+    if not (0 < options.confidence < 1 and math.isfinite(options.low) and math.isfinite(options.high) and options.high > options.low):
+        parser.error("need 0 < --confidence < 1 and finite --low < --high")
     failed = False
-    for number, line in enumerate(sys.stdin, start=1):
-        if not line.strip():
+    for number, raw in enumerate(sys.stdin.buffer, start=1):  # bytes: a line that is not UTF-8 is one bad line
+        if not raw.strip():
             continue
         try:
-            values = json.loads(line)
+            values = json.loads(raw.decode("utf-8"))
             if (
                 not isinstance(values, list)
                 or not values
@@ -136,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise ValueError("expected a non-empty JSON array of numbers")
             low, high = mean_interval(values, options.low, options.high, options.confidence)  # type: ignore[misc]
             print(json.dumps({"n": len(values), "mean": sum(values) / len(values), "low": low, "high": high}))
-        except ValueError as error:  # json.JSONDecodeError is a ValueError
+        # json.JSONDecodeError and UnicodeDecodeError are ValueErrors; an integer too large for a float overflows; arrays
+        # nested thousands deep exhaust the decoder's recursion
+        except (ValueError, OverflowError, RecursionError) as error:
             failed = True
             print(json.dumps({"error": f"line {number}: {error}"}))
     return 1 if failed else 0
