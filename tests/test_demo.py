@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import re
 
@@ -44,12 +45,14 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     # board claims no rank range or controlled score it cannot support.
     assert "No entry is ranked" in shown and "covers 6 of 300 tasks" in shown and "Rule: brief verbatim" in shown and "Gap" in shown
     assert 'id="no-style-control"' in shown and "Length-controlled" not in shown
-    sample = client.get("/").content.decode()  # the sample pack: 2 tasks a category, ranked by score alone, and said so
+    sample = client.get("/").content.decode()  # the sample pack: 2 tasks a category, wide intervals, no pair told apart, said so
     assert 'id="not-separable"' in sample and "Length-controlled" not in sample and "[0.0, 100.0]" in sample  # wide intervals
     demo = submissions.get(is_baseline=False, origin="file", pack__name="sample")
     link = re.search(r"Take part yourself .*: http://127\.0\.0\.1:8000(/study/[^/\s]+/)", printed.getvalue())
     assert link and "Before you start" in client.get(link.group(1), follow=True).content.decode()  # the printed link opens the study
     assert f"{demo.figures.get(scope='overall').value:.1f}" in page
+    judge_page = html.unescape(client.get("/judge/").content.decode())  # the demo's hand ratings are one developer's
+    assert "the one rater's labels (one rater, not a majority of experts)" in judge_page and "experts' majority" not in judge_page
 
 
 def test_demo_refuses_without_debug(settings, db):
