@@ -20,8 +20,11 @@ $(VENV)/.installed: requirements.txt | $(VENV)/bin/python
 	$(PY) -m pip install -q -e ./client
 	touch $@
 
+# --no-compile: pip would byte-compile every installed file (torch's included), about 100 s of the 175 s install on the
+# 2-core CI machine; Python compiles only the modules a run imports, once, on first import. Production (setup) keeps
+# pip's compile: its processes may not write beside the code.
 $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/python
-	$(PY) -m pip install -q -r requirements-dev.txt
+	$(PY) -m pip install -q --no-compile -r requirements-dev.txt
 	$(PY) -m pip install -q -e ./client
 	touch $@
 

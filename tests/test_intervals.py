@@ -399,3 +399,11 @@ def test_the_command_line_names_each_bad_line_and_goes_on():
     assert "-5" in out[4]["error"]
     assert out[5]["n"] == 2 and out[5]["mean"] == 30.0
     assert _cli("[20, 40]\n").returncode == 0
+    empty = _cli("[]\n")
+    assert empty.returncode == 0 and json.loads(empty.stdout) == {
+        "n": 0,
+        "mean": None,
+        "low": None,
+        "high": None,
+        "reason": "no scores: a mean needs one at least",
+    }

@@ -113,8 +113,9 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m evaluator.metrics.intervals",
         description="Confidence intervals for the mean of bounded values (Waudby-Smith & Ramdas's betting interval): "
         "valid for any distribution on [low, high] at every n. Reads one JSON array of numbers per line (in an order that "
-        'does not depend on the values); writes one JSON object per line: {"n", "mean", "low", "high"}, or {"error"} for a '
-        "line that is not such an array (the exit status is then 1).",
+        'does not depend on the values); writes one JSON object per line: {"n", "mean", "low", "high"} (for [], nulls and a "reason"), '
+        'or {"error"} for a line that is not such an array (the exit status is then 1). With the default range this is '
+        "the interval of a board's category cell.",
     )
     parser.add_argument("--confidence", type=float, default=0.95)
     parser.add_argument("--low", type=float, default=0.0, help="the values' lower bound (default 0)")
@@ -128,12 +129,11 @@ def main(argv: list[str] | None = None) -> int:
             continue
         try:
             values = json.loads(raw.decode("utf-8"))
-            if (
-                not isinstance(values, list)
-                or not values
-                or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
-            ):
-                raise ValueError("expected a non-empty JSON array of numbers")
+            if not isinstance(values, list) or not all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+                raise ValueError("expected a JSON array of numbers")
+            if not values:  # a valid question with no answer: the board shows no figure either
+                print(json.dumps({"n": 0, "mean": None, "low": None, "high": None, "reason": "no scores: a mean needs one at least"}))
+                continue
             low, high = mean_interval(values, options.low, options.high, options.confidence)  # type: ignore[misc]
             print(json.dumps({"n": len(values), "mean": sum(values) / len(values), "low": low, "high": high}))
         # json.JSONDecodeError and UnicodeDecodeError are ValueErrors; an integer too large for a float overflows; arrays
