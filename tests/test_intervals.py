@@ -16,17 +16,19 @@ its tolerance:
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evaluator.metrics.intervals import mean_interval, mean_interval_rows
+from evaluator.metrics.intervals import main, mean_interval, mean_interval_rows
 from tests.conftest import ROOT
 
 ALPHA = 0.05
@@ -372,15 +374,35 @@ def test_a_row_batch_agrees_with_the_stored_ends():
     assert (low[0], high[0]) == mean_interval(list(rows[0]), 0, 100)
 
 
-def _cli(lines: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "evaluator.metrics.intervals", *args], cwd=ROOT, input=lines, capture_output=True, text=True, timeout=60
+def _cli(lines: str, *args: str) -> SimpleNamespace:
+    """The command line's main() in this process (so coverage sees it), on `lines` as standard input."""
+    stdin, stdout = sys.stdin, sys.stdout
+    sys.stdin, sys.stdout = io.TextIOWrapper(io.BytesIO(lines.encode())), io.StringIO()
+    try:
+        code = main(list(args))
+        return SimpleNamespace(returncode=code, stdout=sys.stdout.getvalue(), stderr="")
+    finally:
+        sys.stdin, sys.stdout = stdin, stdout
+
+
+def test_python_dash_m_runs_the_command_line():
+    shown = subprocess.run(
+        [sys.executable, "-m", "evaluator.metrics.intervals", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert shown.returncode == 0 and "--confidence" in shown.stdout and "JSON" in shown.stdout
+    done = subprocess.run(
+        [sys.executable, "-m", "evaluator.metrics.intervals"], cwd=ROOT, input="[20, 40]\n[x]\n", capture_output=True, text=True, timeout=60
+    )
+    assert (
+        done.returncode == 1
+        and done.stderr == ""
+        and [sorted(json.loads(line)) for line in done.stdout.splitlines()] == [["high", "low", "mean", "n"], ["error"]]
     )
 
 
 def test_the_command_line_documents_itself_and_applies_its_options():
-    shown = _cli("", "--help")
-    assert shown.returncode == 0 and "--confidence" in shown.stdout and "JSON" in shown.stdout
+    with pytest.raises(SystemExit):  # argparse's own error for a bad option
+        _cli("", "--confidence", "1.5")
     values = [10, 80, 55, 35, 90, 60, 20, 75]
     narrow, wide = (json.loads(_cli(json.dumps(values) + "\n", "--confidence", level).stdout) for level in ("0.8", "0.99"))
     assert wide["low"] < narrow["low"] < narrow["high"] < wide["high"]
@@ -399,6 +421,8 @@ def test_the_command_line_names_each_bad_line_and_goes_on():
     assert "-5" in out[4]["error"]
     assert out[5]["n"] == 2 and out[5]["mean"] == 30.0
     assert _cli("[20, 40]\n").returncode == 0
+    bad = _cli("[1e400]\n" + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert bad.returncode == 1 and [json.loads(line)["error"][:7] for line in bad.stdout.splitlines()] == ["line 1:", "line 2:"]
     empty = _cli("[]\n")
     assert empty.returncode == 0 and json.loads(empty.stdout) == {
         "n": 0,
@@ -407,3 +431,18 @@ def test_the_command_line_names_each_bad_line_and_goes_on():
         "high": None,
         "reason": "no scores: a mean needs one at least",
     }
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: mean_interval([5.0], 10, 10), "must be finite and not empty"),
+        (lambda: mean_interval([5.0], 0, math.inf), "must be finite and not empty"),
+        (lambda: mean_interval([5.0], 0, 10, confidence=1.0), "confidence must lie strictly between 0 and 1"),
+        (lambda: mean_interval_rows(np.zeros((2, 0)), 0, 10), "at least one value per row"),
+        (lambda: mean_interval_rows(np.zeros(3), 0, 10), "2-d array"),
+    ],
+)
+def test_a_question_without_an_answer_is_refused_by_name(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()

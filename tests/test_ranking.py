@@ -57,6 +57,11 @@ def test_few_tasks_give_wide_intervals_and_ranks_that_claim_nothing():
     assert [(ranges[e].rank, ranges[e].rank_high) for e in "ab"] == [(1, 2), (1, 2)]  # both may be first, both last
 
 
+def test_an_entry_without_scores_is_not_ranked():
+    ranges = {r.entry: r for r in rank_ranges({"a": {"t0": 50.0}, "b": {}}, CATS)}
+    assert set(ranges) == {"a"} and (ranges["a"].rank, ranges["a"].rank_high) == (1, 1)
+
+
 def test_neighbour_intervals_hold_together_and_separate_only_what_they_exclude():
     # Three neighbour gaps on 50 tasks a category: each interval is the macro paired difference's at 1 - 0.05 / 3, so
     # all three hold together at 95 %; 40 points apart is told apart, half a point is not.

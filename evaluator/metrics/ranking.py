@@ -90,27 +90,25 @@ def macro_ci(by_task: dict[str, float], categories: dict[str, str], confidence: 
 class RankRange:
     entry: str
     score: float
-    low: float | None  # the score's 95 % interval (macro_intervals); None only for an entry without scores
-    high: float | None
+    low: float  # the score's 95 % interval (macro_intervals)
+    high: float
     rank: int  # 1 + entries whose interval lies wholly above this one's (LMArena's rule)
-    rank_high: int | None  # the worst rank the intervals allow: entries less those wholly below
+    rank_high: int  # the worst rank the intervals allow: entries less those wholly below
 
 
 def rank_ranges(scores: Scores, categories: dict[str, str], confidence: float = 0.95) -> list[RankRange]:
     """Each entry's score with its interval, rank and rank range, built so the rank lies inside its range: the rank
     is 1 + the entries whose interval lies wholly above (none can be worse placed than that), the range ends at the
-    number of entries less those wholly below."""
-    entries = sorted(scores)
+    number of entries less those wholly below. An entry without a single score is not ranked (the board ranks only
+    entries with a score on every ranked task)."""
+    entries = sorted(e for e in scores if scores[e])
     observed = {e: board_score(scores[e], categories) for e in entries}
     bounds = dict(zip(entries, macro_intervals([category_groups(scores[e], categories) for e in entries], confidence)))
-    lows = np.sort([b[0] for b in bounds.values() if b[0] is not None])
-    highs = np.sort([b[1] for b in bounds.values() if b[1] is not None])
+    lows = np.sort([b[0] for b in bounds.values()])
+    highs = np.sort([b[1] for b in bounds.values()])
     out = []
     for e in entries:
         low, high = bounds[e]
-        if low is None or high is None:
-            out.append(RankRange(e, observed[e], None, None, 1 + sum(observed[o] > observed[e] for o in entries), None))  # type: ignore[operator]
-            continue
         above = len(lows) - int(np.searchsorted(lows, high, side="right"))  # others whose low exceeds this high
         below = int(np.searchsorted(highs, low, side="left"))  # others whose high is under this low
         out.append(RankRange(e, observed[e], low, high, 1 + above, len(entries) - below))
