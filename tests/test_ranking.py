@@ -7,13 +7,13 @@ import math
 import numpy as np
 import pytest
 
+from evaluator.metrics.intervals import macro_intervals
 from evaluator.metrics.ranking import (
     adjacent_tests,
     board_score,
     category_groups,
     length_effect,
     list_formatted,
-    macro_intervals,
     rank_ranges,
     win_intervals,
     win_rates,

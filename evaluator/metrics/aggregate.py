@@ -91,14 +91,13 @@ def mean_ci(values: list[float], scale: str = COMPOSITE_SCALE, confidence: float
 
 
 def macro_mean_ci(groups: list[list[float]], confidence: float = 0.95) -> tuple[float | None, float | None]:
-    """The interval of a macro mean on 0–100 (the mean of each group's mean: categories): each group's interval at
-    1 − (1 − confidence) / K, averaged. With probability at least `confidence` every group's interval covers its mean
-    at once (Bonferroni), and then their average covers the average. (None, None) when any group is empty."""
-    if not groups or not all(groups):
-        return None, None
-    level = 1 - (1 - confidence) / len(groups)
-    bounds = [mean_ci(values, COMPOSITE_SCALE, level) for values in groups]
-    return fmean(b[0] for b in bounds), fmean(b[1] for b in bounds)  # type: ignore[misc]
+    """The interval of a macro mean on 0–100 (the mean of each group's mean: categories): intervals.macro_intervals,
+    the one rule the board's scores use too. (None, None) when any group is empty."""
+    from .intervals import macro_intervals
+
+    bounds = scale_named(COMPOSITE_SCALE)
+    folded = [[_within(v, bounds.low, bounds.high) for v in values] for values in groups]
+    return macro_intervals([folded], confidence, bounds.low, bounds.high)[0]
 
 
 def _within(value: float, low: float, high: float, slack: float = 1e-9) -> float:

@@ -15,6 +15,7 @@ from statistics import fmean
 
 from evaluator.categories import CATEGORIES
 
+from .intervals import macro_intervals
 from .ranking import (
     MIN_STYLE_DOF,
     MIN_STYLE_TASKS,
@@ -23,7 +24,6 @@ from .ranking import (
     category_groups,
     length_effect,
     list_formatted,
-    macro_intervals,
     rank_ranges,
     separable,
     win_intervals,

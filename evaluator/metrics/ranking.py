@@ -31,10 +31,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .intervals import mean_interval_rows
+from .intervals import macro_intervals
 
 Scores = dict[str, dict[str, float]]
-Groups = list[list[float]]  # one entry's values per category, each list in task-id order
+Groups = list[list[float]]  # one entry's values per category, each list in task-id order (intervals.macro_intervals)
 
 
 def board_score(by_task: dict[str, float], categories: dict[str, str]) -> float | None:
@@ -52,33 +52,6 @@ def category_groups(by_task: dict[str, float], categories: dict[str, str]) -> Gr
     for task in sorted(by_task):
         groups[categories[task]].append(by_task[task])
     return [groups[c] for c in sorted(groups)]
-
-
-def macro_intervals(
-    many: list[Groups], confidence: float = 0.95, low: float = 0.0, high: float = 100.0
-) -> list[tuple[float | None, float | None]]:
-    """The interval of each macro mean in `many`: each of its K groups' intervals at 1 - (1 - confidence) / K,
-    averaged ((None, None) for no groups or an empty one). Rows of equal length and level are computed together, so a
-    board of 10,000 entries costs a few vectorised calls."""
-    batches: dict[tuple[int, float], list[tuple[int, int, list[float]]]] = defaultdict(list)
-    for i, groups in enumerate(many):
-        if groups and all(groups):
-            level = 1 - (1 - confidence) / len(groups)
-            for k, values in enumerate(groups):
-                batches[(len(values), level)].append((i, k, values))
-    bounds: dict[tuple[int, int], tuple[float, float]] = {}
-    for (_, level), rows in batches.items():
-        lows, highs = mean_interval_rows(np.array([values for _, _, values in rows], dtype=float), low, high, level)
-        for (i, k, _), a, b in zip(rows, lows, highs):
-            bounds[(i, k)] = (float(a), float(b))
-    out: list[tuple[float | None, float | None]] = []
-    for i, groups in enumerate(many):
-        if not groups or not all(groups):
-            out.append((None, None))
-            continue
-        parts = [bounds[(i, k)] for k in range(len(groups))]
-        out.append((float(np.mean([a for a, _ in parts])), float(np.mean([b for _, b in parts]))))
-    return out
 
 
 def macro_ci(by_task: dict[str, float], categories: dict[str, str], confidence: float = 0.95) -> tuple[float | None, float | None]:
@@ -166,17 +139,22 @@ class WinRecord:
         return (self.wins + 0.5 * self.ties) / total if total else None
 
 
+def _sorted_columns(scores: Scores) -> dict[str, np.ndarray]:
+    """Each task's scores over the entries that have it, sorted (for counting who lies below and above)."""
+    by_task: dict[str, list[float]] = defaultdict(list)
+    for by_entry in scores.values():
+        for task, value in by_entry.items():
+            by_task[task].append(value)
+    return {task: np.sort(np.asarray(values)) for task, values in by_task.items()}
+
+
 def win_rates(
     scores: Scores, tie_margin: float = 0.0, pairs_for: list[str] | None = None
 ) -> tuple[dict[str, WinRecord], dict[tuple[str, str], WinRecord]]:
     """(each entry against the field, each ordered pair among `pairs_for` (default: every entry)): per common task a
     win when the score is higher by more than tie_margin, a tie within it; ties count half in the rate. The field
     record counts, per task, the other entries below, level with and above this one (sorted search: O(T·N log N))."""
-    by_task: dict[str, list[float]] = defaultdict(list)
-    for by_entry in scores.values():
-        for task, value in by_entry.items():
-            by_task[task].append(value)
-    ordered = {task: np.sort(np.asarray(values)) for task, values in by_task.items()}
+    ordered = _sorted_columns(scores)
     field = {}
     for entry, by_entry in scores.items():
         wins = ties = losses = 0
@@ -202,11 +180,7 @@ def win_intervals(scores: Scores, tie_margin: float = 0.0, confidence: float = 0
     """Each entry's field win rate as a mean over its tasks of the share of the other entries it beats there (ties
     half), with its interval on [0, 1]. Where every entry has every task (a ranked board), that mean is
     WinRecord.rate: each task has as many opponents. Entries with no opponent on any task get none."""
-    by_task: dict[str, list[float]] = defaultdict(list)
-    for by_entry in scores.values():
-        for task, value in by_entry.items():
-            by_task[task].append(value)
-    ordered = {task: np.sort(np.asarray(values)) for task, values in by_task.items()}
+    ordered = _sorted_columns(scores)
     shares: dict[str, list[float]] = {}
     for entry, by_entry in scores.items():
         mine = []
