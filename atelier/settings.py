@@ -248,6 +248,12 @@ def _code_version() -> str:
 
 
 ATELIER_CODE_VERSION = os.environ.get("ATELIER_CODE_VERSION") or _code_version()
+# Whole-board releases (leaderboard/releases.py, docs/releases.md) are signed with this Ed25519 private key (PEM,
+# made by `manage.py release_key create`; keep it out of the database and of backups anyone else reads). Without the
+# file no release is made and the board page says so. ATELIER_SITE_URL (e.g. https://atelier.example.org) makes the
+# image links in a release absolute; empty, they are the site's paths (/media/...).
+ATELIER_RELEASE_KEY = Path(os.environ.get("ATELIER_RELEASE_KEY", "").strip() or BASE_DIR / "keys" / "release-ed25519.pem")
+ATELIER_SITE_URL = os.environ.get("ATELIER_SITE_URL", "").strip().rstrip("/")
 ATELIER_DAILY_SUBMISSIONS = envint("ATELIER_DAILY_SUBMISSIONS", "10", minimum=0)
 ATELIER_BOARD_SELECTION = envint("ATELIER_BOARD_SELECTION", "3", minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024

@@ -20,6 +20,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from evaluation.models import BoardRow, BoardStats, Figure, HumanRow, PromptEntry, Status, Submission
+from evaluation.signals import board_rebuilt
 from evaluator.metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from evaluator.metrics.coverage import FULL, coverage_words, standing
 from evaluator.metrics.scopes import Scope
@@ -113,6 +114,7 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
             pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, defaults={**data, **page}
         )
     BoardRow.objects.filter(pack=pack, revision=revision).exclude(submission__in=published).delete()
+    board_rebuilt.send(sender=TaskPack, pack_id=pack_id, revision=revision)
     return len(judges)
 
 

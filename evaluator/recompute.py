@@ -17,7 +17,9 @@ the recompute uses them, so the numbers of a board computed with other settings 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
+import functools
 import io
 import json
 import math
@@ -26,12 +28,16 @@ import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
 from statistics import fmean
 from typing import Any
 
+from . import signing
 from .backends.config import BackendConfig, BackendError
 from .judge.official.composite import top1_units
+from .judge.skills import get_skill, skills_where
 from .judge.spec import ClipSpec, JudgeSpec
+from .judge.types import Kind, Side
 from .metrics.aggregate import Figure, Unit, detail_figures, figures, task_figures
 from .metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from .metrics.coverage import coverage, standing
@@ -42,7 +48,8 @@ from .tiers import ROW_TIERS, Tier
 ABOUT = ("prompter", "team", "condition", "origin")  # who an entry is: named in board.json, not computed
 HUMAN_ABOUT = ("label", "judge_id", "judge_version", "judge_label")  # what a human row is called (its judge is checked apart)
 DESCRIBED = ("pack", "judge", "code_version", "backends", "coverage_settings")  # checked against the units, not recomputed
-STAMPS = ("entry", "participant", "judge_version", "config_hash")  # what a unit line carries besides the unit
+STAMPS = ("entry", "participant", "judge_version", "config_hash", "image_index")  # what a unit line carries besides the unit
+TOLERANCE = 1e-12  # relative: numbers are written as json writes floats (they round-trip), so only summation order may differ
 # The field, or fields, that name a list's elements where they do (else elements are compared by position).
 LABELS = (("entry",), ("scripted", "tier"), ("category",), ("upper",), ("target",), ("scope", "key"), ("name",))
 MISSING = object()
@@ -61,6 +68,8 @@ class Download:
     trajectories: dict[Any, list[dict]] = field(default_factory=dict)  # entry id -> its trajectories (feedback runs)
     participants: list[dict] = field(default_factory=list)
     statistics_inputs: dict = field(default_factory=dict)  # board_stats_compute's other keywords (statistics_inputs.json)
+    unit_lines: list[dict] = field(default_factory=list)  # units.jsonl as written (the breakdown files are checked against it)
+    breakdown: dict[str, list[dict]] = field(default_factory=dict)  # "breakdown.jsonl" / "breakdown.csv" -> rows
 
     @property
     def categories(self) -> dict[str, str]:
@@ -93,6 +102,7 @@ def read(path) -> Download:
         found = Download(board=json.loads(archive.read("board.json")), tasks=tasks)
         for row in _lines(archive, "units.jsonl"):
             found.units.setdefault(row["entry"], []).append(_unit(row, found.stamps))
+            found.unit_lines.append(row)
         for row in _lines(archive, "human_units.jsonl"):
             found.human_units.setdefault(row["participant"], []).append(_unit(row, found.stamps))
         found.prompts = list(_lines(archive, "prompts.jsonl"))
@@ -102,6 +112,10 @@ def read(path) -> Download:
         found.statistics_inputs = (
             json.loads(archive.read("statistics_inputs.json")) if "statistics_inputs.json" in archive.namelist() else {}
         )
+        if "breakdown.jsonl" in archive.namelist():
+            found.breakdown["breakdown.jsonl"] = list(_lines(archive, "breakdown.jsonl"))
+        if "breakdown.csv" in archive.namelist():
+            found.breakdown["breakdown.csv"] = list(csv.DictReader(io.TextIOWrapper(archive.open("breakdown.csv"), encoding="utf-8")))
     return found
 
 
@@ -256,15 +270,16 @@ def _plain(data: Any) -> Any:
 # --- check -------------------------------------------------------------------------------------------------------
 
 
-def differences(path, tolerance: float = 1e-9) -> list[str]:
+def differences(path, tolerance: float = TOLERANCE) -> list[str]:
     """Every difference between board.json and what its data recompute to (empty when they agree)."""
     download = read(path)
     return check(download, _plain(recompute_download(download)), tolerance)
 
 
-def check(download: Download, recomputed: dict, tolerance: float = 1e-9) -> list[str]:
+def check(download: Download, recomputed: dict, tolerance: float = TOLERANCE) -> list[str]:
     board = download.board
     found = [f"{key}: deleted from board.json" for key in DESCRIBED if key not in board]
+    found += breakdown_differences(download)
     found += judge_differences(board.get("judge"), download.stamps)
     found += backend_differences(board.get("backends"), download.stamps)
     compare(_published(board), recomputed, "", tolerance, found)
@@ -325,13 +340,143 @@ def same(a: Any, b: Any, tolerance: float) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=tolerance, abs_tol=tolerance)
+        return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=tolerance, abs_tol=0.0)
     return type(a) is type(b) and a == b
 
 
 def _short(value: Any, limit: int = 90) -> str:
     text = json.dumps(value, ensure_ascii=False, default=str)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --- the breakdown files: a second copy of every judgement, checked value by value against the units ---------------
+
+# The breakdown's column of each skill: AtelierEval's checklist skills give their rate as "<side>_accuracy", every other
+# skill its own column (a gate's column holds its status).
+CHECKLIST_COLUMNS = {skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[0]: f"{side}_accuracy" for side in Side}
+EVERYWHERE = "*"  # a prompt-side value is repeated on every row (backend and image) of its task sample
+
+
+def _skill_column(skill: str) -> str:
+    return CHECKLIST_COLUMNS.get(skill, skill)
+
+
+def _expected_cells(download: Download) -> tuple[dict, Counter, dict]:
+    """From the unit lines: each (entry, task, sample, backend, image, column) cell's value (None for a failed unit),
+    the failed renders per (entry, task, sample, backend), and each image's backend config hash."""
+    cells: dict[tuple, Any] = {}
+    failed: Counter = Counter()
+    hashes: dict[tuple, Any] = {}
+    for line in download.unit_lines:
+        where = (line["entry"], line["task_id"], line["sample"])
+        if line["skill"] == "render":
+            failed[(*where, line["backend"])] += 1
+            continue
+        gate = (declared := _declared(line["skill"])) is not None and declared.kind == Kind.GATE
+        value = line["status"] if gate else (line["value"] if line["status"] == "ok" else None)
+        image = (line["backend"], line.get("image_index")) if line["backend"] else (EVERYWHERE, EVERYWHERE)
+        cells[(*where, *image, _skill_column(line["skill"]))] = value
+        if line["backend"]:
+            hashes[(*where, line["backend"])] = line.get("config_hash")
+    return cells, failed, hashes
+
+
+def breakdown_differences(download: Download) -> list[str]:
+    """Every breakdown row against units.jsonl, prompts.jsonl and tasks.csv: each judged value, each failed render,
+    each prompt, category, split, judge and backend config hash (the breakdowns are a second copy that must agree)."""
+    if not download.breakdown:
+        return []
+    cells, failed, hashes = _expected_cells(download)
+    columns = {c for *_, c in cells}
+    prompts = {(p["entry"], p["task_id"], p["sample"]): p["prompt"] for p in download.prompts}
+    tasks = {t["task_id"]: t for t in download.tasks}
+    judge = download.board.get("judge") or {}
+    found: list[str] = []
+    for name, rows in download.breakdown.items():
+        text = name.endswith(".csv")
+        seen: dict[tuple, Any] = {}
+        rendered_failed: Counter = Counter()
+        for number, row in enumerate(rows, start=2 if text else 1):
+            try:
+                where = (int(row["submission"]), row["task_id"], int(row["sample"]))
+                image = (row["backend"], int(row["image_index"]))
+            except (KeyError, TypeError, ValueError) as error:
+                found.append(f"{name} line {number}: not a breakdown row ({type(error).__name__}: {error})")
+                continue
+            said = {
+                "prompt": (row.get("prompt"), prompts.get(where)),
+                "category": (row.get("category"), (tasks.get(where[1]) or {}).get("category")),
+                "split": (row.get("split"), (tasks.get(where[1]) or {}).get("split")),
+                "judge": (row.get("judge"), f"{judge.get('id')}|{judge.get('version')}"),
+                "backend_config_hash": (row.get("backend_config_hash"), hashes.get((*where, image[0]), row.get("backend_config_hash"))),
+            }
+            found += [
+                f"{name} line {number}: {column} {_short(mine)}, the other files say {_short(theirs)}"
+                for column, (mine, theirs) in said.items()
+                if _cell(mine, theirs, text) != theirs
+            ]
+            if row.get("render_status") == "failed":
+                rendered_failed[(*where, image[0])] += 1
+            for column in columns:
+                value = row.get(column)
+                if value in (None, ""):
+                    continue
+                key = (*where, *(image if _image_side(column) else (EVERYWHERE, EVERYWHERE)), column)
+                expected = cells.get(key, MISSING)
+                if expected is MISSING or _cell(value, expected, text) != expected:
+                    found.append(f"{name} line {number}: {column} {_short(value)}, units.jsonl {_short(_absent(expected))}")
+                seen[key] = True
+        found += [
+            f"{name}: {_where(key)} {key[-1]} is {_short(value)} in units.jsonl, missing from the breakdown"
+            for key, value in cells.items()
+            if value is not None and key not in seen
+        ]
+        found += [
+            f"{name}: {n} failed render(s) of entry {key[0]} task {key[1]} sample {key[2]} on {key[3]} in units.jsonl, {rendered_failed[key]} in the breakdown"
+            for key, n in (failed | rendered_failed).items()
+            if failed[key] != rendered_failed[key]
+        ]
+    return found
+
+
+@functools.cache
+def _declared(skill: str):
+    try:
+        return get_skill(skill)
+    except ValueError:  # a skill this code does not know: its units still compare, as values
+        return None
+
+
+def _image_side(column: str) -> bool:
+    declared = _declared(next((s for s, c in CHECKLIST_COLUMNS.items() if c == column), column))
+    return declared is not None and declared.side == Side.IMAGE
+
+
+def _cell(value: Any, expected: Any, text: bool) -> Any:
+    """A breakdown cell as the type the units give (CSV cells are text: numbers parse, empty is None)."""
+    if not text or value is None:
+        return value
+    if value == "":
+        return None
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return (
+        value[1:]
+        if isinstance(value, str) and value.startswith("'") and isinstance(expected, str) and not expected.startswith("'")
+        else value
+    )
+
+
+def _absent(value: Any) -> Any:
+    return "(no such unit)" if value is MISSING else value
+
+
+def _where(key: tuple) -> str:
+    backend = "" if key[3] == EVERYWHERE else f" on {key[3]} image {key[4]}"
+    return f"entry {key[0]} task {key[1]} sample {key[2]}{backend}"
 
 
 # --- what is described, not computed: checked against the stamps of the unit lines ---------------------------------
@@ -403,17 +548,66 @@ def backend_differences(backends: Any, stamps: list[tuple]) -> list[str]:
     ]
 
 
+def signature_differences(path, key_source: str, previous: str | None = None) -> tuple[list[str], list[str]]:
+    """What is wrong with a release's signature, its members' hashes, what its manifest says of the board and its link
+    to the previous release; and notes on what could not be checked. ReleaseUnreadable when a key or release cannot
+    be read at all."""
+    keys = signing.read_keys(key_source)
+    manifest, found = signing.verify(Path(path), keys)
+    if manifest is None:
+        return found, []
+    with zipfile.ZipFile(path) as archive:
+        board = json.loads(archive.read("board.json")) if "board.json" in archive.namelist() else {}
+    pack, judge = board.get("pack") or {}, board.get("judge") or {}
+    said = {
+        "board": {"pack": pack.get("name"), "pack_version": pack.get("version"), "revision": pack.get("revision")},
+        "judge": {"id": judge.get("id"), "version": judge.get("version")},
+        "code_version": board.get("code_version"),
+    }
+    found += [
+        f"signature: the signed manifest's {part} is {_short(manifest.get(part))}, board.json says {_short(value)}"
+        for part, value in said.items()
+        if manifest.get(part) != value
+    ]
+    source = previous or signing.previous_url(key_source, manifest)
+    if source is not None and (manifest.get("previous") or previous):
+        before, folder = signing.release_path(source)
+        with folder or contextlib.nullcontext():
+            found += signing.chain(manifest, before, keys)
+        return found, []
+    if manifest.get("previous"):
+        return found, [f"chain: not checked: release {manifest.get('number')} follows {manifest['previous']}; give --previous FILE|URL"]
+    if manifest.get("number") != 1:
+        found.append(f"chain: release {manifest.get('number')} names no previous release (only a board's first may)")
+    return found, []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("zip")
     parser.add_argument("--check", action="store_true", help="compare every published number with the recomputed one")
+    parser.add_argument("--key", help="the site's public key (PEM) or key list (keys.json), by path or URL: check the signature")
+    parser.add_argument("--previous", help="the release this one follows, by path or URL (default with a --key URL: fetched from the site)")
     args = parser.parse_args(argv)
-    if args.check:
-        found = differences(args.zip)
-        print("\n".join(found) or "every published figure and statistic recomputes to the same number")
-        return 1 if found else 0
-    json.dump(recompute(args.zip), sys.stdout, indent=1)
-    return 0
+    if not args.check:
+        json.dump(recompute(args.zip), sys.stdout, indent=1)
+        return 0
+    notes: list[str] = []
+    try:
+        found, notes = signature_differences(args.zip, args.key, args.previous) if args.key else ([], [])
+    except signing.ReleaseUnreadable as error:
+        print(f"cannot check the signature: {error}", file=sys.stderr)
+        return 2
+    with zipfile.ZipFile(args.zip) as archive:
+        signed = signing.MANIFEST in archive.namelist()
+    if signed and not args.key:
+        notes.append("signature: not checked: give --key with the site's keys.json (or its public key) to check it")
+    found += differences(args.zip)
+    agreed = "every published figure and statistic recomputes to the same number" + (", and the signature holds" if args.key else "")
+    print("\n".join(found) or agreed)
+    for line in notes:
+        print(f"note: {line}")
+    return 1 if found else 0
 
 
 if __name__ == "__main__":

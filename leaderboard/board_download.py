@@ -36,8 +36,8 @@ Files: board.json (pack, judge with its full spec, backends with config hashes, 
 with every figure (value, interval, n, failures), what each rests on (coverage: units scored of those planned, and whether the
 figure is full, partial or withheld), task count and steerability, the board statistics as stored, the human baseline rows and
 every entry's score on the humans' tasks), tasks.csv (category and split of each task), units.jsonl (every unit the aggregation
-reads: one judgement or failed render per line, with the judge version that scored it and the config hash of the backend that
-rendered it), prompts.jsonl, statistics_inputs.json (what the statistics take besides task scores, prompts and tasks),
+reads: one judgement or failed render per line, with the judge version that scored it, the config hash of the backend that
+rendered it and the image's index), prompts.jsonl, statistics_inputs.json (what the statistics take besides task scores, prompts and tasks),
 trajectories.jsonl (feedback runs: each task sample's feedback scores by round), humans.jsonl and
 human_units.jsonl (the human baseline's participants, by number, and their units), breakdown.csv / breakdown.jsonl (per task,
 sample, backend and image: prompt, image URL, every judged value), rationales.jsonl (dev-split tasks).
@@ -46,6 +46,9 @@ Recompute every number from these files, with this repository at the code versio
 
     python -m evaluator.recompute board.zip              # prints the recomputed numbers as JSON
     python -m evaluator.recompute board.zip --check      # compares all of board.json with them; one line per difference, exit 1
+    python -m evaluator.recompute board.zip --check --key https://<this site>/releases/keys.json
+                                                         # a signed release: also its signature, every member's SHA-256 and the
+                                                         # link to the release before it (fetched from the site, or --previous FILE)
 """
 
 FIGURE_FIELDS = tuple(f.name for f in fields(Computed) if f.name not in ("scope", "key"))  # what aggregate computes of a figure
@@ -108,15 +111,18 @@ def unit_lines(named: Iterable[tuple[dict, Submission]], judge: JudgeKey) -> Ite
     backend that rendered it (the Render rows' own, so board.json's backends can be checked against them)."""
     for name, submission in named:
         rendered = Render.objects.filter(entry__submission=submission).values_list(
-            "entry__task__task_id", "entry__sample_index", "backend", "config_hash"
+            "entry__task__task_id", "entry__sample_index", "backend", "config_hash", "pk", "image_index"
         )
-        hashes = {(t, k, b): h for t, k, b, h in rendered}
+        hashes, indexes = {}, {}
+        for t, k, b, h, pk, index in rendered:
+            hashes[(t, k, b)], indexes[pk] = h, index
         for u in submission_units(submission, judge.judge_id, judge.version):
             yield {
                 **name,
                 **u.__dict__,
                 "judge_version": judge.version,
                 "config_hash": hashes.get((u.task_id, u.sample, u.backend)) if u.backend else None,
+                "image_index": indexes.get(u.image),  # the breakdown's image_index of an image unit (None on the prompt side)
             }
 
 

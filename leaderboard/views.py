@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.views.decorators.http import require_GET
 
 from evaluation import selectors as units
@@ -18,6 +20,8 @@ from . import selectors
 from .board_download import board_files
 from .cache import board_page_cache
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
+from .models import Release, SigningKey
+from .releases import NoReleaseKey, board_releases, current_key, release_current
 from .team_rows import team_rows
 
 BOARD_PARAMS = ("board", "judge", "condition", "sort", "dir", "page")  # every query parameter the board page reads
@@ -68,6 +72,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "condition": condition,
         "turns": selectors.TURNS,
         "team_rows": team_rows(request.user, board, judge) if judge else [],
+        "release_key": current_key(),
         **(selectors.human_section(board, judge, rows) if judge else {}),
         **(selectors.stats_section(board, judge, stats, condition) if judge else {}),
     }
@@ -132,14 +137,68 @@ def breakdown_download(request: HttpRequest, submission_id: int, fmt: str) -> St
     return response
 
 
-@require_GET
-def board_download(request: HttpRequest) -> StreamingHttpResponse:
-    """The whole board (one pack revision, one judge) as a zip of CSV and JSON Lines, streamed."""
+def _board_and_judge(request: HttpRequest):
     boards = selectors.leaderboard_boards()
     board = next((b for b in boards if b.key == request.GET.get("board")), None)
     judge = pick_judge(selectors.board_judges(board, humans=False), request.GET.get("judge")) if board else None
     if board is None or judge is None:
         raise Http404("No such board: name one with ?board=<pack id>:<revision>&judge=<judge key> as the board page links it")
+    return board, judge
+
+
+@require_GET
+def board_download(request: HttpRequest) -> HttpResponse:
+    """The board's current signed release (made first if the board changed since), by its stable URL; a site without a
+    release key streams the same files unsigned."""
+    board, judge = _board_and_judge(request)
+    try:
+        return HttpResponseRedirect(reverse("release", args=[release_current(board, judge).digest]))
+    except NoReleaseKey:
+        pass
     response = StreamingHttpResponse(zip_stream(board_files(board, judge, request.build_absolute_uri)), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="board-{board.pack.name}-v{board.pack.version}-rev{board.revision}.zip"'
+    response["Content-Disposition"] = (
+        f'attachment; filename="board-{board.pack.name}-v{board.pack.version}-rev{board.revision}-unsigned.zip"'
+    )
     return response
+
+
+@require_GET
+def release_file(request: HttpRequest, digest: str) -> FileResponse:
+    """A signed release by its digest: never changes, so it may be kept forever."""
+    release = get_object_or_404(Release.objects.select_related("pack"), digest=digest)
+    name = f"board-{release.pack.name}-v{release.pack.version}-rev{release.revision}-release{release.number}.zip"
+    response = FileResponse(default_storage.open(release.file, "rb"), as_attachment=True, filename=name, content_type="application/zip")
+    response["Cache-Control"] = "public, max-age=31536000, immutable"
+    return response
+
+
+@require_GET
+def release_list(request: HttpRequest) -> HttpResponse:
+    """Every release of a board, newest first, with its digest, the digest it follows and the key that signed it."""
+    board, judge = _board_and_judge(request)
+    releases = board_releases(board, judge).select_related("key").order_by("-number")
+    return render(
+        request, "leaderboard/releases.html", {"board": board, "judge": judge, "releases": releases, "keys": SigningKey.objects.all()}
+    )
+
+
+@require_GET
+def release_keys(request: HttpRequest) -> JsonResponse:
+    """Every public key the site has signed releases with, and when it was in use (`recompute --key URL` reads it)."""
+    keys = [
+        {
+            "algorithm": "ed25519",
+            "fingerprint": k.fingerprint,
+            "public_key": k.public_key,
+            "created": k.created.isoformat(),
+            "retired": k.retired.isoformat() if k.retired else None,
+        }
+        for k in SigningKey.objects.order_by("created")
+    ]
+    return JsonResponse({"keys": keys})
+
+
+@require_GET
+def release_key_pem(request: HttpRequest, fingerprint: str) -> HttpResponse:
+    key = get_object_or_404(SigningKey, fingerprint=fingerprint)
+    return HttpResponse(key.public_key, content_type="application/x-pem-file")

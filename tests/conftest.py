@@ -66,6 +66,7 @@ def _isolated(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.OPENAI_BASE_URL = ""
     settings.ATELIER_BACKENDS_FILE = TEST_BACKENDS
+    settings.ATELIER_RELEASE_KEY = tmp_path / "release-ed25519.pem"  # none: no release is made unless a test makes the key
     # A fast hasher, as Django's own test advice has it: PBKDF2's million rounds cost about 0.3 s a user or login here,
     # and no test is about the hash. Deployments keep Django's default.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -8,6 +8,8 @@ in-process) and downloaded over HTTP; each test forges its board.json."""
 from __future__ import annotations
 
 import copy
+import csv
+import io
 import json
 import shutil
 import zipfile
@@ -96,8 +98,10 @@ def _participants(pack) -> None:
 
 
 def _build(request) -> bytes:
+    from leaderboard.releases import key_create
     from submissions.services import submissions_publish
 
+    key_create()  # the site signs its releases: /board.zip redirects to the current one
     client, team = request.getfixturevalue("client"), request.getfixturevalue("team")
     pack = _pack(request.getfixturevalue("tmp_path_factory").mktemp("packs") / "tamper")
     made = _uploads(team, pack)
@@ -117,8 +121,11 @@ def _build(request) -> bytes:
     page = client.get("/").content.decode()
     assert "Humans — all" in page
     link = page.split('id="board-download"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")
-    response = client.get(link)
+    release = client.get(link)
+    assert release.status_code == 302 and release["Location"].startswith("/releases/")
+    response = client.get(release["Location"])
     assert response.status_code == 200
+    BUILT["keys"] = client.get("/releases/keys.json").content
     return b"".join(response.streaming_content)
 
 
@@ -134,6 +141,7 @@ def board_zip(request, tmp_path) -> Path:
             raise
     path = tmp_path / "board.zip"
     path.write_bytes(BUILT["zip"])
+    (tmp_path / "keys.json").write_bytes(BUILT["keys"])
     return path
 
 
@@ -160,7 +168,14 @@ def run_check(path: Path, capsys) -> tuple[int, list[str]]:
 
 def test_the_downloaded_board_recomputes_to_every_published_number(board_zip, capsys):
     board = published(board_zip)
-    assert run_check(board_zip, capsys) == (0, ["every published figure and statistic recomputes to the same number"])
+    assert run_check(board_zip, capsys) == (
+        0,
+        [
+            "every published figure and statistic recomputes to the same number",
+            "note: signature: not checked: give --key with the site's keys.json (or its public key) to check it",
+        ],
+    )
+    assert main([str(board_zip), "--check", "--key", str(board_zip.parent / "keys.json")]) == 0
     with zipfile.ZipFile(board_zip) as archive:
         names = set(archive.namelist())
         units = [json.loads(line) for line in archive.read("units.jsonl").decode().splitlines()]
@@ -382,3 +397,196 @@ def test_a_judge_spec_and_version_forged_to_agree_still_disagree_with_every_unit
     code, lines = run_check(forged(board_zip, board, tmp_path / "forged.zip"), capsys)
     assert code == 1 and [line for line in lines if line.startswith("judge")] == []
     assert any(line.startswith("units: ") and "scored by judge version" in line for line in lines), lines
+
+
+# --- forged releases: what only the signature catches --------------------------------------------------------------
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _rezip(members: dict[str, bytes], out: Path) -> Path:
+    with zipfile.ZipFile(out, "w") as target:
+        for name, data in members.items():
+            target.writestr(name, data)
+    return out
+
+
+def _json_lines(data: bytes) -> list[dict]:
+    return [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+
+
+def _consistent(members: dict[str, bytes], tmp: Path) -> dict[str, bytes]:
+    """The audit's forgery, made consistent everywhere: every unit of the last entry of one scored skill set to the
+    best value any entry got, the breakdown files changed to match, and board.json regenerated with this project's code."""
+    from evaluator.recompute import _skill_column, recompute
+
+    units = _json_lines(members["units.jsonl"])
+    entry = units[-1]["entry"]
+    skill = next(u["skill"] for u in units if u["entry"] == entry and u["status"] == "ok" and isinstance(u["value"], float))
+    best = max(u["value"] for u in units if u["skill"] == skill and u["value"] is not None)
+    for u in units:
+        if u["entry"] == entry and u["skill"] == skill and u["status"] == "ok":
+            u["value"] = best
+    skill = _skill_column(skill)
+    members["units.jsonl"] = "".join(json.dumps(u) + "\n" for u in units).encode()
+    rows = _json_lines(members["breakdown.jsonl"])
+    for row in rows:
+        if row["submission"] == entry and row[skill] is not None:
+            row[skill] = best
+    members["breakdown.jsonl"] = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    table = list(csv.DictReader(io.StringIO(members["breakdown.csv"].decode())))
+    for row in table:
+        if row["submission"] == str(entry) and row[skill] != "":
+            row[skill] = repr(best)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=list(table[0]))
+    writer.writeheader()
+    writer.writerows(table)
+    members["breakdown.csv"] = text.getvalue().encode()
+    recomputed = recompute(_rezip(members, tmp / "half.zip"))
+    board = json.loads(members["board.json"])
+    names = {e["entry"]: {k: e[k] for k in ("prompter", "team", "condition", "origin")} for e in board["entries"]}
+    board.update(recomputed, entries=[{**e, **names[e["entry"]]} for e in recomputed["entries"]])
+    board["humans"]["rows"] = [
+        {**new, **{k: old[k] for k in ("label", "judge_id", "judge_version", "judge_label") if k in old}}
+        for new, old in zip(board["humans"]["rows"], json.loads(members["board.json"])["humans"]["rows"])
+    ]
+    members["board.json"] = json.dumps(board, indent=1, ensure_ascii=False).encode()
+    return members
+
+
+def _manifest_rehashed(members: dict[str, bytes]) -> dict[str, bytes]:
+    from evaluator import signing
+
+    manifest = json.loads(members[signing.MANIFEST])
+    for f in manifest["files"]:
+        f["sha256"], f["size"] = signing.digest(members[f["name"]]), len(members[f["name"]])
+    members[signing.MANIFEST] = signing.manifest_bytes(manifest)
+    return members
+
+
+def _resigned(members: dict[str, bytes]) -> dict[str, bytes]:
+    """Re-hashed and signed again with the forger's own key (named in the manifest, as the site's would be)."""
+    from evaluator import signing
+
+    key = signing.Ed25519PrivateKey.generate()
+    manifest = json.loads(_manifest_rehashed(members)[signing.MANIFEST])
+    manifest["key"] = signing.fingerprint(key.public_key())
+    members[signing.MANIFEST] = signing.manifest_bytes(manifest)
+    members[signing.SIGNATURE] = signing.sign(members[signing.MANIFEST], key)
+    return members
+
+
+def _board_edit(change: Callable[[dict], None]) -> Callable[[dict[str, bytes], Path], dict[str, bytes]]:
+    def forge(members: dict[str, bytes], tmp: Path) -> dict[str, bytes]:
+        board = json.loads(members["board.json"])
+        change(board)
+        members["board.json"] = json.dumps(board, indent=1, ensure_ascii=False).encode()
+        return members
+
+    return forge
+
+
+def _nudge(board: dict) -> None:
+    figure = _first(board)["figures"]["overall:overall"]
+    figure["value"] *= 1 + 1e-11  # under the old check's tolerance of 1e-10
+
+
+def _breakdown_value(name: str) -> Callable[[dict[str, bytes], Path], dict[str, bytes]]:
+    def forge(members: dict[str, bytes], tmp: Path) -> dict[str, bytes]:
+        lines = members[name].decode().splitlines(keepends=True)
+        if name.endswith(".jsonl"):
+            row = json.loads(lines[0])
+            column = next(k for k, v in row.items() if isinstance(v, float))
+            row[column] += 1.0
+            lines[0] = json.dumps(row, ensure_ascii=False) + "\n"
+        else:
+            table = list(csv.DictReader(io.StringIO("".join(lines))))
+            column = next(k for k, v in table[0].items() if v.replace(".", "", 1).isdigit() and "." in v)
+            table[0][column] = repr(float(table[0][column]) + 1.0)
+            text = io.StringIO()
+            writer = csv.DictWriter(text, fieldnames=list(table[0]))
+            writer.writeheader()
+            writer.writerows(table)
+            lines = [text.getvalue()]
+        members[name] = "".join(lines).encode()
+        return members
+
+    return forge
+
+
+def _with(*steps):
+    def forge(members: dict[str, bytes], tmp: Path) -> dict[str, bytes]:
+        for step in steps:
+            members = step(members, tmp) if step.__code__.co_argcount == 2 else step(members)
+        return members
+
+    return forge
+
+
+def _drop(name: str):
+    return lambda members, tmp: {k: v for k, v in members.items() if k != name}
+
+
+def _garbage_signature(members: dict[str, bytes], tmp: Path) -> dict[str, bytes]:
+    import base64
+
+    return {**members, "MANIFEST.sig": base64.b64encode(bytes(64)) + b"\n"}
+
+
+def _renumbered(members: dict[str, bytes], tmp: Path) -> dict[str, bytes]:
+    manifest = json.loads(members["MANIFEST.json"])
+    manifest["number"] += 1
+    return {**members, "MANIFEST.json": json.dumps(manifest, indent=1, sort_keys=True).encode()}
+
+
+RELEASE_FORGERIES: dict[str, Callable[[dict[str, bytes], Path], dict[str, bytes]]] = {
+    # kind: forgery of the release's files (each counted as caught only by a "signature:" line)
+    "units edited, breakdowns and board.json made to agree (the audit's rank 3 -> 1)": _consistent,
+    "... and the manifest's hashes updated": _with(_consistent, _manifest_rehashed),
+    "... and signed again with the forger's own key": _with(_consistent, _resigned),
+    "human row relabelled 'Experts (forged)'": _board_edit(lambda b: b["humans"]["rows"][0].update(label="Experts (forged)")),
+    "prompter renamed": _board_edit(lambda b: _first(b).update(prompter="someone else")),
+    "team renamed": _board_edit(lambda b: _first(b).update(team="another team")),
+    "pack name": _board_edit(lambda b: b["pack"].update(name="another pack")),
+    "code version": _board_edit(lambda b: b.update(code_version="v9.9.9")),
+    "max_missing_rate 0.05 -> 0.5": _board_edit(lambda b: b["coverage_settings"].update(max_missing_rate=0.5)),
+    "a figure moved by 1e-11 (relative)": _board_edit(_nudge),
+    "breakdown.csv value": _breakdown_value("breakdown.csv"),
+    "breakdown.jsonl value": _breakdown_value("breakdown.jsonl"),
+    "rationales.jsonl removed": _drop("rationales.jsonl"),
+    "a file added": lambda members, tmp: {**members, "notes.txt": b"trust me\n"},
+    "MANIFEST.sig removed": _drop("MANIFEST.sig"),
+    "signature replaced": _garbage_signature,
+    "manifest's release number changed": _renumbered,
+    **{f"board.json: {kind}": _board_edit(forge) for kind, (forge, _) in TAMPERS.items()},
+}
+
+
+def test_every_forged_release_fails_its_signature(board_zip, tmp_path, capsys):
+    """Each forgery, checked with the site's key list: caught by a line naming the signature. Printed beside it:
+    whether the check without a key (recomputing only) catches it too."""
+    keys = str(board_zip.parent / "keys.json")
+    rows = []
+    for kind, forge in RELEASE_FORGERIES.items():
+        path = _rezip(forge(_members(board_zip), tmp_path), tmp_path / "forged.zip")
+        code = main([str(path), "--check", "--key", keys])
+        lines = capsys.readouterr().out.splitlines()
+        signed = code == 1 and any(line.startswith("signature: ") for line in lines)
+        unsigned = main([str(path), "--check"]) == 1
+        capsys.readouterr()
+        rows.append((kind, signed, unsigned, next((line for line in lines if line.startswith("signature: ")), "")))
+    with capsys.disabled():
+        print(
+            "\n"
+            + "\n".join(
+                f"{kind[:70]:70} {'caught' if s else 'MISSED'} (without a key: {'caught' if u else 'missed'})  {line[:90]}"
+                for kind, s, u, line in rows
+            )
+        )
+    assert [kind for kind, signed, _, _ in rows if not signed] == []
+    # the consistent forgery is what only the signature catches: recomputing alone finds nothing wrong with it
+    assert [u for kind, _, u, _ in rows[:3]] == [False, False, False]

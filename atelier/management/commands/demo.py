@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
@@ -34,6 +36,7 @@ class Command(BaseCommand):
         if not settings.DEBUG:
             raise CommandError("the demo creates a demo/demo superuser; run it with DEBUG=true only")
         call_command("migrate", verbosity=0)
+        self._release_key()
         original, _ = pack_save(data=read_own_pack(ORIGINAL_PACK))
         pack, _ = pack_save(data=read_own_pack(SAMPLE_PACK))
         backend = next(iter(runtime.backend_configs().values()))
@@ -160,6 +163,14 @@ class Command(BaseCommand):
             self._hidden_items_allowed(user)
             experts.append(user)
         return experts
+
+    def _release_key(self) -> None:
+        """The demo signs its board releases like a deployment: with a key of its own, made once (docs/releases.md)."""
+        from leaderboard.releases import key_create
+
+        if not Path(settings.ATELIER_RELEASE_KEY).exists():
+            key = key_create()
+            self.stdout.write(f"Release signing key made at {settings.ATELIER_RELEASE_KEY} (fingerprint {key.fingerprint[:16]}…).")
 
     def _demo_user(self):
         User = get_user_model()

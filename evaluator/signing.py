@@ -1,0 +1,243 @@
+"""Signed, chained board releases: what a release's manifest is, and how anyone checks one (no Django).
+
+A release is a zip of the board's files plus MANIFEST.json and MANIFEST.sig. The manifest names every other member
+with its SHA-256 and size, the board and judge, the release's number on that board, when it was made, the digest of
+the board's previous release (null for the first) and the fingerprint of the key that signed it. MANIFEST.sig is the
+Ed25519 signature of the manifest's exact bytes (base64). A release's digest is the SHA-256 of those bytes, so a
+chain of digests covers every member of every release before it.
+
+A public key is given as a PEM file, or as the site's key list (`/releases/keys.json`: every key the site has
+signed with, with the dates it was in use), by path or URL.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import tempfile
+import urllib.request
+import zipfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+
+FORMAT = "atelier-release/1"
+MANIFEST, SIGNATURE = "MANIFEST.json", "MANIFEST.sig"
+FETCH_TIMEOUT = 30  # seconds for a key list or a previous release fetched by URL
+FETCH_LIMIT = 2 * 1024**3  # a release fetched by URL larger than this is refused
+
+
+class ReleaseUnreadable(Exception):
+    """A key or release that cannot be read at all (a missing file, an unreachable URL, not PEM nor a key list)."""
+
+
+@dataclass(frozen=True)
+class PublicKey:
+    key: Ed25519PublicKey
+    fingerprint: str
+    created: str | None = None  # ISO datetimes from the key list: when the site began and stopped signing with it
+    retired: str | None = None
+
+
+def fingerprint(key: Ed25519PublicKey) -> str:
+    """SHA-256 of the raw 32-byte public key, in hex: what the board page names and a manifest carries."""
+    return hashlib.sha256(key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)).hexdigest()
+
+
+def public_pem(key: Ed25519PublicKey) -> str:
+    return key.public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo).decode()
+
+
+def private_pem(key: Ed25519PrivateKey) -> bytes:
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+
+
+def load_private(data: bytes, name: str) -> Ed25519PrivateKey:
+    try:
+        key = serialization.load_pem_private_key(data, password=None)
+    except (ValueError, TypeError) as error:
+        raise ReleaseUnreadable(f"{name}: not an unencrypted PEM private key ({error})") from None
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ReleaseUnreadable(f"{name}: a {type(key).__name__}, not an Ed25519 key")
+    return key
+
+
+def manifest_bytes(manifest: dict) -> bytes:
+    """The one way a manifest is written (sorted keys, floats and text as json writes them); its bytes are signed."""
+    return (json.dumps(manifest, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sign(manifest: bytes, key: Ed25519PrivateKey) -> bytes:
+    return base64.b64encode(key.sign(manifest)) + b"\n"
+
+
+# --- reading keys and releases, from a path or a URL --------------------------------------------------------------
+
+
+def _is_url(source: str) -> bool:
+    return urlparse(source).scheme in ("http", "https")
+
+
+def _fetch(url: str, limit: int) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as response:  # noqa: S310 - http(s) only (_is_url)
+            data = response.read(limit + 1)
+    except OSError as error:
+        raise ReleaseUnreadable(f"{url}: {error}") from None
+    if len(data) > limit:
+        raise ReleaseUnreadable(f"{url}: larger than {limit} bytes")
+    return data
+
+
+def _read(source: str, limit: int = 1024**2) -> bytes:
+    if _is_url(source):
+        return _fetch(source, limit)
+    try:
+        return Path(source).read_bytes()
+    except OSError as error:
+        raise ReleaseUnreadable(f"{source}: {error.strerror or error}") from None
+
+
+def read_keys(source: str) -> list[PublicKey]:
+    """The public keys a PEM file or a key list (JSON: {"keys": [{public_key, created, retired}, ...]}) gives."""
+    data = _read(source)
+    if data.lstrip().startswith(b"-----BEGIN"):
+        return [_public(data, source)]
+    try:
+        listed = json.loads(data)["keys"]
+        return [
+            PublicKey(**{**_public(k["public_key"].encode(), source).__dict__, "created": k.get("created"), "retired": k.get("retired")})
+            for k in listed
+        ]
+    except (ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ReleaseUnreadable(f"{source}: neither a PEM public key nor a key list ({type(error).__name__}: {error})") from None
+
+
+def _public(data: bytes, source: str) -> PublicKey:
+    try:
+        key = serialization.load_pem_public_key(data)
+    except ValueError as error:
+        raise ReleaseUnreadable(f"{source}: not a PEM public key ({error})") from None
+    if not isinstance(key, Ed25519PublicKey):
+        raise ReleaseUnreadable(f"{source}: a {type(key).__name__}, not an Ed25519 key")
+    return PublicKey(key, fingerprint(key))
+
+
+def release_path(source: str) -> tuple[Path, tempfile.TemporaryDirectory | None]:
+    """A release given by path, or fetched by URL into a temporary folder (returned so the caller keeps it alive)."""
+    if not _is_url(source):
+        return Path(source), None
+    folder = tempfile.TemporaryDirectory(prefix="atelier-release-")
+    path = Path(folder.name) / "release.zip"
+    path.write_bytes(_fetch(source, FETCH_LIMIT))
+    return path, folder
+
+
+# --- verifying ----------------------------------------------------------------------------------------------------
+
+
+def verify(path: Path, keys: list[PublicKey]) -> tuple[dict | None, list[str]]:
+    """The release's manifest (None when it has none that verifies) and every problem with its signature: the manifest
+    must be signed by one of `keys` while that key was in use, and every member must be listed with its SHA-256."""
+    with zipfile.ZipFile(path) as archive:
+        names = archive.namelist()
+        if MANIFEST not in names or SIGNATURE not in names:
+            return None, [f"signature: {path.name} has no {MANIFEST} and {SIGNATURE}: it is not a signed release"]
+        raw, signature = archive.read(MANIFEST), archive.read(SIGNATURE)
+        try:
+            manifest = json.loads(raw)
+            signer = str(manifest["key"])
+        except (ValueError, KeyError, TypeError) as error:
+            return None, [f"signature: {MANIFEST} is not a release manifest ({type(error).__name__}: {error})"]
+        key = next((k for k in keys if k.fingerprint == signer), None)
+        if key is None:
+            given = ", ".join(k.fingerprint for k in keys) or "none"
+            return None, [f"signature: the manifest names key {signer}, not a key given ({given}): it was not signed by this site"]
+        try:
+            key.key.verify(base64.b64decode(signature.strip(), validate=True), raw)
+        except (InvalidSignature, ValueError):
+            return None, [f"signature: {SIGNATURE} does not verify {MANIFEST} with key {signer}: the manifest was changed after signing"]
+        found = _dates(manifest, key) + _members(archive, manifest, names)
+    return manifest, found
+
+
+def _dates(manifest: dict, key: PublicKey) -> list[str]:
+    made = _when(manifest.get("created"))
+    if made is None:
+        return [f"signature: the manifest's created {manifest.get('created')!r} is not a date"]
+    if key.created and made < (_when(key.created) or made):
+        return [f"signature: signed on {manifest['created']}, before key {key.fingerprint} was made ({key.created})"]
+    if key.retired and made >= (_when(key.retired) or made):
+        return [f"signature: signed on {manifest['created']}, after key {key.fingerprint} was retired ({key.retired})"]
+    return []
+
+
+def _when(text) -> datetime | None:
+    """An ISO datetime, in UTC when it names no zone (so any two compare)."""
+    try:
+        found = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        return None
+    return found if found.tzinfo else found.replace(tzinfo=UTC)
+
+
+def _members(archive: zipfile.ZipFile, manifest: dict, names: list[str]) -> list[str]:
+    listed = {f.get("name"): f for f in manifest.get("files", []) if isinstance(f, dict)}
+    found = []
+    for name in names:
+        if name in (MANIFEST, SIGNATURE):
+            continue
+        if name not in listed:
+            found.append(f"signature: {name} is in the zip but not in the signed manifest: it was added after signing")
+            continue
+        actual = digest(archive.read(name))
+        if actual != listed[name].get("sha256"):
+            found.append(
+                f"signature: {name} has SHA-256 {actual}, the signed manifest says {listed[name].get('sha256')}: changed after signing"
+            )
+    found += [f"signature: {name} is in the signed manifest but not in the zip: it was removed" for name in listed if name not in names]
+    return found
+
+
+def chain(manifest: dict, previous: Path, keys: list[PublicKey]) -> list[str]:
+    """The link to the previous release: it is signed too, of the same board and judge, numbered one less, made
+    earlier, and the SHA-256 of its manifest is the digest this release names."""
+    named = manifest.get("previous")
+    if named is None:
+        return [f"chain: release {manifest.get('number')} names no previous release, but one was given"]
+    before, found = verify(previous, keys)
+    if before is None:
+        return [f"chain: the previous release: {line}" for line in found]
+    with zipfile.ZipFile(previous) as archive:
+        actual = digest(archive.read(MANIFEST))
+    if actual != named:
+        return [f"chain: the release given as previous has digest {actual}, this release names {named}"]
+    found = [f"chain: the previous release: {line}" for line in found]
+    found += [
+        f"chain: the previous release's {part} is {before.get(part)!r}, this release's {manifest.get(part)!r}"
+        for part in ("board", "judge")
+        if before.get(part) != manifest.get(part)
+    ]
+    if before.get("number") != (manifest.get("number") or 0) - 1:
+        found.append(f"chain: the previous release is number {before.get('number')}, this one {manifest.get('number')}")
+    made, made_before = _when(manifest.get("created")), _when(before.get("created"))
+    if made is None or made_before is None or made_before > made:
+        found.append(f"chain: the previous release was made {before.get('created')}, after this one ({manifest.get('created')})")
+    return found
+
+
+def previous_url(key_source: str, manifest: dict) -> str | None:
+    """Where the site serves the release this one names, when the keys came from the site's key list by URL."""
+    if not _is_url(key_source) or not manifest.get("previous"):
+        return None
+    return urljoin(key_source, f"{manifest['previous']}.zip")

@@ -1,0 +1,198 @@
+"""Signed, chained whole-board releases (docs/releases.md; the format and the checks are evaluator/signing.py).
+
+A release is made when a board's statistics are rebuilt (release_job) or when its download is asked for and the
+boards changed since its board's latest release was found current. Its members are hashed as they are written; when
+they equal the latest release's, no release is made. A new one is numbered one more, names the latest's digest, is
+stored under releases/<digest>.zip in the media storage and only then recorded, so a row always has its file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+import zipfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from evaluation.boards import boards_version
+from evaluation.judges import JudgeKey
+from evaluator import signing
+
+from .board_download import board_files
+from .models import Release, SigningKey
+from .selectors import Board, board_judges, leaderboard_boards
+
+log = logging.getLogger(__name__)
+STAMP = (1980, 1, 1, 0, 0, 0)  # every member's time in the zip: a member's bytes, not when it was written, are the release
+
+
+class NoReleaseKey(Exception):
+    """The site has no usable signing key (ATELIER_RELEASE_KEY): no release can be made."""
+
+
+# --- the key ------------------------------------------------------------------------------------------------------
+
+
+def key_create(path: Path | None = None, *, rotate: bool = False) -> SigningKey:
+    """Write a new private key (mode 0600, replacing the file in one step) and list its public key; with rotate,
+    the key it replaces stays listed, retired from now."""
+    path = Path(path or settings.ATELIER_RELEASE_KEY)
+    if path.exists() and not rotate:
+        raise NoReleaseKey(f"{path} exists: pass --rotate to replace it (its public key stays listed, retired)")
+    private = signing.Ed25519PrivateKey.generate()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".release-key-")
+    try:
+        os.fchmod(handle, 0o600)
+        os.write(handle, signing.private_pem(private))
+    finally:
+        os.close(handle)
+    os.replace(temporary, path)
+    return key_listed(private.public_key())
+
+
+def key_listed(public: signing.Ed25519PublicKey) -> SigningKey:
+    """The listed row of this public key, listing it (and retiring the key in use before it) on its first use."""
+    found, made = SigningKey.objects.get_or_create(
+        fingerprint=signing.fingerprint(public), defaults={"public_key": signing.public_pem(public), "created": timezone.now()}
+    )
+    if made:
+        SigningKey.objects.exclude(pk=found.pk).filter(retired__isnull=True).update(retired=found.created)
+    return found
+
+
+def signing_key() -> tuple[signing.Ed25519PrivateKey, SigningKey]:
+    path = Path(settings.ATELIER_RELEASE_KEY)
+    try:
+        private = signing.load_private(path.read_bytes(), str(path))
+    except FileNotFoundError:
+        raise NoReleaseKey(f"no release key at {path}: run `manage.py release_key create`") from None
+    except (OSError, signing.ReleaseUnreadable) as error:
+        raise NoReleaseKey(f"the release key {path} cannot be used: {error}") from None
+    listed = key_listed(private.public_key())
+    if listed.retired is not None:
+        raise NoReleaseKey(
+            f"the release key {path} ({listed.fingerprint[:16]}…) was retired on {listed.retired:%Y-%m-%d}: it signs nothing new"
+        )
+    return private, listed
+
+
+def current_key() -> SigningKey | None:
+    """The listed key in use (the board page names its fingerprint), if any."""
+    return SigningKey.objects.filter(retired__isnull=True).order_by("-created").first()
+
+
+# --- releases -----------------------------------------------------------------------------------------------------
+
+
+def board_releases(board: Board, judge: JudgeKey):
+    return Release.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+
+
+def release_current(board: Board, judge: JudgeKey) -> Release:
+    """The board's latest release, made first when the boards changed since it was last found current."""
+    version = boards_version().key
+    latest = board_releases(board, judge).order_by("-number").first()
+    if latest is not None and latest.seen_version == version:
+        return latest
+    found = release_make(board, judge)
+    Release.objects.filter(pk=found.pk).update(seen_version=version)
+    return found
+
+
+def release_make(board: Board, judge: JudgeKey) -> Release:
+    """A release of the board as it is now: the latest one when nothing in it changed, else a new one, signed."""
+    private, key = signing_key()
+    latest = board_releases(board, judge).order_by("-number").first()
+    with tempfile.TemporaryDirectory(prefix="atelier-release-") as folder:
+        path = Path(folder) / "release.zip"
+        members = write_members(path, board_files(board, judge, _absolute))
+        if latest is not None and latest.members == members:
+            return latest
+        created = timezone.now()
+        manifest = {
+            "format": signing.FORMAT,
+            "board": {"pack": board.pack.name, "pack_version": board.pack.version, "revision": board.revision},
+            "judge": {"id": judge.judge_id, "version": judge.version},
+            "number": latest.number + 1 if latest else 1,
+            "previous": latest.digest if latest else None,
+            "created": created.isoformat(),
+            "key": key.fingerprint,
+            "site": settings.ATELIER_SITE_URL,
+            "code_version": settings.ATELIER_CODE_VERSION,
+            "files": members,
+        }
+        raw = signing.manifest_bytes(manifest)
+        digest = signing.digest(raw)
+        with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
+            archive.writestr(_info(signing.MANIFEST), raw)
+            archive.writestr(_info(signing.SIGNATURE), signing.sign(raw, private))
+        with path.open("rb") as handle:
+            name = default_storage.save(f"releases/{digest}.zip", File(handle))
+        size = path.stat().st_size
+    fields = {"pack": board.pack, "revision": board.revision, "judge_id": judge.judge_id, "judge_version": judge.version}
+    try:
+        with transaction.atomic():
+            return Release.objects.create(
+                **fields,
+                number=manifest["number"],
+                digest=digest,
+                previous=latest.digest if latest else "",
+                key=key,
+                created=created,
+                file=name,
+                size=size,
+                members=members,
+            )
+    except IntegrityError:  # another maker released this board first: keep its release, not ours
+        default_storage.delete(name)
+        winner = board_releases(board, judge).order_by("-number").first()
+        if winner is None:
+            raise
+        return winner
+
+
+def write_members(path: Path, files: Iterable[tuple[str, Iterator[str]]]) -> list[dict]:
+    """Write each (name, text lines) into a new zip at `path`; each member's name, SHA-256 and size, in order."""
+    members = []
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, lines in files:
+            sha, size = hashlib.sha256(), 0
+            with archive.open(_info(name), "w") as member:
+                for line in lines:
+                    data = line.encode("utf-8")
+                    member.write(data)
+                    sha.update(data)
+                    size += len(data)
+            members.append({"name": name, "sha256": sha.hexdigest(), "size": size})
+    return members
+
+
+def _info(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, STAMP)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
+
+
+def _absolute(path: str) -> str:
+    return settings.ATELIER_SITE_URL + path if path.startswith("/") else path
+
+
+def releases_make(pack_id: int, revision: int) -> int:
+    """A current release of every judge's board of this pack revision (release_job); how many are new or current."""
+    signing_key()  # NoReleaseKey before any work
+    boards = [b for b in leaderboard_boards() if b.pack.pk == pack_id and b.revision == revision]
+    made = 0
+    for board in boards:
+        for judge in board_judges(board, humans=False):
+            release_current(board, judge)
+            made += 1
+    return made
