@@ -79,4 +79,6 @@ def test_submission_page_shows_a_figure_only_where_the_data_carry_it(owner_clien
     im = steer_row(page, "IM")
     assert "not shown: too few trajectories (needs at least 2 on each of at least 5 tasks; 0 tasks have that)" in im
     assert "1 left out: fewer than 2 trajectories" in im and "smoke-sd" in im
-    assert "±" not in page.split('id="steerability"')[1].split("</table>")[0]  # no simulation error dressed as uncertainty
+    # ArtWhisperer's Algorithm 1 beside it on the same tasks, with the standard error over tasks; none where withheld
+    assert f'{oe["artwhisperer"]:.2f} <span class="ci">± {oe["artwhisperer_se"]:.2f}</span>' in shown
+    assert rows["CO"]["artwhisperer"] is None and '<td class="num steer-artwhisperer">—</td>' in steer_row(page, "CO")

@@ -1,24 +1,25 @@
 """Steerability: how many rounds a prompter needs, on average, to reach an adequate score.
 
-Following ArtWhisperer (Vodrahalli & Zou), section 4.1 and appendix A.10, algorithm 1: each
-trajectory's per-round scores (0–100) are put into five bins; for each target (here: a task) a
-Markov chain over the bins plus a START node is estimated from that target's trajectories (START →
-first round, then round r → r+1) with additive smoothing ε = 1; the expected number of rounds from
-START until the top bin is that target's steerability, and a group's figure (here: a category's)
-is the mean over its targets. The first round counts as one interaction.
+Two figures, both from ArtWhisperer (Vodrahalli & Zou), section 4.1 and appendix A.10. Each trajectory's per-round
+scores (0–100) are put into five bins; for each target (here: a task) a Markov chain over the bins plus a START node
+is estimated from that target's trajectories (START → first round, then round r → r+1); the expected number of rounds
+from START until the top bin is that target's steerability, and a group's figure (here: a category's) is the mean
+over its targets. The first round counts as one interaction.
 
-Our deviations from the paper, and why:
-- the bins are half-open, [0,21) … [61,81) and [81,101] (100 falls in the top bin);
-- each trajectory is replaced by its running maximum (a prompter keeps its best prompt), and the
-  smoothing is added only to non-decreasing transitions so the chain stays monotone;
-- the expected rounds are solved exactly instead of by Monte Carlo (the paper's simulation
-  estimates the same number; `simulate_rounds` is kept as a cross-check);
-- the interval is a percentile bootstrap over trajectories, resampled within each target and the
-  chains refitted (the paper's error bars are the standard error over images);
-- the paper had about 40 trajectories per image, we have one per sample (at most 8): its ε = 1
-  then weighs far more, so a figure is withheld (`Steerability.status`) when too few trajectories
-  back it, when no trajectory reached the top bin at all, or when more than half of its expected
-  rounds are steps drawn from the smoothing prior rather than from observed transitions.
+- **ArtWhisperer's Algorithm 1** (`artwhisperer`), as the paper states it: raw scores, ε = 1 pseudo-count on every
+  bin pair and on START → every bin, the stopping time estimated by Monte Carlo (10,000 walks per target), averaged
+  over targets, with the standard error over targets (the paper's error bars).
+- **The running-best chain** (`running_best`, this platform's variant, the one with an interval and the withholding
+  rules): each trajectory is replaced by its running maximum (a prompter keeps its best prompt) and the smoothing is
+  added only to non-decreasing moves, so the chain stays monotone; the expected rounds are solved exactly; the
+  interval is a percentile bootstrap over trajectories, resampled within each target and the chains refitted. The
+  paper had about 40 trajectories per image, we have one per sample (at most 8): its ε = 1 then weighs far more, so
+  this figure is withheld (`Steerability.status`) when too few trajectories back it, when no trajectory reached the
+  top bin at all, or when more than half of its expected rounds are steps drawn from the smoothing prior rather than
+  from observed transitions. Algorithm 1's figure is given beside it whenever the targets are enough.
+
+Both use half-open bins, [0,21) … [61,81) and [81,101] (100 falls in the top bin), which are the paper's [0,20] …
+[81,100] on integer scores.
 """
 
 from __future__ import annotations
@@ -260,8 +261,10 @@ class TargetFit:
 
 @dataclass(frozen=True)
 class Steerability:
-    """A group's steerability, or the reason it is withheld (`status`); the figure and its interval
-    are None unless the status is SHOWN. `prior_share` is known once enough targets count."""
+    """A group's steerability: the running-best chain's figure (`expected_rounds`, with its interval), or the reason
+    it is withheld (`status`; the figure and its interval are None unless SHOWN), and ArtWhisperer's Algorithm 1 on
+    the same targets (`artwhisperer` ± `artwhisperer_se`, None when too few targets count or none reached the top bin).
+    `prior_share` is known once enough targets count."""
 
     status: Status
     expected_rounds: float | None
@@ -275,6 +278,8 @@ class Steerability:
     min_per_target: int
     min_targets: int
     targets: tuple[TargetFit, ...]
+    artwhisperer: float | None = None
+    artwhisperer_se: float | None = None
 
 
 def _fit_target(target: str, counts: np.ndarray, reached: np.ndarray, epsilon: float, first: int) -> TargetFit:
@@ -347,9 +352,52 @@ def steerability(
     # 3. one chain per target, averaged; withheld when the smoothing decides most of the rounds
     fits = tuple(_fit_target(t, np.array(data[t]), reached[t], epsilon, first) for t in counted)
     share = sum(f.prior_rounds for f in fits) / sum(f.expected_rounds for f in fits)
+    tally["artwhisperer"], tally["artwhisperer_se"] = artwhisperer(
+        {t: by_target[t] for t in counted}, bins=bins, epsilon=epsilon, seed=seed
+    )
     if share > max_prior_share:
         return Steerability(Status.PRIOR, **withheld, prior_share=share, targets=fits, **tally)
     # 4. the interval: trajectories resampled within each target, chains refitted
     low, high = _interval([np.array(data[t]) for t in counted], epsilon, first, resamples, confidence, seed)
     value = float(np.mean([f.expected_rounds for f in fits]))
     return Steerability(Status.SHOWN, value, low, high, share, targets=fits, **tally)
+
+
+# --- ArtWhisperer's Algorithm 1, as the paper states it ----------------------------------------------------------
+
+ARTWHISPERER_WALKS = 10_000
+
+
+def artwhisperer_chain(
+    trajectories: Sequence[Sequence[float]], bins: Sequence[tuple[float, float]] = BINS, epsilon: float = EPSILON
+) -> MarkovChain:
+    """EstimateMarkovChain: every bin pair's count and START → every bin start at ε; each raw score's bin (no running
+    maximum) adds one transition from the bin before it (START for the first round); rows normalised."""
+    n = 1 + len(bins)
+    counts = sum((transition_counts(t, bins, use_running_max=False) for t in trajectories if len(t)), np.zeros((n, n)))
+    smoothed = counts.copy()
+    smoothed[:, 1:] += epsilon  # never into START: it is only the walk's beginning
+    matrix = smoothed / smoothed.sum(axis=1, keepdims=True)
+    states = (START, *(_label(lo, hi) for lo, hi in bins))
+    return MarkovChain(states, matrix, counts, np.zeros(n), sum(1 for t in trajectories if len(t)))
+
+
+def artwhisperer(
+    by_target: Mapping[str, Sequence[Sequence[float]]],
+    *,
+    bins: Sequence[tuple[float, float]] = BINS,
+    epsilon: float = EPSILON,
+    walks: int = ARTWHISPERER_WALKS,
+    seed: int = 0,
+) -> tuple[float, float | None]:
+    """EstimateSteerability: per target (sorted by name) its chain and the Monte Carlo stopping time to the top bin
+    from START (RunMonteCarloEstimation, `walks` walks, seed + the target's position), then their mean and the
+    standard error over targets (None for one target)."""
+    if not by_target:
+        raise ValueError("no target to estimate")
+    times = [
+        simulate_rounds(artwhisperer_chain(runs, bins, epsilon), n_trials=walks, seed=seed + i)[0]
+        for i, (_, runs) in enumerate(sorted(by_target.items()))
+    ]
+    se = float(np.std(times, ddof=1) / math.sqrt(len(times))) if len(times) > 1 else None
+    return float(np.mean(times)), se
