@@ -34,11 +34,11 @@ from typing import Any
 
 from . import signing
 from .backends.config import BackendConfig, BackendError
-from .judge.official.composite import top1_units
+from .judge.official.composite import entry_figures
 from .judge.skills import get_skill, skills_where
 from .judge.spec import ClipSpec, JudgeSpec
 from .judge.types import Kind, Side
-from .metrics.aggregate import Figure, Unit, detail_figures, figures, task_figures
+from .metrics.aggregate import Figure, Unit, figures, task_figures
 from .metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from .metrics.coverage import coverage, standing
 from .metrics.scopes import Scope
@@ -48,7 +48,7 @@ from .tiers import ROW_TIERS, Tier
 ABOUT = ("prompter", "team", "condition", "origin")  # who an entry is: named in board.json, not computed
 HUMAN_ABOUT = ("label", "judge_id", "judge_version", "judge_label")  # what a human row is called (its judge is checked apart)
 DESCRIBED = ("pack", "judge", "code_version", "backends", "coverage_settings")  # checked against the units, not recomputed
-STAMPS = ("entry", "participant", "judge_version", "config_hash", "image_index")  # what a unit line carries besides the unit
+STAMPS = ("entry", "participant", "judge_version", "config_hash")  # what a unit line carries besides the unit
 TOLERANCE = 1e-12  # relative: numbers are written as json writes floats (they round-trip), so only summation order may differ
 # The field, or fields, that name a list's elements where they do (else elements are compared by position).
 LABELS = (("entry",), ("scripted", "tier"), ("category",), ("upper",), ("target",), ("scope", "key"), ("name",))
@@ -130,11 +130,11 @@ def recompute(path) -> dict:
 def recompute_download(download: Download) -> dict:
     """The recomputed part of board.json: statistics settings (this code's), entries, statistics and human rows."""
     rate, tasks, categories = _max_missing(download.board), download.prompted_tasks(), download.categories
-    top1 = ((download.board.get("judge") or {}).get("spec") or {}).get("engine") == "official"  # the release's top-1 of N
+    first = ((download.board.get("judge") or {}).get("spec") or {}).get("engine") == "official"  # the release's first image
     entries = []
     for entry, units in download.units.items():
         steered = steerability_rows(download.trajectories.get(entry, []), categories)
-        entries.append(_entry(entry, top1_units(units) if top1 else units, rate, len(tasks[entry]), steered))
+        entries.append(_entry(entry, units, rate, len(tasks[entry]), steered, first))
     return {
         "statistics_settings": SETTINGS,
         "entries": entries,
@@ -155,8 +155,8 @@ def figure_fields(figure: Figure) -> dict:
     return {k: v for k, v in asdict(figure).items() if k not in ("scope", "key")}
 
 
-def _entry(entry, units: list[Unit], rate: float | None, tasks: int, steered: list[dict]) -> dict:
-    made = [*figures(units), *detail_figures(units), *task_figures(units)]
+def _entry(entry, units: list[Unit], rate: float | None, tasks: int, steered: list[dict], first_image: bool) -> dict:
+    made = entry_figures(units, first_image)
     covered = coverage(units)
     rests_on = {f"{f.scope}:{f.key}": covered[(f.scope, f.key)] for f in made if covered.get((f.scope, f.key))}
     return {

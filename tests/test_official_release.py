@@ -20,7 +20,7 @@ from PIL import Image
 
 from evaluator.judge.config import JudgeConfig
 from evaluator.judge.factory import make_judge
-from evaluator.judge.official.composite import top1_figures
+from evaluator.judge.official.composite import best_of_n_figures, first_image_figures
 from evaluator.judge.official.judge import OfficialJudge
 from evaluator.judge.official.layout import OfficialReleaseError, check_release
 from evaluator.judge.official.release import load_release
@@ -414,33 +414,53 @@ def test_start_up_takes_a_checkout() -> None:
 
 
 def unit(task: str, category: str, skill: str, value: float, scale: str, image: int = -1, rank: int | None = None) -> Unit:
-    return Unit(task, category, 0, skill, "ok", value, "b" if image >= 0 else "", image, scale, True, rank)
+    """A unit; image `i` (a render id) is the prompt's image i - 1 on backend b (render ids here follow image order
+    reversed for images 1 and 2, so the first image is never simply the lowest id)."""
+    index = {1: 1, 2: 0}.get(image, image - 1) if image >= 0 else -1
+    return Unit(task, category, 0, skill, "ok", value, "b" if image >= 0 else "", image, scale, True, rank, index)
 
 
-def test_top1_composite_keeps_only_the_best_image_of_each_prompt() -> None:
+IMAGES = [
+    ("image_subjective", 2.0, "likert_1_5", 1, 0),  # render 1: the prompt's second image
+    ("image_objective", 1.0, "rate_0_1", 1, 2),
+    ("image_subjective", 4.5, "likert_1_5", 2, 0),  # render 2: its first image
+    ("image_objective", 0.0, "rate_0_1", 2, 2),
+]
+
+
+def test_the_paper_best_of_n_keeps_the_best_image_of_each_prompt() -> None:
     prompt = [unit("oe_01", "OE", "prompt_subjective", 3.0, "likert_1_5"), unit("oe_01", "OE", "prompt_objective", 0.5, "rate_0_1")]
-    images = [
-        unit("oe_01", "OE", "image_subjective", 2.0, "likert_1_5", image=1, rank=0),
-        unit("oe_01", "OE", "image_objective", 1.0, "rate_0_1", image=1, rank=2),
-        unit("oe_01", "OE", "image_subjective", 4.5, "likert_1_5", image=2, rank=0),
-        unit("oe_01", "OE", "image_objective", 0.0, "rate_0_1", image=2, rank=2),
-    ]
-    overall = {f.key: f.value for f in top1_figures(prompt + images) if f.scope == "overall"}["overall"]
+    images = [unit("oe_01", "OE", skill, v, scale, image=i, rank=r) for skill, v, scale, i, r in IMAGES]
+    overall = {f.key: f.value for f in best_of_n_figures(prompt + images) if f.scope == "overall"}["overall"]
     assert overall == pytest.approx((50 + (87.5 + 0) / 2) / 2)  # image 2 (rubric 4.5) alone, its checklist 0 included
     mean_of_images = {f.key: f.value for f in figures(prompt + images) if f.scope == "overall"}["overall"]
     assert mean_of_images == pytest.approx((50 + ((25 + 87.5) / 2 + (100 + 0) / 2) / 2) / 2) != overall
     im = [unit("im_01", "IM", "image_objective", v, "rate_0_1", image=i, rank=2) for i, v in ((1, 0.25), (2, 0.75), (3, 0.5))]
-    assert {f.key: f.value for f in top1_figures(im) if f.scope == "skill"}["image_objective"] == 0.75  # IM: ranked by its checklist
+    assert {f.key: f.value for f in best_of_n_figures(im) if f.scope == "skill"}["image_objective"] == 0.75  # IM: by its checklist
 
 
-def test_the_site_stores_the_top1_composite_for_the_official_judge_only() -> None:
-    from evaluation.figures import all_figures, top1_composite
+def test_the_release_first_image_is_the_one_with_image_index_0_whatever_its_score() -> None:
+    prompt = [unit("oe_01", "OE", "prompt_subjective", 3.0, "likert_1_5")]
+    worse_first = [unit("oe_01", "OE", "image_subjective", v, "likert_1_5", image=i, rank=0) for i, v in ((3, 5.0), (2, 1.0))]
+    overall = {f.key: f.value for f in first_image_figures(prompt + worse_first) if f.scope == "overall"}["overall"]
+    assert overall == pytest.approx((50 + 0) / 2)  # render 2 is image index 0 (score 1 -> 0), render 3 is index 2
+    im = [unit("im_01", "IM", "image_objective", v, "rate_0_1", image=i, rank=2) for i, v in ((1, 0.25), (2, 0.75), (3, 0.5))]
+    assert {f.key: f.value for f in first_image_figures(im) if f.scope == "skill"}["image_objective"] == 0.75  # render 2: index 0
+
+
+def test_the_site_stores_the_first_image_composite_for_the_official_judge_only() -> None:
+    from evaluation.figures import all_figures, first_image_composite
 
     prompt = [unit("oe_01", "OE", "prompt_subjective", 3.0, "likert_1_5")]
-    images = [unit("oe_01", "OE", "image_subjective", v, "likert_1_5", image=i, rank=0) for i, v in ((1, 2.0), (2, 4.5))]
-    stored = {
-        f.key: f.value for f in all_figures(prompt + images, top1=top1_composite({"engine": "official"})) if f.scope in ("overall", "task")
+    images = [unit("oe_01", "OE", "image_subjective", v, "likert_1_5", image=i, rank=0) for i, v in ((1, 4.5), (2, 2.0))]
+    official = all_figures(prompt + images, first_image=first_image_composite({"engine": "official"}))
+    stored = {f.key: f.value for f in official if f.scope in ("overall", "task")}
+    assert stored == {"overall": pytest.approx((50 + 25) / 2), "oe_01": pytest.approx((50 + 25) / 2)}  # render 2, the first image
+    best = {f.key: f.value for f in official if f.scope == "top1"}  # the paper's best of N stays its own figure
+    assert best == {"image_subjective": 4.5}  # over both images, whichever the composite kept
+    ours = {
+        f.key: f.value
+        for f in all_figures(prompt + images, first_image=first_image_composite({"engine": "openai"}))
+        if f.scope == "overall"
     }
-    assert stored == {"overall": pytest.approx((50 + 87.5) / 2), "oe_01": pytest.approx((50 + 87.5) / 2)}  # the best image only
-    ours = {f.key: f.value for f in all_figures(prompt + images, top1=top1_composite({"engine": "openai"})) if f.scope == "overall"}
-    assert ours == {"overall": pytest.approx((50 + (25 + 87.5) / 2) / 2)}
+    assert ours == {"overall": pytest.approx((50 + (87.5 + 25) / 2) / 2)}

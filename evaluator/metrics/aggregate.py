@@ -53,6 +53,7 @@ class Unit:
     scale: str = ""  # the value's scale (scales.SCALES); "" for a gate or a failed render
     composite: bool = False  # part of the composite score
     top1_rank: int | None = None  # ranks images for top-1 (lowest present rank decides)
+    image_index: int = -1  # the image's place among its prompt's images on its backend (0: the first); -1 on the prompt side
 
     @property
     def scored(self) -> bool:

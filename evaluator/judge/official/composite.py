@@ -1,19 +1,22 @@
-"""Top-1 of N for the composite: what the paper reports for N images per prompt ("mean top-1 image score").
+"""Which image of N the official route's composite keeps: the release's first image, or the paper's best of N.
 
-The leaderboard's composite (evaluator.metrics.aggregate) averages the image part over every image of a
-prompt. The official route's figures keep, per (task, sample, backend), only the image the paper would
-keep: the best by the lowest top1_rank scored there (the image rubric for OE and CO; for IM, which has no
-image rubric on this route, the image checklist), ties to the first image, exactly as aggregate's own
-"top1" figures choose it. Feeding the kept units to aggregate.figures then gives the composite, category,
-backend and skill figures of the best image only. Failed units of the other images stay, so failures are
-still counted.
+The leaderboard's composite (evaluator.metrics.aggregate) averages the image part over every image of a prompt.
+The official route reproduces the release, whose runner judges only the first image of each task folder
+(`image_candidates[0]`): its figures keep, per (task, sample, backend), the first image alone (`first_image_units`,
+lowest image index; its failures count, the other images' units are left out as the release never judges them).
+
+The paper reports, for N images per prompt, the *mean top-1 image score*: the best image of each prompt
+(`best_of_n_units`: the lowest top1_rank scored there, the image rubric for OE and CO, the image checklist for IM,
+ties to the first image, exactly as aggregate's own "top1" figures choose it; failed units of the other images stay).
+That is its own figure, "best of N", never the composite.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from ...metrics.aggregate import Figure, Unit, figures, normalise
+from ...metrics.aggregate import Figure, Unit, detail_figures, figures, normalise, task_figures
+from ...metrics.scopes import Scope
 
 _Key = tuple[str, int, str]  # task, sample, backend
 
@@ -34,8 +37,18 @@ def best_images(units: list[Unit]) -> dict[_Key, int]:
     return best
 
 
-def top1_units(units: list[Unit]) -> list[Unit]:
-    """The units, less the scored image-side units of every image that is not its group's top-1."""
+def first_image_units(units: list[Unit]) -> list[Unit]:
+    """The units, less the image-side units of every image after its group's first (the release judges only that)."""
+    first: dict[_Key, int] = {}
+    for u in units:
+        if u.backend and u.image >= 0:
+            key = (u.task_id, u.sample, u.backend)
+            first[key] = min(first.get(key, u.image_index), u.image_index)
+    return [u for u in units if not (u.backend and u.image >= 0 and u.image_index != first[(u.task_id, u.sample, u.backend)])]
+
+
+def best_of_n_units(units: list[Unit]) -> list[Unit]:
+    """The units, less the scored image-side units of every image that is not its group's best (the paper's top-1)."""
     best = best_images(units)
 
     def kept(u: Unit) -> bool:
@@ -45,6 +58,22 @@ def top1_units(units: list[Unit]) -> list[Unit]:
     return [u for u in units if kept(u)]
 
 
-def top1_figures(units: list[Unit]) -> list[Figure]:
-    """aggregate.figures on the top-1 image of every prompt and backend: the official route's composite."""
-    return figures(top1_units(units))
+def best_of_n_figures(units: list[Unit]) -> list[Figure]:
+    """aggregate.figures on the best image of every prompt and backend: the paper's top-1 of N."""
+    return figures(best_of_n_units(units))
+
+
+def entry_figures(units: list[Unit], first_image: bool = False) -> list[Figure]:
+    """Every figure stored for an entry: aggregate's figures, more views of them and each task's score. With
+    first_image (the official route) all of them on each prompt's first image, except the "top1" figures, which
+    stay the paper's best of all N images."""
+    if not first_image:
+        return [*figures(units), *detail_figures(units), *task_figures(units)]
+    kept = first_image_units(units)
+    best = [f for f in figures(units) if f.scope == Scope.TOP1]
+    return [*(f for f in figures(kept) if f.scope != Scope.TOP1), *best, *detail_figures(kept), *task_figures(kept)]
+
+
+def first_image_figures(units: list[Unit]) -> list[Figure]:
+    """aggregate.figures on the first image of every prompt and backend: the official route's composite."""
+    return figures(first_image_units(units))
