@@ -38,7 +38,8 @@ from .judge.official.composite import entry_figures
 from .judge.skills import get_skill, skills_where
 from .judge.spec import ClipSpec, JudgeSpec
 from .judge.types import Kind, Side
-from .metrics.aggregate import Figure, Unit, figures, task_figures
+from .metrics.aggregate import Figure, Unit, figures, sample_image_scores, task_figures
+from .metrics.agreement import Prediction, prediction_document
 from .metrics.board import SETTINGS, board_stats_compute, prompt_styles
 from .metrics.coverage import coverage, standing
 from .metrics.scopes import Scope
@@ -51,7 +52,7 @@ DESCRIBED = ("pack", "judge", "code_version", "backends", "coverage_settings")  
 STAMPS = ("entry", "participant", "judge_version", "config_hash")  # what a unit line carries besides the unit
 TOLERANCE = 1e-12  # relative: numbers are written as json writes floats (they round-trip), so only summation order may differ
 # The field, or fields, that name a list's elements where they do (else elements are compared by position).
-LABELS = (("entry",), ("scripted", "tier"), ("category",), ("upper",), ("target",), ("scope", "key"), ("name",))
+LABELS = (("entry",), ("scripted", "tier"), ("category",), ("upper",), ("target",), ("scope", "key"), ("name",), ("group",))
 MISSING = object()
 
 
@@ -140,6 +141,7 @@ def recompute_download(download: Download) -> dict:
         "entries": entries,
         "statistics": _statistics(entries, download),
         "humans": _humans(entries, download),
+        "difficulty": _difficulty(download),
     }
 
 
@@ -260,6 +262,33 @@ def _common_scores(entries: list[dict], tasks: list[str], categories: dict[str, 
         if by_category:
             out[str(e["entry"])] = fmean(fmean(v) for v in by_category.values())
     return out
+
+
+def _difficulty(download: Download) -> dict | None:
+    """The difficulty predictor's agreement with the judge (evaluation.difficulty.difficulty_agreement): each prompt's
+    predicted score from the breakdown, its image part from the units; the predictor's name from the breakdown, or
+    from board.json when no prompt was predicted."""
+    published = download.board.get("difficulty")
+    predicted = {
+        (r["submission"], r["task_id"], r["sample"]): (r["predicted_score"], r.get("difficulty_predictor") or "")
+        for r in download.breakdown.get("breakdown.jsonl", [])
+        if r.get("predicted_score") is not None
+    }
+    if not predicted and not isinstance(published, dict):
+        return None
+    versions = sorted({version for _, version in predicted.values()})
+    predictor = ",".join(versions) if versions else published.get("predictor")
+    items, contributing = [], 0
+    for entry, units in download.units.items():
+        observed = sample_image_scores(units)
+        found = [
+            Prediction(t, download.categories[t], score, observed[(t, k)])
+            for (e, t, k), (score, _) in predicted.items()
+            if e == entry and (t, k) in observed
+        ]
+        items += found
+        contributing += bool(found)
+    return prediction_document(predictor, contributing, items)
 
 
 def _plain(data: Any) -> Any:

@@ -15,6 +15,7 @@ from dataclasses import fields
 from django.conf import settings
 
 from evaluation.boards import board_inputs
+from evaluation.difficulty import difficulty_agreement
 from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.figures import submission_units
 from evaluation.humans import human_rows_export
@@ -34,13 +35,15 @@ README = """# {board} scored by {judge}
 
 Files: board.json (pack, judge with its full spec, backends with config hashes, code version, statistics settings, the entries
 with every figure (value, interval, n, failures), what each rests on (coverage: units scored of those planned, and whether the
-figure is full, partial or withheld), task count and steerability, the board statistics as stored, the human baseline rows and
-every entry's score on the humans' tasks), tasks.csv (category and split of each task), units.jsonl (every unit the aggregation
-reads: one judgement or failed render per line, with the judge version that scored it, the config hash of the backend that
-rendered it and the image's index), prompts.jsonl, statistics_inputs.json (what the statistics take besides task scores, prompts and tasks),
-trajectories.jsonl (feedback runs: each task sample's feedback scores by round), humans.jsonl and
-human_units.jsonl (the human baseline's participants, by number, and their units), breakdown.csv / breakdown.jsonl (per task,
-sample, backend and image: prompt, image URL, every judged value), rationales.jsonl (dev-split tasks).
+figure is full, partial or withheld), task count and steerability, the board statistics as stored, the human baseline rows,
+every entry's score on the humans' tasks, and how the difficulty predictor's scores agree with the judge on these entries),
+tasks.csv (category and split of each task), units.jsonl (every unit the aggregation reads: one judgement or failed render per
+line, with the judge version that scored it and the config hash of the backend that rendered it), prompts.jsonl,
+statistics_inputs.json (what the statistics take besides task scores, prompts and tasks), trajectories.jsonl (feedback runs:
+each task sample's feedback scores by round), humans.jsonl and human_units.jsonl (the human baseline's participants, by
+number, and their units), breakdown.csv / breakdown.jsonl (per task, sample, backend and image: prompt, image URL, every
+judged value, the prompt's predicted difficulty), rationales.jsonl (dev-split tasks). A signed release adds MANIFEST.json
+and MANIFEST.sig (docs/releases.md).
 
 Recompute every number from these files, with this repository at the code version named in board.json:
 
@@ -111,18 +114,15 @@ def unit_lines(named: Iterable[tuple[dict, Submission]], judge: JudgeKey) -> Ite
     backend that rendered it (the Render rows' own, so board.json's backends can be checked against them)."""
     for name, submission in named:
         rendered = Render.objects.filter(entry__submission=submission).values_list(
-            "entry__task__task_id", "entry__sample_index", "backend", "config_hash", "pk", "image_index"
+            "entry__task__task_id", "entry__sample_index", "backend", "config_hash"
         )
-        hashes, indexes = {}, {}
-        for t, k, b, h, pk, index in rendered:
-            hashes[(t, k, b)], indexes[pk] = h, index
+        hashes = {(t, k, b): h for t, k, b, h in rendered}
         for u in submission_units(submission, judge.judge_id, judge.version):
             yield {
                 **name,
                 **u.__dict__,
                 "judge_version": judge.version,
                 "config_hash": hashes.get((u.task_id, u.sample, u.backend)) if u.backend else None,
-                "image_index": indexes.get(u.image),  # the breakdown's image_index of an image unit (None on the prompt side)
             }
 
 
@@ -202,6 +202,7 @@ def _board_json(board: Board, judge: JudgeKey, entries: list, participants: list
         if stats
         else None,
         "humans": _humans(board, judge, entries),
+        "difficulty": difficulty_agreement(entries, judge.judge_id, judge.version),
     }
 
 

@@ -1,10 +1,11 @@
-"""How the difficulty predictor's scores agree with this site's judge: validated on the platform's own data.
+"""How the difficulty predictor's scores agree with this site's judge, per board: validated on the platform's own data.
 
-Items are the entries of published, finished submissions: the entry's predicted score (tasks/difficulty.py, made
-before rendering) against its image part as judged (0–100: the mean over backends of the image-side composite, by
-the judge the submission is scored with on the board). Pearson r and Kendall τ-b per category and overall, with
-task-bootstrap intervals under evaluator.metrics.agreement's rules (none below 10 tasks). Cached until a
-submission is published, withdrawn or finishes again, or the predictor changes.
+Items are a board's entries (published, finished, scored by the board's judge): each entry's predicted score
+(tasks/difficulty.py, made before rendering) against its image part as that judge scored it (0–100: the mean over
+backends of the image-side composite). Pearson r and Kendall τ-b per category and overall, with task-bootstrap
+intervals under evaluator.metrics.agreement's rules (none below 10 tasks), computed by
+evaluation.difficulty.difficulty_agreement: the function whose result each board's signed release carries in
+board.json, so `recompute --check` rebuilds these very figures. Cached until a board or the predictor changes.
 """
 
 from __future__ import annotations
@@ -13,12 +14,11 @@ import hashlib
 from dataclasses import dataclass
 
 from django.core.cache import cache
-from django.db.models import Count, Max
 
-from evaluation.figures import submission_units
-from evaluation.models import Status, Submission
-from evaluator.metrics.aggregate import sample_image_scores
-from evaluator.metrics.agreement import Interval, Prediction, prediction_agreement
+from evaluation.boards import boards_version
+from evaluation.difficulty import board_entries, difficulty_agreement
+from evaluation.models import BoardStats
+from evaluator.metrics.agreement import Interval
 from tasks import difficulty
 from tasks.models import PredictedDifficulty
 
@@ -26,48 +26,31 @@ from .agreement import CACHE_SECONDS
 
 
 @dataclass(frozen=True)
-class DifficultyReport:
+class BoardDifficulty:
+    board: str  # the pack, its version and revision
+    judge: str  # the judge's public label ("smoke (random weights)" included where it applies)
     predictor: str
     rows: list[tuple[str, Interval, Interval]]  # (category or "overall", Pearson, Kendall)
-    submissions: int  # published submissions with at least one item counted
-    judges: list[str]  # the labels of their judges ("smoke (random weights)" included where it applies)
+    submissions: int  # entries with at least one item counted
 
 
-def _published():
-    return Submission.objects.filter(published=True, status=Status.DONE).exclude(judge_id="")
-
-
-def prediction_items(version: str) -> tuple[list[Prediction], list[Submission]]:
-    """The items, and the submissions that gave at least one."""
-    items, contributing = [], []
-    for submission in _published().order_by("pk"):
-        observed = sample_image_scores(submission_units(submission, submission.judge_id, submission.judge_version))
-        entries = list(submission.entries.select_related("task"))
-        predicted = difficulty.scores([e.text for e in entries], version)
-        before = len(items)
-        for e in entries:
-            key = (e.task.task_id, e.sample_index)
-            if e.text in predicted and key in observed:
-                items.append(Prediction(e.task.task_id, e.task.category, predicted[e.text], observed[key]))
-        if len(items) > before:
-            contributing.append(submission)
-    return items, contributing
-
-
-def difficulty_report(resamples: int = 1000) -> DifficultyReport | None:
-    """None without a predictor; rows are empty until a published submission has judged entries it has scored."""
+def difficulty_reports(resamples: int = 1000) -> list[BoardDifficulty] | None:
+    """One report per board and judge (most entries first); None without a predictor."""
     manifest = difficulty.installed()
     if manifest is None:
         return None
-    stamp = _published().aggregate(n=Count("pk"), last=Max("finished"), ids=Max("pk"))
     scored = PredictedDifficulty.objects.filter(predictor=manifest["version"]).count()  # predictions made since
-    raw = f"{manifest['version']}:{scored}:{stamp['n']}:{stamp['last']}:{stamp['ids']}:{resamples}"
+    raw = f"{manifest['version']}:{scored}:{boards_version().key}:{resamples}"
     key = "difficulty-agreement:" + hashlib.sha256(raw.encode()).hexdigest()
-    report = cache.get(key)
-    if report is None:
-        items, contributing = prediction_items(manifest["version"])
-        rows = prediction_agreement(items, resamples=resamples) if items else []
-        judges = sorted({s.judge_label or s.judge_id for s in contributing})
-        report = DifficultyReport(manifest["version"], rows, len(contributing), judges)
-        cache.set(key, report, timeout=CACHE_SECONDS)
-    return report
+    reports = cache.get(key)
+    if reports is None:
+        reports = []
+        for stats in BoardStats.objects.select_related("pack").order_by("-entry_count", "pack__name", "-revision", "judge_id"):
+            entries = board_entries(stats.pack_id, stats.revision, stats.judge_id, stats.judge_version)
+            found = difficulty_agreement(entries, stats.judge_id, stats.judge_version, resamples) or {}
+            rows = [(r["group"], Interval(**r["pearson"]), Interval(**r["kendall"])) for r in found.get("rows", [])]
+            board = f"{stats.pack.name} v{stats.pack.version}" + (f" rev {stats.revision}" if stats.revision > 1 else "")
+            label = stats.judge_label or stats.judge_id
+            reports.append(BoardDifficulty(board, label, manifest["version"], rows, found.get("submissions", 0)))
+        cache.set(key, reports, timeout=CACHE_SECONDS)
+    return reports

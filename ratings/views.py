@@ -13,7 +13,7 @@ from tasks import difficulty
 
 from . import selectors
 from .agreement import agreement_report, evaluation_raters, judges_with_ratings, people_report
-from .difficulty import difficulty_report
+from .difficulty import difficulty_reports
 from .forms import RATIONALE_MAX, RatingForm
 from .models import RatingAssignment
 from .services import ALREADY_RATED, RATE_PERMISSION, RatingError, expert_rating_save
@@ -28,7 +28,7 @@ def judge_validity(request: HttpRequest) -> HttpResponse:
     report = agreement_report(judge) if judge else None
     context = {"judges": judges, "judge": judge, "report": report, "people": people_report(), "min_tasks": MIN_TASKS_FOR_INTERVAL}
     context["one_rater"] = evaluation_raters() == 1
-    context["difficulty"], context["predictor"] = difficulty_report(), difficulty.installed()
+    context["difficulty"], context["predictor"] = difficulty_reports(), difficulty.installed()
     return render(request, "ratings/judge.html", context)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import zipfile
 
 import pytest
 from django.core.management import call_command
@@ -19,6 +21,7 @@ from evaluation.figures import submission_units
 from evaluation.models import PromptCall, Status, Submission
 from evaluator import difficulty as library
 from evaluator.metrics.aggregate import sample_image_scores
+from evaluator.recompute import differences
 from submissions.services import submission_create, submissions_publish
 from tasks import difficulty
 from tasks.models import PredictedDifficulty
@@ -100,7 +103,7 @@ def test_the_task_browser_shows_each_briefs_prediction_after_predict_difficulty(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(predictor, client, team, sample_pack, example_prompts):
+def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(predictor, client, team, sample_pack, example_prompts, tmp_path):
     submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=example_prompts)
     assert "No published submission" in text_of(client.get("/judge/"))
     submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
@@ -113,7 +116,23 @@ def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(pr
     overall = page[page.index("<td>overall</td>", page.index('id="difficulty-agreement"')) :]
     assert f"{stats.pearsonr(*zip(*pairs)).statistic:.3f}" in overall[:600]
     assert f'<td class="num">{len(pairs)}</td>' in overall[:900]
-    assert "smoke (random weights)" in page[page.index('id="difficulty-agreement"') :]  # the judged side says what it is
+    assert "smoke (random weights)" in page[page.index('id="difficulty"') : page.index('id="difficulty-agreement"')]  # the judged side
+    # the board's release carries the same figures, and the recompute rebuilds them from the release's own files
+    board = client.get("/").content.decode()
+    link = board.split('id="board-download"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")
+    path = tmp_path / "board.zip"
+    path.write_bytes(b"".join(client.get(link).streaming_content))
+    carried = json.loads(zipfile.ZipFile(path).read("board.json"))["difficulty"]
+    assert carried["predictor"] == predictor.version and carried["submissions"] == 1
+    row = next(r for r in carried["rows"] if r["group"] == "overall")
+    assert f"{row['pearson']['value']:.3f}" in overall[:600] and row["pearson"]["n_items"] == len(pairs)
+    assert differences(path) == []
+    forged = json.loads(zipfile.ZipFile(path).read("board.json"))
+    forged["difficulty"]["rows"][-1]["kendall"]["value"] = 0.99
+    with zipfile.ZipFile(path) as source, zipfile.ZipFile(tmp_path / "forged.zip", "w") as target:
+        for name in source.namelist():
+            target.writestr(name, json.dumps(forged) if name == "board.json" else source.read(name))
+    assert [d.split(": published")[0] for d in differences(tmp_path / "forged.zip")] == ["difficulty.rows[group=overall].kendall.value"]
 
 
 def test_a_sealed_imitation_tasks_seed_prompt_is_never_scored_for_the_public():

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from statistics import fmean
 from typing import Any
 
@@ -270,6 +270,18 @@ def prediction_agreement(
         rows = _by_task(group, lambda i: (i.predicted, i.observed))
         out.append((name, _estimate(rows, _pearson, **options), _estimate(rows, _kendall_tau_b, **options)))
     return out
+
+
+def prediction_document(predictor: str, submissions: int, items: Sequence[Prediction], resamples: int = 1000) -> dict:
+    """prediction_agreement as the board's release and /judge/ carry it, on the items in one canonical order (so the
+    task bootstrap draws the same tasks whichever order the items were gathered in)."""
+    ordered = sorted(items, key=lambda i: (i.task_id, i.category, i.predicted, i.observed))
+    rows = prediction_agreement(ordered, resamples=resamples) if ordered else []
+    return {
+        "predictor": predictor,
+        "submissions": submissions,
+        "rows": [{"group": name, "pearson": asdict(pearson), "kendall": asdict(kendall)} for name, pearson, kendall in rows],
+    }
 
 
 # --- checklist labels -------------------------------------------------------------------------
