@@ -18,6 +18,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from evaluator import difficulty
+from evaluator.difficulty.artefact import version_of
 from tests.predictor import PLACES, QUICK, THINGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,6 +142,31 @@ def test_command_trains_seeds_and_prints_the_table(splits_dir, trained, tmp_path
     assert len(manifest["weights"]) == 2 and [s["seed"] for s in manifest["seeds"]] == [0, 1]
     assert manifest["version"] != trained[1]["version"]
     assert sorted(p.name for p in settings.ATELIER_DIFFICULTY_MODEL.parent.iterdir()) == ["difficulty"]  # nothing left beside it
+
+    # two predictors of different runs averaged: every member of both, and kept only if validation says so
+    from evaluator.difficulty.combine import _build
+
+    runs = [Path(trained[0]), settings.ATELIER_DIFFICULTY_MODEL]
+    manifests = [difficulty.load(r).manifest for r in runs]
+    staging = tmp_path / "averaged"
+    staging.mkdir()
+    (staging / "manifest.json").write_text(json.dumps(_build(runs, staging, manifests)))
+    texts = ["A vorplex dog in a park with a kite.", "A quandrel bus at night with a clock.", "a cat", "a chair near a window", "a boat"]
+    one, two, both = (difficulty.load(f).predict(texts) for f in (*runs, staging))
+    inside = [i for i in range(len(texts)) if -1 < one[i] < 2 and -1 < two[i] < 2]  # not clipped to the scale by either
+    assert inside and [both[i] for i in inside] == pytest.approx([(one[i] + 2 * two[i]) / 3 for i in inside], abs=1e-5)  # 1 + 2 members
+    call_command("combine_difficulty", *map(str, runs), "--pqpp", str(splits_dir), "--out", str(tmp_path / "kept"))
+    out = capsys.readouterr().out
+    assert out.count("(validation ") == 3 and "combined (validation" in out and out.count("kept: ") == 1
+    kept = difficulty.load(tmp_path / "kept").manifest
+    chosen = out.split("kept: ")[1].split(" (validation")[0]
+    assert kept["version"] == (difficulty.load(chosen).manifest["version"] if chosen != "combined" else version_of(kept["weights"]))
+    copy = shutil.copytree(trained[0], tmp_path / "other-normalisation")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    (copy / "manifest.json").write_text(json.dumps({**manifest, "normalisation": {"mean": [0.0], "std": [1.0]}}))
+    with pytest.raises(CommandError, match="normalisation differs"):
+        call_command("combine_difficulty", str(trained[0]), str(copy), "--pqpp", str(splits_dir), "--out", str(tmp_path / "no"))
+    assert not (tmp_path / "no").exists()
 
 
 def test_command_refuses_a_bad_folder_with_the_reason(tmp_path):

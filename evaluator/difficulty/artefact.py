@@ -175,11 +175,7 @@ def write(out_dir: str | Path, manifest: dict[str, Any], members: dict[str, Any]
     replaced whole (built beside it, then renamed over it), so a reader never sees half of one."""
     from safetensors.torch import save_file
 
-    out = Path(out_dir).resolve()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
-    staging.chmod(0o755)  # mkdtemp's folder is private; the web process may run as another user
-    old = out.with_name(f".{out.name}-old-{os.getpid()}")
+    out, staging = staging_beside(out_dir)
     try:
         weights = []
         for name, state in members.items():
@@ -191,6 +187,26 @@ def write(out_dir: str | Path, manifest: dict[str, Any], members: dict[str, Any]
         config.save_pretrained(staging)
         manifest = {"format": FORMAT, "kind": KIND, "version": version_of(weights), "weights": weights, **manifest}
         (staging / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    except BaseException:
+        shutil.rmtree(staging, onerror=_noted)
+        raise
+    install(staging, out)
+    return manifest
+
+
+def staging_beside(out_dir: str | Path) -> tuple[Path, Path]:
+    """(the artefact folder, a new empty folder beside it to build the artefact in)."""
+    out = Path(out_dir).resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}-", dir=out.parent))
+    staging.chmod(0o755)  # mkdtemp's folder is private; the web process may run as another user
+    return out, staging
+
+
+def install(staging: Path, out: Path) -> None:
+    """Rename a built artefact over `out` (the previous one stays if anything fails); staging is gone after."""
+    old = out.with_name(f".{out.name}-old-{os.getpid()}")
+    try:
         if out.exists():
             out.rename(old)
         staging.rename(out)
@@ -201,4 +217,3 @@ def write(out_dir: str | Path, manifest: dict[str, Any], members: dict[str, Any]
         raise
     if old.exists():
         shutil.rmtree(old, onerror=_noted)
-    return manifest
