@@ -25,6 +25,8 @@ from django.utils import timezone
 from evaluation.boards import boards_version
 from evaluation.judges import JudgeKey
 from evaluator import signing
+from tasks import difficulty
+from tasks.models import PredictedDifficulty
 
 from .board_download import board_files
 from .models import Release, SigningKey
@@ -97,9 +99,18 @@ def board_releases(board: Board, judge: JudgeKey):
     return Release.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
 
 
+def _state() -> str:
+    """What a release's content follows besides the code: the boards' version (statistics and human rows) and the
+    difficulty predictions shown in the breakdown (the installed predictor and how many prompts it has scored)."""
+    predictor = (difficulty.installed() or {}).get("version", "")
+    predicted = PredictedDifficulty.objects.filter(predictor=predictor).count() if predictor else 0
+    return hashlib.sha256(f"{boards_version().key}:{predictor}:{predicted}".encode()).hexdigest()[:40]
+
+
 def release_current(board: Board, judge: JudgeKey) -> Release:
-    """The board's latest release, made first when the boards changed since it was last found current."""
-    version = boards_version().key
+    """The board's latest release, made first when the boards or the predictions changed since it was last found
+    current."""
+    version = _state()
     latest = board_releases(board, judge).order_by("-number").first()
     if latest is not None and latest.seen_version == version:
         return latest
