@@ -103,7 +103,9 @@ def test_the_task_browser_shows_each_briefs_prediction_after_predict_difficulty(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(predictor, client, team, sample_pack, example_prompts, tmp_path):
+def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(
+    predictor, client, team, sample_pack, example_prompts, tmp_path
+):
     submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=example_prompts)
     assert "No published submission" in text_of(client.get("/judge/"))
     submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))

@@ -62,6 +62,7 @@ def test_every_job_the_work_queue_names_resolves_to_a_function():
         "feedback_judge_job",
         "attempt_render_job",
         "attempt_judge_job",
+        "release_job",
         "difficulty_job",
     }
     assert all(callable(import_string(job)) for job in JOBS)

@@ -62,7 +62,9 @@ def test_algorithm_1_matches_an_independent_implementation_of_the_paper(seed):
     for users in runs.values():  # the same chain, exactly
         ours, theirs = artwhisperer_chain(users).matrix, paper_chain(users)
         nodes = list(theirs)
-        assert all(math.isclose(ours[i, j], float(theirs[a].get(b, 0)), rel_tol=1e-12) for i, a in enumerate(nodes) for j, b in enumerate(nodes))
+        assert all(
+            math.isclose(ours[i, j], float(theirs[a].get(b, 0)), rel_tol=1e-12) for i, a in enumerate(nodes) for j, b in enumerate(nodes)
+        )
     # the same stopping time per target and averaged: two Monte Carlo estimates agree within their noise
     walks = 4000
     theirs = [paper_stopping_time(paper_chain(users), walks, rng) for _, users in sorted(runs.items())]
