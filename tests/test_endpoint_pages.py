@@ -226,7 +226,7 @@ def test_run_with_feedback_rounds_shows_score_by_round_and_steerability(owner_cl
         for x, y in zip(series["x"], series["y"]):
             assert f'<td>{series["category"]}</td><td class="num">{x}</td><td class="num">{y:.1f}</td>' in table
     assert "vendor/plotly/plotly.min.js" in page and "js/round_chart.js" in page
-    assert "ArtWhisperer Markov-chain estimate" in page and 'id="steerability"' in page
+    assert "Running-best chain" in page and "ArtWhisperer's Algorithm 1" in page and 'id="steerability"' in page
     steer = page.split('id="steerability"')[1].split("</table>")[0]
     assert "smoke-sd" in steer
     assert 'class="badge best"' in page and 'class="badge ranked"' in page

@@ -4,8 +4,12 @@ script checking signature and chain by file and by URL. Forged releases: tests/t
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import http.server
 import io
 import json
+import threading
 import zipfile
 from pathlib import Path
 
@@ -37,9 +41,25 @@ def _check(capsys, *argv: str) -> tuple[int, list[str]]:
     return code, capsys.readouterr().out.splitlines()
 
 
-def test_releases_are_signed_chained_listed_and_checked_by_url(
-    client, team, sample_pack, example_prompts, tmp_path, settings, live_server, capsys
-):
+@contextlib.contextmanager
+def site_copy(folder: Path, client, paths: list[str]):
+    """The site's release URLs as a plain HTTP server serves them (files fetched through the test client first): the
+    recompute script's URL fetching, over real HTTP, without a live Django server thread."""
+    for path in paths:
+        (folder / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        response = client.get(path)
+        (folder / path.lstrip("/")).write_bytes(b"".join(response.streaming_content) if response.streaming else response.content)
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_releases_are_signed_chained_listed_and_checked_by_url(client, team, sample_pack, example_prompts, tmp_path, settings, capsys):
     out = io.StringIO()
     call_command("release_key", "create", stdout=out)
     first_key = SigningKey.objects.get()
@@ -78,8 +98,10 @@ def test_releases_are_signed_chained_listed_and_checked_by_url(
     listing = client.get(board.replace("/board.zip", "/releases/")).content.decode()
     assert listing.index('id="release-2"') < listing.index('id="release-1"') and one.digest in listing and "(retired)" in listing
 
-    # by URL: the key list from the live site, the previous release fetched from it by its digest
-    code, lines = _check(capsys, str(second), "--check", "--key", f"{live_server.url}/releases/keys.json")
+    # by URL: the key list from the site, the previous release fetched from it by its digest
+    served = ["/releases/keys.json", f"/releases/{one.digest}.zip"]
+    with site_copy(tmp_path / "site", client, served) as site:
+        code, lines = _check(capsys, str(second), "--check", "--key", f"{site}/releases/keys.json")
     assert (code, lines) == (0, ["every published figure and statistic recomputes to the same number, and the signature holds"])
     # by file: the chain checked against the release given, or noted as unchecked without one
     keys.write_bytes(client.get("/releases/keys.json").content)
