@@ -186,7 +186,9 @@ def _cache(url: str) -> dict:
 _cache_url = os.environ.get("ATELIER_CACHE_URL", "").strip()
 if _cache_url != "locmem://":
     _cache_url = envurl("ATELIER_CACHE_URL", ("redis", "rediss", "unix")) or REDIS_URL
-CACHES = {"default": _cache(_cache_url)}
+# Template fragments ({% cache %}: the board's statistics section) stay in each process's memory: rendered once per
+# board change per process, they never wait on Redis.
+CACHES = {"default": _cache(_cache_url), "template_fragments": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "template-fragments"}}
 # Anonymous board pages (leaderboard/cache.py) are kept in that cache under the boards' version (a new board write
 # changes the key) for at most ATELIER_BOARD_CACHE_SECONDS (what the version does not cover, e.g. a team's submission
 # count, lags by up to that; 0 turns the cache and its headers off), and are sent with ETag, Last-Modified and

@@ -27,7 +27,6 @@ from datetime import datetime
 from functools import wraps
 from urllib.parse import urlencode
 
-import redis
 from django.conf import settings
 from django.contrib.messages import get_messages
 from django.core.cache import cache
@@ -102,7 +101,7 @@ def _from_cache(view: View, params: tuple[str, ...], answered: Answered) -> View
     @wraps(view)
     def cached(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         page = request.board_page
-        stored = _cache_call(cache.get, page.key) if page else None
+        stored = cache.get(page.key) if page else None
         if stored is not None:
             return HttpResponse(stored["content"], content_type=stored["type"])
         replaced = request.META.get("CSRF_COOKIE_NEEDS_UPDATE")  # a malformed CSRF cookie is replaced before any view runs
@@ -128,13 +127,4 @@ def _keep(request: HttpRequest, page: SharedPage, response: HttpResponse, params
         request.board_page = None
     elif all(request.GET.getlist(name) == [shown.get(name)] for name in params if name in request.GET):
         content = {"content": response.content, "type": response["Content-Type"]}
-        _cache_call(cache.set, page.key, content, settings.ATELIER_BOARD_CACHE_SECONDS)
-
-
-def _cache_call(method: Callable, *args):
-    """A cache outage serves pages uncached, with a warning: never a 500."""
-    try:
-        return method(*args)
-    except redis.RedisError as exc:
-        log.warning("board page cache unreachable, page served uncached (%s: %s)", type(exc).__name__, exc)
-        return None
+        cache.set(page.key, content, settings.ATELIER_BOARD_CACHE_SECONDS)
