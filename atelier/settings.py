@@ -188,7 +188,10 @@ if _cache_url != "locmem://":
     _cache_url = envurl("ATELIER_CACHE_URL", ("redis", "rediss", "unix")) or REDIS_URL
 # Template fragments ({% cache %}: the board's statistics section) stay in each process's memory: rendered once per
 # board change per process, they never wait on Redis.
-CACHES = {"default": _cache(_cache_url), "template_fragments": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "template-fragments"}}
+CACHES = {
+    "default": _cache(_cache_url),
+    "template_fragments": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "template-fragments"},
+}
 # Anonymous board pages (leaderboard/cache.py) are kept in that cache under the boards' version (a new board write
 # changes the key) for at most ATELIER_BOARD_CACHE_SECONDS (what the version does not cover, e.g. a team's submission
 # count, lags by up to that; 0 turns the cache and its headers off), and are sent with ETag, Last-Modified and
@@ -339,6 +342,15 @@ if ATELIER_MEDIA_DELIVERY not in ("redirect", "stream"):
 ATELIER_MEDIA_PUBLIC_URL = envurl("ATELIER_MEDIA_PUBLIC_URL", ("https", "http"))
 
 
+def _signature_version() -> str:
+    version = os.environ.get("ATELIER_S3_SIGNATURE_VERSION", "").strip() or "s3v4"
+    if version not in ("s3v4", "s3"):
+        raise ImproperlyConfigured(
+            f"ATELIER_S3_SIGNATURE_VERSION must be 's3v4' (Signature Version 4) or 's3' (version 2), not {version!r}"
+        )
+    return version
+
+
 def _media_storage() -> dict:
     if not ATELIER_S3_BUCKET:
         return {"BACKEND": "django.core.files.storage.FileSystemStorage"}
@@ -346,6 +358,9 @@ def _media_storage() -> dict:
         "bucket_name": ATELIER_S3_BUCKET,
         "endpoint_url": envurl("ATELIER_S3_ENDPOINT_URL", ("https", "http")) or None,  # empty: AWS S3 itself
         "region_name": os.environ.get("ATELIER_S3_REGION", "").strip() or None,
+        # Presigned URLs in Signature Version 4 (AWS buckets since 2020, Cloudflare R2 and MinIO accept only it); "s3"
+        # (version 2) only for an old store that needs it.
+        "signature_version": _signature_version(),
         "location": os.environ.get("ATELIER_S3_PREFIX", "").strip().strip("/"),
         "addressing_style": os.environ.get("ATELIER_S3_ADDRESSING_STYLE", "").strip() or None,  # "path" for MinIO
         "querystring_expire": ATELIER_S3_URL_SECONDS,
