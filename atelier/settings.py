@@ -420,6 +420,10 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = envbool("SECURE_HSTS_INCLUDE_SUBDOMAINS", str(n
 SECURE_HSTS_PRELOAD = envbool("SECURE_HSTS_PRELOAD", str(not DEBUG))
 if envbool("ATELIER_BEHIND_TLS_PROXY", "false"):  # the proxy terminates TLS and says so in X-Forwarded-Proto
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+# Links the site builds (API replies, downloads) take host and port from the Host header, which the shipped nginx
+# config passes as the client sent it ($http_host). A proxy that rewrites Host and says the original in
+# X-Forwarded-Host / X-Forwarded-Port instead: ATELIER_USE_X_FORWARDED_HOST=true (only behind a proxy that sets them).
+USE_X_FORWARDED_HOST = USE_X_FORWARDED_PORT = envbool("ATELIER_USE_X_FORWARDED_HOST", "false")
 SILENCED_SYSTEM_CHECKS = [c.strip() for c in os.environ.get("ATELIER_SILENCED_CHECKS", "").split(",") if c.strip()]
 
 # Content-Security-Policy (django-csp). Scripts only from this site's static files: no inline script, no inline event

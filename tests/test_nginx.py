@@ -377,6 +377,17 @@ def test_plain_http_is_redirected_and_an_oversized_upload_stops_at_nginx(site):
         connection.close()
 
 
+def test_links_the_site_builds_keep_the_scheme_host_and_port_nginx_was_reached_on(site):
+    """The site is on a port other than 443 here: absolute links (the API's servers and every breakdown image,
+    built like an upload's status_url, from the request) must name it."""
+    visitor = Visitor(site)
+    spec = json.loads(visitor.get("/api/v1/openapi.json").body)
+    assert spec["servers"] == [{"url": f"{site.origin}/"}]
+    rows = visitor.get(f"/submissions/{site.seeded['shown']}/breakdown.jsonl").body.decode().splitlines()
+    urls = {json.loads(row)["image_url"] for row in rows} - {""}
+    assert urls and all(url.startswith(f"{site.origin}/media/") for url in urls), sorted(urls)[:3]
+
+
 def test_media_is_checked_by_django_and_sent_by_nginx(site):
     name = site.seeded["private_image"]
     owner, stranger = Visitor(site), Visitor(site)
