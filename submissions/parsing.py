@@ -11,6 +11,8 @@ import io
 import json
 from dataclasses import dataclass
 
+from evaluator.prompters.text import blank, normalise_prompt
+
 
 @dataclass(frozen=True)
 class PromptRow:
@@ -58,6 +60,10 @@ def text_problem(value: str) -> str | None:
     except UnicodeEncodeError as exc:
         return f"contains an unpaired surrogate ({shown(exc.object[exc.start : exc.end])})"
     return None
+
+
+class CsvCell(str):
+    """A CSV cell's text, where a number may be written as digits (in JSON a number must be a number)."""
 
 
 def _bounded_int(digits: str) -> int:
@@ -143,7 +149,10 @@ def _read_csv(text: str) -> tuple[list[tuple[int, dict]], list[str]]:
             if None in record:
                 errors.append(f"line {reader.line_num}: more fields than the header has")
                 continue
-            rows.append((reader.line_num, {k: v for k, v in record.items() if v not in (None, "") or k == "prompt"}))
+            cells = {k: v for k, v in record.items() if v not in (None, "") or k == "prompt"}
+            if "sample" in cells:
+                cells["sample"] = CsvCell(cells["sample"])
+            rows.append((reader.line_num, cells))
     except csv.Error as exc:
         errors.append(f"line {reader.line_num}: {exc}")
     return rows, errors
@@ -175,9 +184,9 @@ def _row(number: int, obj: dict, known: set[str], limits: Limits, errors: list[s
         errors.append(f"line {number}: task_id is missing or not a string")
     elif task_id not in known:
         errors.append(f"line {number}: unknown task_id {shown(task_id)} (not in this pack)")
-    prompt = obj.get("prompt")
-    if not isinstance(prompt, str) or not prompt.strip():
-        errors.append(f"line {number}: prompt is empty")
+    prompt = normalise_prompt(obj["prompt"]) if isinstance(obj.get("prompt"), str) else None
+    if prompt is None or blank(prompt):
+        errors.append(f"line {number}: prompt is empty" + (" (only whitespace and invisible characters)" if prompt else ""))
     elif len(prompt) > limits.max_chars:
         errors.append(f"line {number}: prompt is {len(prompt):,} characters; the limit is {limits.max_chars:,}")
     elif text_problem(prompt):
@@ -185,12 +194,16 @@ def _row(number: int, obj: dict, known: set[str], limits: Limits, errors: list[s
     sample = _sample(number, obj.get("sample", 0), limits, errors)
     if len(errors) > before:
         return None
-    return PromptRow(line=number, task_id=task_id, sample=sample, prompt=prompt.strip())
+    return PromptRow(line=number, task_id=task_id, sample=sample, prompt=prompt)
 
 
 def _sample(number: int, value: object, limits: Limits, errors: list[str]) -> int:
+    """An integer (JSON) or a CSV cell of digits (CSV has only text; _read_csv marks its cells as CsvCell)."""
     try:
-        sample = _bounded_int(str(value).strip()) if isinstance(value, (int, str)) and not isinstance(value, bool) else -1
+        if isinstance(value, int) and not isinstance(value, bool):
+            sample = value
+        else:
+            sample = _bounded_int(value.strip()) if isinstance(value, CsvCell) else -1
     except ValueError:
         sample = -1
     if not 0 <= sample < limits.max_samples:

@@ -166,9 +166,10 @@ def _safe_name(filename: str) -> str:
 
 
 def submissions_publish(*, submissions) -> int:
-    """Publish finished submissions; unfinished ones are left as they are. Returns how many were published.
+    """Publish finished submissions; unfinished ones are left as they are. Returns how many this call published
+    (one already published, say by a concurrent call, is not counted again: the update only takes unpublished rows).
     QueueUnavailable: the boards' rebuilds could not be enqueued, and nothing changed."""
-    done = submissions.filter(status=Status.DONE)
+    done = submissions.filter(status=Status.DONE, published=False)
     boards = set(done.values_list("pack_id", "pack_revision"))
     with enqueued_or_unchanged():
         count = done.update(published=True)
@@ -177,10 +178,12 @@ def submissions_publish(*, submissions) -> int:
 
 
 def submissions_unpublish(*, submissions) -> int:
-    """Take submissions off their boards. QueueUnavailable: the boards' rebuilds could not be enqueued, and nothing changed."""
-    boards = set(submissions.values_list("pack_id", "pack_revision"))
+    """Take submissions off their boards; returns how many this call took off. QueueUnavailable: the boards' rebuilds
+    could not be enqueued, and nothing changed."""
+    shown = submissions.filter(published=True)
+    boards = set(shown.values_list("pack_id", "pack_revision"))
     with enqueued_or_unchanged():
-        count = submissions.update(published=False)
+        count = shown.update(published=False)
         boards_changed(boards)
     return count
 

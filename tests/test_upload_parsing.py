@@ -56,6 +56,29 @@ def test_empty_prompt_and_over_length_prompt():
     assert errors == ["line 1: prompt is empty", "line 2: prompt is 51 characters; the limit is 50"]
 
 
+def test_prompts_are_nfc_and_invisible_only_prompts_are_empty():
+    from evaluator.prompters.client import clean_prompt
+    from evaluator.prompters.text import blank
+
+    invisible = " \u200b\u2060\ufeff\u200d\t\u3000"  # zero-width space, word joiner, BOM, zero-width joiner, tab, ideographic space
+    errors = errors_of("p.jsonl", jsonl({"task_id": "oe-s01", "prompt": invisible}, {"task_id": "co-s01", "prompt": "ok"}))
+    assert errors == ["line 1: prompt is empty (only whitespace and invisible characters)"]
+    (row,) = parse_prompt_file("p.jsonl", jsonl({"task_id": "oe-s01", "prompt": " cafe\u0301 poster "}), KNOWN, LIMITS)
+    assert row.prompt == "caf\u00e9 poster"  # one spelling of é (NFC), outer whitespace off
+    assert blank(clean_prompt('"\u200b "')) and not blank(clean_prompt("a\u200bb"))  # an endpoint's reply: the same rule
+
+
+def test_sample_is_a_number_in_json_and_digits_in_csv():
+    assert errors_of("p.jsonl", jsonl({"task_id": "oe-s01", "prompt": "ok", "sample": "1"})) == [
+        "line 1: sample must be an integer from 0 to 3, not '1'"
+    ]
+    assert errors_of("p.jsonl", jsonl({"task_id": "oe-s01", "prompt": "ok", "sample": True})) == [
+        "line 1: sample must be an integer from 0 to 3, not True"
+    ]
+    rows = parse_prompt_file("p.csv", b"task_id,prompt,sample\noe-s01,a cat, 2\n", KNOWN, LIMITS)
+    assert [(r.sample, r.prompt) for r in rows] == [(2, "a cat")]
+
+
 def test_wrong_encoding_names_the_line():
     data = jsonl({"task_id": "oe-s01", "prompt": "ok"}) + b'\n{"task_id": "co-s01", "prompt": "caf\xe9"}'
     assert errors_of("p.jsonl", data) == ["line 2: not UTF-8 text (byte 0xe9 at offset 74); save the file as UTF-8"]

@@ -20,6 +20,7 @@ from evaluator.failures import UNREADABLE, class_name, exception_reason, remote_
 from evaluator.http_count import RequestCounter
 
 from .ssrf import UnsafeURL, guarded_client
+from .text import blank, normalise_prompt
 
 OK, FAILED, REFUSED = "ok", "failed", "refused"
 _FENCE = re.compile(r"^```[A-Za-z]*\s*\n?(.*?)\n?```$", re.S)
@@ -59,8 +60,8 @@ class CallOutcome:
 
 
 def clean_prompt(content: str) -> str:
-    """The prompt inside a reply: whitespace, one code fence and one pair of enclosing quotes taken off."""
-    text = content.strip()
+    """The prompt inside a reply: normalised, one code fence and one pair of enclosing quotes taken off."""
+    text = normalise_prompt(content)
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1).strip()
@@ -169,7 +170,7 @@ class PrompterClient:
             )
         content = hide(content)  # before the length check: what is checked is what is stored
         text = clean_prompt(content)
-        if not text:
+        if blank(text):  # nothing but whitespace and invisible characters
             return outcome(FAILED, reply=content, error="empty reply", http_status=200, usage=usage)
         if len(text) > max_chars:
             return outcome(
