@@ -8,6 +8,7 @@ that names the variable instead of being guessed around.
 from __future__ import annotations
 
 import importlib.util
+import ipaddress
 import json
 import os
 from pathlib import Path
@@ -94,6 +95,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files, compressed and with hashed names, from the app server
+    "atelier.metrics.RequestMetrics",  # request latency for /metrics (atelier/metrics.py)
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY below); not on static files
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -259,6 +261,16 @@ ATELIER_CODE_VERSION = os.environ.get("ATELIER_CODE_VERSION") or _code_version()
 # image links in a release absolute; empty, they are the site's paths (/media/...).
 ATELIER_RELEASE_KEY = Path(os.environ.get("ATELIER_RELEASE_KEY", "").strip() or BASE_DIR / "keys" / "release-ed25519.pem")
 ATELIER_SITE_URL = os.environ.get("ATELIER_SITE_URL", "").strip().rstrip("/")
+# Operators' endpoints (atelier/health.py): /healthz and /readyz are open; /metrics answers a scraper that sends
+# "Authorization: Bearer <ATELIER_METRICS_TOKEN>" or comes from an address in ATELIER_METRICS_ALLOW (comma-separated
+# IPs or CIDR networks, as the rate limits see the client); with neither set it is a 404 for everyone.
+ATELIER_METRICS_TOKEN = os.environ.get("ATELIER_METRICS_TOKEN", "").strip()
+try:
+    ATELIER_METRICS_ALLOW = tuple(
+        ipaddress.ip_network(n.strip(), strict=False) for n in os.environ.get("ATELIER_METRICS_ALLOW", "").split(",") if n.strip()
+    )
+except ValueError as exc:
+    raise ImproperlyConfigured(f"ATELIER_METRICS_ALLOW: {exc}") from None
 ATELIER_DAILY_SUBMISSIONS = envint("ATELIER_DAILY_SUBMISSIONS", "10", minimum=0)
 ATELIER_BOARD_SELECTION = envint("ATELIER_BOARD_SELECTION", "3", minimum=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024

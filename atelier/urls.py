@@ -7,7 +7,7 @@ from django.views.generic.base import RedirectView
 
 from leaderboard.media import media_file
 
-from . import demo_prompter, team_api
+from . import demo_prompter, health, team_api
 
 
 class FaviconView(RedirectView):
@@ -26,6 +26,9 @@ urlpatterns = [
     path("api/v1/boards", team_api.boards, name="api-boards"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("favicon.ico", FaviconView.as_view()),
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
+    path("metrics", health.metrics_view, name="metrics"),
     # The demo's scripted prompter (DEBUG only), called by the demo site itself: no browser, so no CSRF token.
     path("demo/prompter/v1/chat/completions", csrf_exempt(demo_prompter.chat_completions_view), name="demo-prompter"),
     path("", include("tasks.urls")),

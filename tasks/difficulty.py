@@ -14,10 +14,12 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from pathlib import Path
 
 from django.conf import settings
 
 from evaluator import difficulty
+from evaluator.difficulty.artefact import verify
 
 from .models import Category, PredictedDifficulty, Split, Task
 
@@ -29,15 +31,25 @@ _loaded: dict[str, difficulty.DifficultyPredictor] = {}
 _lock = threading.Lock()
 
 
-def installed() -> dict | None:
-    """The installed predictor's manifest (read without torch), or None when there is none or it is unreadable."""
+def state() -> tuple[dict | None, str]:
+    """(manifest, "") for an installed predictor whose weights match their hashes (read without torch; the hashes are
+    remembered per file size and time, so only the first call reads the files); (None, "") when none is installed;
+    (None, why) when one is there but cannot be used: readiness and staff pages say why."""
+    folder = settings.ATELIER_DIFFICULTY_MODEL
     try:
-        return difficulty.read_manifest(settings.ATELIER_DIFFICULTY_MODEL)
+        manifest = difficulty.read_manifest(folder)
+        verify(Path(folder), manifest)
     except difficulty.PredictorMissing:
-        return None
+        return None, ""
     except difficulty.PredictorInvalid as exc:
         log.warning("difficulty predictor not used: %s", exc)
-        return None
+        return None, str(exc)
+    return manifest, ""
+
+
+def installed() -> dict | None:
+    """The installed predictor's manifest, or None when there is none or it cannot be used (state() says why)."""
+    return state()[0]
 
 
 def text_sha(text: str) -> str:

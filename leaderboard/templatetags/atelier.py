@@ -54,3 +54,11 @@ def figure_cell(figure):
     if figure.failures:
         shown += format_html('<br><span class="ci" title="failed units left out">{} failed</span>', figure.failures)
     return format_html('<td class="num">{}</td>', shown)
+
+
+@register.simple_tag
+def predictor_problem() -> str:
+    """Why the installed difficulty predictor cannot be used ("" when it can, or none is installed): for staff."""
+    from tasks.difficulty import state
+
+    return state()[1]

@@ -1,0 +1,131 @@
+"""For load balancers, orchestrators and operators: /healthz (the process answers), /readyz (what a request needs is
+there: JSON naming each check, 503 when one fails) and /metrics (Prometheus text; a token or an address list).
+
+A check's detail is in our words (an exception's class, never its text: /readyz may be public); the predictor's
+check names the problem the staff pages show in full.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import time
+from collections.abc import Callable
+
+import redis
+from django.conf import settings
+from django.core.cache import cache
+from django.core.files.storage import default_storage
+from django.db import connection
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.http import require_GET
+
+from evaluation import runtime
+from submissions.ratelimit import client_address
+from tasks import difficulty
+
+from . import metrics
+
+
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    """The process is up and answers; nothing else is asked (a load balancer's liveness probe)."""
+    return JsonResponse({"status": "ok"})
+
+
+def _database() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    return connection.vendor
+
+
+def _queues() -> str:
+    if not settings.REDIS_URL:
+        return "in-process (no REDIS_URL): jobs run on the web process"
+    import django_rq
+
+    for name in settings.RQ_QUEUES:
+        django_rq.get_connection(name).ping()
+    return f"{len(settings.RQ_QUEUES)} queues on Redis"
+
+
+def _storage() -> str:
+    default_storage.exists("readyz-probe")  # a read: the filesystem's folder or the bucket answers
+    return settings.STORAGES["default"]["BACKEND"].rsplit(".", 1)[1]
+
+
+def _judge() -> str:
+    judge = runtime.judge_config()  # the settings were checked at start-up; this builds what the workers build
+    if judge.base_url and not (judge.model or judge.models):
+        raise ValueError("an endpoint without a judge model")
+    return "OpenAI-compatible endpoint" if judge.base_url else "offline embedding judge"
+
+
+def _predictor() -> str:
+    manifest, problem = difficulty.state()
+    if problem:
+        raise ValueError(problem)
+    return manifest["version"] if manifest else "none installed"
+
+
+def _cache() -> str:
+    """Not a failure when down (the cache fails open): reported so the operator sees it first."""
+    try:
+        cache.get("readyz-probe")
+    except redis.RedisError as exc:  # only a backend that does not fail open raises
+        return f"unreachable ({type(exc).__name__}): pages are served uncached"
+    return settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[1]
+
+
+CHECKS: dict[str, Callable[[], str]] = {
+    "database": _database,
+    "queues": _queues,
+    "media_storage": _storage,
+    "judge": _judge,
+    "predictor": _predictor,
+}
+
+
+@require_GET
+def readyz(request: HttpRequest) -> JsonResponse:
+    checks, ready = {}, True
+    for name, check in CHECKS.items():
+        started = time.monotonic()
+        try:
+            checks[name] = {"ok": True, "detail": check()}
+        except Exception as exc:  # noqa: BLE001 - every failure is the check's answer, named below
+            ready = False
+            detail = str(exc) if name == "predictor" else f"failed ({type(exc).__name__})"
+            checks[name] = {"ok": False, "detail": detail}
+        checks[name]["seconds"] = round(time.monotonic() - started, 4)
+    checks["cache"] = {"ok": True, "detail": _cache()}
+    response = JsonResponse({"status": "ready" if ready else "unready", "checks": checks}, status=200 if ready else 503)
+    response["Cache-Control"] = "no-store"
+    return response
+
+
+def _allowed(request: HttpRequest) -> bool:
+    token = settings.ATELIER_METRICS_TOKEN
+    if token:
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if given and hmac.compare_digest(given.encode(), token.encode()):
+            return True
+    if settings.ATELIER_METRICS_ALLOW:
+        try:
+            address = ipaddress.ip_address(client_address(request))
+        except ValueError:
+            return False
+        return any(address in network for network in settings.ATELIER_METRICS_ALLOW)
+    return False
+
+
+@require_GET
+def metrics_view(request: HttpRequest) -> HttpResponse:
+    """Prometheus text for a scraper that shows ATELIER_METRICS_TOKEN or comes from ATELIER_METRICS_ALLOW; a 404 to
+    anyone else (and to everyone while neither is set)."""
+    if not _allowed(request):
+        raise Http404("No such page")
+    body, content_type = metrics.exposition()
+    response = HttpResponse(body, content_type=content_type)
+    response["Cache-Control"] = "no-store"
+    return response

@@ -1,0 +1,85 @@
+"""Operators' endpoints: /healthz, /readyz with one check failing at a time (the queues' Redis gone, a predictor whose
+weights do not match their hashes), and /metrics behind its token or address list, with what it reads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from evaluation.models import PromptEntry, Render, Submission
+
+DEAD_REDIS = "redis://127.0.0.1:1/0"
+
+
+def test_healthz_asks_nothing(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200 and response.json() == {"status": "ok"}
+
+
+def test_readyz_names_each_check_and_fails_with_the_one_that_fails(db, client, settings, tmp_path):
+    ready = client.get("/readyz")
+    assert ready.status_code == 200 and ready["Cache-Control"] == "no-store"
+    checks = ready.json()["checks"]
+    assert set(checks) == {"database", "queues", "media_storage", "judge", "predictor", "cache"}
+    assert all(c["ok"] for c in checks.values()) and checks["predictor"]["detail"] == "none installed"
+
+    settings.REDIS_URL = DEAD_REDIS  # the work queues' Redis is gone
+    settings.RQ_QUEUES = {name: {**queue, "URL": DEAD_REDIS} for name, queue in settings.RQ_QUEUES.items()}
+    down = client.get("/readyz")
+    assert down.status_code == 503 and down.json()["status"] == "unready"
+    assert down.json()["checks"]["queues"] == {"ok": False, "detail": "failed (ConnectionError)", "seconds": pytest.approx(0, abs=5)}
+    assert all(c["ok"] for name, c in down.json()["checks"].items() if name != "queues")
+
+
+def corrupted_predictor(folder):
+    """A predictor folder whose weights file does not match the hash its manifest names."""
+    folder.mkdir()
+    (folder / "model-seed0.safetensors").write_bytes(b"not the trained weights")
+    weights = [{"file": "model-seed0.safetensors", "sha256": "0" * 64, "member": "seed0"}]
+    (folder / "manifest.json").write_text(json.dumps({"format": 1, "kind": "minilm-finetuned", "version": "v-x", "weights": weights}))
+    return folder
+
+
+def test_a_corrupted_predictor_is_unready_and_staff_see_why(db, client, admin_client, settings, tmp_path, sample_pack):
+    settings.ATELIER_DIFFICULTY_MODEL = corrupted_predictor(tmp_path / "difficulty")
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    problem = response.json()["checks"]["predictor"]
+    assert not problem["ok"] and "does not match manifest.json" in problem["detail"]
+    staff = admin_client.get("/tasks/").content.decode()
+    assert 'id="predictor-problem"' in staff and "does not match manifest.json" in staff and "No prompt difficulty predictor" in staff
+    public = client.get("/tasks/").content.decode()
+    assert 'id="predictor-problem"' not in public and "No prompt difficulty predictor" in public
+
+
+def test_metrics_answer_only_the_token_or_the_address_list(db, client, settings, team, sample_pack):
+    submission = Submission.objects.create(team=team, pack=sample_pack, prompter="m", status="running")
+    entry = PromptEntry.objects.create(submission=submission, task=sample_pack.tasks.first(), text="a red sun")
+    Render.objects.create(entry=entry, backend="smoke-sd", image_index=0, seed=1, config_hash="h", prompt_sha="s", status="ok")
+    Render.objects.create(
+        entry=entry,
+        backend="smoke-sd",
+        image_index=1,
+        seed=2,
+        config_hash="h",
+        prompt_sha="s",
+        status="failed",
+        error="job error (Timeout)",
+    )
+    assert client.get("/metrics").status_code == 404  # neither set: off
+    settings.ATELIER_METRICS_TOKEN = "scrape-secret"
+    assert client.get("/metrics").status_code == 404
+    assert client.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 404
+    client.get("/tasks/")  # one timed request before the scrape
+    response = client.get("/metrics", headers={"Authorization": "Bearer scrape-secret"})
+    body = response.content.decode()
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/plain; version=")
+    assert 'atelier_request_seconds_count{method="GET",route="tasks",status="2xx"}' in body
+    assert 'atelier_units{kind="render",status="ok"} 1.0' in body and 'atelier_units{kind="render",status="failed"} 1.0' in body
+    assert 'atelier_unit_failures{kind="render",reason="job error (Timeout)"} 1.0' in body
+    assert "atelier_queues_up 1.0" in body  # in-process: no Redis to lose
+    settings.ATELIER_METRICS_TOKEN = ""
+    settings.ATELIER_METRICS_ALLOW = (__import__("ipaddress").ip_network("10.0.0.0/8"),)
+    assert client.get("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 200
+    assert client.get("/metrics", REMOTE_ADDR="192.0.2.9").status_code == 404
