@@ -18,7 +18,7 @@ from django.core.cache import cache
 from django.core.files.storage import default_storage
 from django.db import connection
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from evaluation import runtime
 from submissions.ratelimit import client_address
@@ -27,7 +27,7 @@ from tasks import difficulty
 from . import metrics
 
 
-@require_GET
+@require_safe
 def healthz(request: HttpRequest) -> JsonResponse:
     """The process is up and answers; nothing else is asked (a load balancer's liveness probe)."""
     return JsonResponse({"status": "ok"})
@@ -86,7 +86,7 @@ CHECKS: dict[str, Callable[[], str]] = {
 }
 
 
-@require_GET
+@require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
     checks, ready = {}, True
     for name, check in CHECKS.items():
@@ -119,7 +119,7 @@ def _allowed(request: HttpRequest) -> bool:
     return False
 
 
-@require_GET
+@require_safe
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """Prometheus text for a scraper that shows ATELIER_METRICS_TOKEN or comes from ATELIER_METRICS_ALLOW; a 404 to
     anyone else (and to everyone while neither is set)."""

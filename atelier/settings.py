@@ -96,6 +96,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files, compressed and with hashed names, from the app server
     "atelier.metrics.RequestMetrics",  # request latency for /metrics (atelier/metrics.py)
+    "atelier.api_errors.ApiErrors",  # /api/: JSON errors, no CSRF check (bearer tokens only)
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY below); not on static files
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

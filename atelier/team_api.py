@@ -3,10 +3,16 @@ its bearer token, and a board's ranked rows as JSON, for the command-line client
 
 from __future__ import annotations
 
+import hashlib
+
+from django.conf import settings
+from django.core.cache import cache
 from django.http import Http404, HttpRequest, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
-from django.views.decorators.http import require_GET
+from django.utils.cache import patch_cache_control
+from django.views.decorators.http import condition, require_safe
 
+from evaluation.boards import boards_version
 from evaluation.judges import judges_of, pick_judge, submission_judge
 from evaluation.models import Submission
 from leaderboard import selectors
@@ -16,7 +22,7 @@ from submissions.api import token_required
 BOARD_ROWS_MAX = 500
 
 
-@require_GET
+@require_safe
 @token_required
 def breakdown(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHttpResponse:
     """The breakdown download of /submissions/<id>/breakdown.<fmt>, for the token's team (any status, published or not)."""
@@ -51,14 +57,38 @@ def _row(row: selectors.Row) -> dict:
     }
 
 
-@require_GET
+BOARDS_PARAMS = {"pack", "judge"}
+
+
+def _boards_etag(request: HttpRequest) -> str:
+    named = f"{settings.ATELIER_CODE_VERSION}|{boards_version().key}|{request.GET.urlencode()}"
+    return hashlib.sha256(named.encode()).hexdigest()[:32]
+
+
+@require_safe
+@condition(etag_func=_boards_etag, last_modified_func=lambda request: boards_version().at)
 def boards(request: HttpRequest) -> JsonResponse:
-    """GET ?pack=NAME[&judge=KEY]: the pack's board (the one with most entries) in the page's default order. Public."""
+    """GET ?pack=NAME[&judge=KEY]: the pack's board (the one with most entries) in the page's default order. Public,
+    validated like the board page (ETag and Last-Modified from the boards' version: 304 when unchanged) and kept in the
+    cache under that version for ATELIER_BOARD_CACHE_SECONDS."""
+    key = "api-boards:" + _boards_etag(request)
+    status, body = cache.get(key) or _boards_body(request)
+    if status == 200 and settings.ATELIER_BOARD_CACHE_SECONDS:
+        cache.set(key, (status, body), settings.ATELIER_BOARD_CACHE_SECONDS)
+    response = JsonResponse(body, status=status)
+    patch_cache_control(response, public=True, max_age=settings.ATELIER_BOARD_MAX_AGE)
+    return response
+
+
+def _boards_body(request: HttpRequest) -> tuple[int, dict]:
+    unknown = sorted(set(request.GET) - BOARDS_PARAMS)
+    if unknown:
+        return 400, {"error": f"unknown query parameter(s) {', '.join(unknown)}: this route takes pack and judge"}
     name = request.GET.get("pack", "")
     board = next((b for b in selectors.leaderboard_boards() if b.pack.name == name), None)
     judge = pick_judge(selectors.board_judges(board, humans=False), request.GET.get("judge")) if board else None
     if board is None or judge is None:
-        return JsonResponse({"error": f"no board for pack {name!r} (a board appears once an entry is published)"}, status=404)
+        return 404, {"error": f"no board for pack {name!r} (a board appears once an entry is published)"}
     stats = selectors.board_stats(board, judge)
     page, _ = selectors.leaderboard_page(board, judge, stats, selectors.default_sort(stats), per_page=BOARD_ROWS_MAX)
-    return JsonResponse({"board": board.key, "pack": str(board), "judge": judge.key, "rows": [_row(r) for r in page.object_list]})
+    return 200, {"board": board.key, "pack": str(board), "judge": judge.key, "rows": [_row(r) for r in page.object_list]}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from django.core.files.storage import default_storage
 from django.http import Http404, HttpRequest, HttpResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from evaluation.media import PRIVATE, PUBLIC, media_response
 from evaluation.models import Exemplar, PromptCall, Render
@@ -43,7 +43,7 @@ def access(request: HttpRequest, name: str) -> str | None:
     return None
 
 
-@require_GET
+@require_safe
 def media_file(request: HttpRequest, name: str) -> HttpResponse:
     cache_control = access(request, name) if ".." not in name.split("/") else None
     if cache_control is None or not default_storage.exists(name):

@@ -7,7 +7,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.shortcuts import get_object_or_404, render
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from evaluation import selectors as units
 from evaluation.exports import zip_stream
@@ -42,7 +42,7 @@ def board_answered(context: dict) -> dict[str, str]:
     }
 
 
-@require_GET
+@require_safe
 @board_page_cache(BOARD_PARAMS, board_answered)
 def leaderboard(request: HttpRequest) -> HttpResponse:
     boards = selectors.leaderboard_boards()
@@ -79,7 +79,7 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     return TemplateResponse(request, "leaderboard/index.html", context)
 
 
-@require_GET
+@require_safe
 def about_smoke(request: HttpRequest) -> HttpResponse:
     """What a "smoke (random weights)" badge means and what a deployer changes to get real scores."""
     return render(request, "leaderboard/about_smoke.html")
@@ -92,7 +92,7 @@ def _visible_submission(request: HttpRequest, submission_id: int) -> Submission:
     return submission
 
 
-@require_GET
+@require_safe
 def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = _visible_submission(request, submission_id)
     entries = submission.entries.select_related("task").order_by("task__category", "task__task_id", "sample_index")
@@ -124,7 +124,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
     return render(request, "leaderboard/submission.html", context)
 
 
-@require_GET
+@require_safe
 def breakdown_download(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHttpResponse:
     if fmt not in ("csv", "jsonl"):
         raise Http404("Breakdowns come as .csv or .jsonl")
@@ -146,7 +146,7 @@ def _board_and_judge(request: HttpRequest):
     return board, judge
 
 
-@require_GET
+@require_safe
 def board_download(request: HttpRequest) -> HttpResponse:
     """The board's current signed release (made first if the board changed since), by its stable URL; a site without a
     release key streams the same files unsigned."""
@@ -162,7 +162,7 @@ def board_download(request: HttpRequest) -> HttpResponse:
     return response
 
 
-@require_GET
+@require_safe
 def release_file(request: HttpRequest, digest: str) -> FileResponse:
     """A signed release by its digest: never changes, so it may be kept forever."""
     release = get_object_or_404(Release.objects.select_related("pack"), digest=digest)
@@ -172,7 +172,7 @@ def release_file(request: HttpRequest, digest: str) -> FileResponse:
     return response
 
 
-@require_GET
+@require_safe
 def release_list(request: HttpRequest) -> HttpResponse:
     """Every release of a board, newest first, with its digest, the digest it follows and the key that signed it."""
     board, judge = _board_and_judge(request)
@@ -182,7 +182,7 @@ def release_list(request: HttpRequest) -> HttpResponse:
     )
 
 
-@require_GET
+@require_safe
 def release_keys(request: HttpRequest) -> JsonResponse:
     """Every public key the site has signed releases with, and when it was in use (`recompute --key URL` reads it)."""
     keys = [
@@ -198,7 +198,7 @@ def release_keys(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"keys": keys})
 
 
-@require_GET
+@require_safe
 def release_key_pem(request: HttpRequest, fingerprint: str) -> HttpResponse:
     key = get_object_or_404(SigningKey, fingerprint=fingerprint)
     return HttpResponse(key.public_key, content_type="application/x-pem-file")

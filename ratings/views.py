@@ -4,7 +4,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from evaluation.judges import pick_judge
 from evaluation.media import PRIVATE, media_response
@@ -21,7 +21,7 @@ from .services import ALREADY_RATED, RATE_PERMISSION, RatingError, expert_rating
 expert_only = permission_required(RATE_PERMISSION, raise_exception=True)  # under login_required: anonymous → login page
 
 
-@require_GET
+@require_safe
 def judge_validity(request: HttpRequest) -> HttpResponse:
     judges = judges_with_ratings()
     judge = pick_judge(judges, request.GET.get("judge"))
@@ -45,7 +45,7 @@ def _page(request: HttpRequest, assignment: RatingAssignment | None, form: Ratin
     return render(request, "ratings/rate.html", context, status=status)
 
 
-@require_GET
+@require_safe
 @login_required
 @expert_only
 def rate(request: HttpRequest) -> HttpResponse:
@@ -73,7 +73,7 @@ def rate_save(request: HttpRequest, pk: int) -> HttpResponse:
     return redirect("rate")
 
 
-@require_GET
+@require_safe
 @login_required
 @expert_only
 def rate_image(request: HttpRequest, pk: int) -> HttpResponse:

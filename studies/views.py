@@ -9,7 +9,7 @@ from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.media import PRIVATE, media_response
@@ -42,7 +42,7 @@ def with_participant(json: bool = False, withdrawing: bool = False):
     return wrap
 
 
-@require_GET
+@require_safe
 @with_participant()
 def session(request: HttpRequest, participant: Participant, token: str) -> HttpResponse:
     """Whatever comes next for this participant: consent, questionnaire, a module introduction, a task, or thanks."""
@@ -167,13 +167,13 @@ def _attempt(participant: Participant, number: int) -> Attempt:
     return get_object_or_404(Attempt, assignment=services.current_assignment(participant), number=number)
 
 
-@require_GET
+@require_safe
 @with_participant(json=True)
 def attempt_status(request: HttpRequest, participant: Participant, token: str, number: int) -> JsonResponse:
     return JsonResponse(_attempt_json(token, _attempt(participant, number)))
 
 
-@require_GET
+@require_safe
 @with_participant(json=True)
 def attempt_image(request: HttpRequest, participant: Participant, token: str, number: int) -> HttpResponse:
     attempt = _attempt(participant, number)
@@ -217,7 +217,7 @@ def study_staff(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @staff_member_required
-@require_GET
+@require_safe
 def study_export(request: HttpRequest, slug: str, kind: str, fmt: str) -> StreamingHttpResponse:
     study = get_object_or_404(Study, slug=slug)
     if kind not in selectors.EXPORT_FIELDS or fmt not in ("csv", "jsonl"):
@@ -232,7 +232,7 @@ def study_export(request: HttpRequest, slug: str, kind: str, fmt: str) -> Stream
 
 
 @staff_member_required
-@require_GET
+@require_safe
 def studies_staff(request: HttpRequest) -> HttpResponse:
     studies = [(s, selectors.study_progress(s)) for s in Study.objects.select_related("pack")]
     return render(request, "studies/staff_list.html", {"studies": studies})

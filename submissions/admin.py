@@ -36,7 +36,9 @@ def publish(modeladmin, request, queryset):
     except QueueUnavailable:
         modeladmin.message_user(request, QUEUE_DOWN, messages.ERROR)
         return
-    modeladmin.message_user(request, f"Published {count} submission(s); unfinished and already published ones were left as they were.", messages.INFO)
+    modeladmin.message_user(
+        request, f"Published {count} submission(s); unfinished and already published ones were left as they were.", messages.INFO
+    )
 
 
 @admin.action(description="Unpublish selected submissions")

@@ -15,7 +15,7 @@ from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from evaluation.models import Origin, Submission
 from evaluation.runtime import conditions
@@ -42,6 +42,25 @@ class ApiSubmitForm(EchoSafeForm):
     prompter = forms.CharField(max_length=200)
     condition = forms.CharField(max_length=40, required=False)
     pack = forms.CharField(max_length=141, required=False, help_text="name or name@version; default: the newest pack")
+
+
+IDEMPOTENCY_KEY_MAX = 200
+
+
+def _cap_reached(exc: services.CapReached) -> JsonResponse:
+    """The daily cap, on every route that creates a submission: 429 with when to try again."""
+    response = JsonResponse({"error": str(exc)}, status=429)
+    if exc.retry_after:
+        response["Retry-After"] = str(exc.retry_after)
+    return response
+
+
+def idempotency_key(request: HttpRequest) -> str:
+    """The Idempotency-Key header; ValueError when it is longer than the stored key (cutting it could merge two)."""
+    key = request.headers.get("Idempotency-Key", "")
+    if len(key) > IDEMPOTENCY_KEY_MAX:
+        raise ValueError(f"Idempotency-Key is {len(key):,} characters; at most {IDEMPOTENCY_KEY_MAX} are accepted")
+    return key
 
 
 def _queue_down() -> JsonResponse:
@@ -93,6 +112,10 @@ def submit(request: HttpRequest) -> JsonResponse:
         return JsonResponse({"error": f"no pack {form.cleaned_data['pack']!r}", "fields": {"pack": ["no such pack"]}}, status=400)
     upload = form.cleaned_data["file"]
     try:
+        key = idempotency_key(request)
+    except ValueError as exc:
+        return JsonResponse({"error": str(exc), "field": "Idempotency-Key"}, status=422)
+    try:
         submission = services.submission_create(
             team=request.team,
             pack=pack,
@@ -100,7 +123,7 @@ def submit(request: HttpRequest) -> JsonResponse:
             condition=form.cleaned_data["condition"],
             filename=upload.name,
             data=upload.read(services.upload_limits().max_bytes + 1),
-            idempotency_key=request.headers.get("Idempotency-Key", "")[:200],
+            idempotency_key=key,
         )
     except PromptFileError as exc:
         return JsonResponse(
@@ -115,14 +138,14 @@ def submit(request: HttpRequest) -> JsonResponse:
     except services.IdempotencyConflict as exc:
         return JsonResponse({"error": str(exc)}, status=422)
     except services.CapReached as exc:
-        return JsonResponse({"error": str(exc)}, status=429)
+        return _cap_reached(exc)
     except QueueUnavailable:
         return _queue_down()
     submission.refresh_from_db()  # in-process jobs may have run already: answer with the state as it is
     return JsonResponse(_status(request, submission), status=201)
 
 
-@require_GET
+@require_safe
 @token_required
 def status(request: HttpRequest, submission_id: int) -> JsonResponse:
     submission = get_object_or_404(Submission, pk=submission_id, team=request.team)
@@ -280,11 +303,15 @@ def endpoint_runs(request: HttpRequest, endpoint_id: int) -> JsonResponse:
     if kwargs["pack"] is None:
         return _bad(f"pack: no pack {form.cleaned_data['pack']!r}", "pack")
     try:
-        submission = services.endpoint_run_create(
-            team=request.team, endpoint=endpoint, idempotency_key=request.headers.get("Idempotency-Key", "")[:200], **kwargs
-        )
+        key = idempotency_key(request)
+    except ValueError as exc:
+        return JsonResponse({"error": str(exc), "field": "Idempotency-Key"}, status=422)
+    try:
+        submission = services.endpoint_run_create(team=request.team, endpoint=endpoint, idempotency_key=key, **kwargs)
     except services.EndpointRefused as exc:
         return _refused(exc, form)
+    except services.CapReached as exc:
+        return _cap_reached(exc)
     except services.IdempotencyConflict as exc:
         return JsonResponse({"error": str(exc)}, status=422)
     except QueueUnavailable:
@@ -292,12 +319,17 @@ def endpoint_runs(request: HttpRequest, endpoint_id: int) -> JsonResponse:
     return JsonResponse(_status(request, submission), status=202)
 
 
-@require_GET
+@require_safe
 @token_required
 def calls(request: HttpRequest, submission_id: int) -> JsonResponse:
     """The run's call log, CALLS_PAGE calls at a time (?offset=N): request messages with images elided, no key."""
     submission = get_object_or_404(Submission, pk=submission_id, team=request.team)
-    offset = int(request.GET["offset"]) if request.GET.get("offset", "").isdigit() else 0
+    given = request.GET.get("offset", "0")
+    if not given.isdigit() or len(given) > 9:
+        return JsonResponse(
+            {"error": f"offset must be a whole number of calls (0 or more), not {given[:20]!r}", "field": "offset"}, status=400
+        )
+    offset = int(given)
     rows = list(islice(call_log_rows(submission), offset, offset + CALLS_PAGE))
     more = len(rows) == CALLS_PAGE and submission.calls.count() > offset + CALLS_PAGE
     return JsonResponse({"id": submission.pk, "offset": offset, "next_offset": offset + CALLS_PAGE if more else None, "calls": rows})

@@ -4,7 +4,7 @@ in other languages. Written out by hand; tests/test_cli.py validates it and chec
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from evaluation.models import Origin, Status
 
@@ -26,7 +26,12 @@ def _retry(description: str) -> dict:
 ERRORS = {
     "401": _json("missing or invalid token", ERROR),
     "429": _retry("too many invalid tokens from this address"),
-    "404": {"description": "not found (or not the token's team's)"},
+    "404": _json("not found (or not the token's team's)", ERROR),
+    "405": {**_json("method not allowed on this route", ERROR), "headers": {"Allow": {"schema": {"type": "string"}}}},
+}
+CREATES = {  # routes that create a submission
+    "422": _json("Idempotency-Key over 200 characters, or reused for a different request", ERROR),
+    "429": _retry("the team's daily submission cap (or too many invalid tokens from this address)"),
 }
 QUEUE_DOWN = {"503": _retry("the work queue is unavailable; nothing was stored")}
 IDEMPOTENCY = {
@@ -168,7 +173,7 @@ UPLOAD = {
                 "required": ["file", "prompter"],
                 "properties": {
                     "file": {"type": "string", "format": "binary"},
-                    "prompter": {"type": "string", "maxLength": 200},
+                    "prompter": {"type": "string", "minLength": 1, "maxLength": 200},
                     "condition": {"type": "string"},
                     "pack": {"type": "string", "description": "name or name@version; default: the newest pack"},
                 },
@@ -178,6 +183,21 @@ UPLOAD = {
 }
 BODY = {"required": False, "content": {"application/json": {"schema": FIELDS}, "application/x-www-form-urlencoded": {"schema": FIELDS}}}
 SUBMISSION = {"$ref": "#/components/schemas/Submission"}
+ENDPOINT_FIELDS = {
+    "type": "object",
+    "required": ["name", "base_url", "model"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "base_url": {"type": "string", "format": "uri", "description": "an OpenAI-compatible base URL (public address)"},
+        "model": {"type": "string", "minLength": 1},
+        "api_key": {"type": "string", "description": "stored encrypted, never shown again"},
+    },
+    "additionalProperties": True,
+}
+ENDPOINT_BODY = {
+    "required": True,
+    "content": {"application/json": {"schema": ENDPOINT_FIELDS}, "application/x-www-form-urlencoded": {"schema": ENDPOINT_FIELDS}},
+}
 
 PATHS = {
     "/api/v1/submissions": {
@@ -186,7 +206,8 @@ PATHS = {
             {
                 "201": _json("stored and queued", SUBMISSION),
                 "400": _json("bad fields or a rejected file", ERROR),
-                "422": _json("Idempotency-Key reused for a different upload", ERROR),
+                "413": _json("the file is over the upload limit", ERROR),
+                **CREATES,
                 **QUEUE_DOWN,
             },
             parameters=[IDEMPOTENCY],
@@ -200,7 +221,7 @@ PATHS = {
         "get": _op(
             "An endpoint run's call log, 1000 calls a page",
             {"200": _json("a page of calls", {"type": "object", "additionalProperties": True})},
-            parameters=[*SUBMISSION_ID, {"name": "offset", "in": "query", "required": False, "schema": ID}],
+            parameters=[*SUBMISSION_ID, {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0}}],
         )
     },
     "/api/v1/submissions/{submission_id}/cancel": {
@@ -237,7 +258,7 @@ PATHS = {
         "post": _op(
             "Register an endpoint",
             {"201": _json("registered", {"$ref": "#/components/schemas/Endpoint"}), "400": _json("refused", ERROR)},
-            requestBody=BODY,
+            requestBody=ENDPOINT_BODY,
         ),
     },
     "/api/v1/endpoints/{endpoint_id}/test": {
@@ -251,12 +272,7 @@ PATHS = {
     "/api/v1/endpoints/{endpoint_id}/runs": {
         "post": _op(
             "Start a run",
-            {
-                "202": _json("started", SUBMISSION),
-                "400": _json("refused", ERROR),
-                "422": _json("Idempotency-Key conflict", ERROR),
-                **QUEUE_DOWN,
-            },
+            {"202": _json("started", SUBMISSION), "400": _json("refused", ERROR), **CREATES, **QUEUE_DOWN},
             parameters=[*ENDPOINT_ID, IDEMPOTENCY],
             requestBody=BODY,
         )
@@ -269,7 +285,16 @@ PATHS = {
                 {"name": "pack", "in": "query", "required": True, "schema": {"type": "string"}},
                 {"name": "judge", "in": "query", "required": False, "schema": {"type": "string"}},
             ],
-            "responses": {"200": _json("the board's rows", {"$ref": "#/components/schemas/Board"}), "404": _json("no board", ERROR)},
+            "responses": {
+                "200": _json(
+                    "the board's rows (ETag and Last-Modified: send If-None-Match or If-Modified-Since)",
+                    {"$ref": "#/components/schemas/Board"},
+                ),
+                "304": {"description": "unchanged since the ETag or date sent"},
+                "400": _json("a query parameter other than pack and judge", ERROR),
+                "404": _json("no board", ERROR),
+                "405": ERRORS["405"],
+            },
         }
     },
     "/api/v1/openapi.json": {
@@ -291,6 +316,6 @@ DESCRIPTION = {
 }
 
 
-@require_GET
+@require_safe
 def description(request: HttpRequest) -> JsonResponse:
     return JsonResponse({**DESCRIPTION, "servers": [{"url": request.build_absolute_uri("/")}]})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import secrets
 from dataclasses import dataclass
 from datetime import timedelta
@@ -119,7 +120,12 @@ def submission_create(
 
 
 class CapReached(ValueError):
-    """The team's daily submission cap or board selection limit: nothing was stored or changed."""
+    """The team's daily submission cap or board selection limit: nothing was stored or changed. `retry_after`: the
+    seconds until the daily cap lets the next submission through (None for the board selection limit)."""
+
+    def __init__(self, message: str, retry_after: int | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 def daily_cap_check(team: Team) -> None:
@@ -131,7 +137,8 @@ def daily_cap_check(team: Team) -> None:
     if counted.count() >= cap:
         first = counted.order_by("created").first().created + timedelta(days=1)
         raise CapReached(
-            f"submissions: this team has made {cap} submissions in the last 24 hours (the cap; failed and cancelled runs do not count); the next is possible after {first:%Y-%m-%d %H:%M} UTC"
+            f"submissions: this team has made {cap} submissions in the last 24 hours (the cap; failed and cancelled runs do not count); the next is possible after {first:%Y-%m-%d %H:%M} UTC",
+            retry_after=max(1, math.ceil((first - timezone.now()).total_seconds())),
         )
 
 
@@ -282,10 +289,7 @@ def endpoint_run_create(
     temperatures = list(temperatures or [])
     if len(temperatures) > samples or any(not 0 <= t <= 2 for t in temperatures):
         raise EndpointRefused(f"temperatures: at most one per sample ({samples}), each between 0 and 2")
-    try:
-        daily_cap_check(team)
-    except CapReached as exc:
-        raise EndpointRefused(str(exc)) from None
+    daily_cap_check(team)  # CapReached, as for uploads
     if rounds > 1 and feedback_backend not in backend_configs():
         raise EndpointRefused(f"feedback backend: choose one of {', '.join(backend_configs())} for feedback rounds")
     budget = {

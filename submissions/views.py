@@ -11,7 +11,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_POST, require_safe
 
 from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.models import Submission
@@ -177,7 +177,7 @@ def _endpoint_page(request: HttpRequest, team: Team, endpoint: Endpoint, status:
 
 
 @login_required
-@require_GET
+@require_safe
 def endpoint_detail(request: HttpRequest, slug: str, endpoint_id: int) -> HttpResponse:
     team, endpoint = _my_endpoint(request, slug, endpoint_id)
     return _endpoint_page(request, team, endpoint)
@@ -234,7 +234,7 @@ def endpoint_run(request: HttpRequest, slug: str, endpoint_id: int) -> HttpRespo
     if form.is_valid():
         try:
             submission = services.endpoint_run_create(team=team, endpoint=endpoint, **form.run_kwargs())
-        except services.EndpointRefused as exc:
+        except (services.EndpointRefused, services.CapReached) as exc:
             add_refusal(form, str(exc))
         except QueueUnavailable:
             errors, status = ["The work queue is unavailable right now, so nothing was stored. Please try again in a minute."], 503
@@ -282,7 +282,7 @@ def submission_board(request: HttpRequest, submission_id: int) -> HttpResponse:
     return redirect("submission", submission_id=submission.pk)
 
 
-@require_GET
+@require_safe
 def call_log_page(request: HttpRequest, submission_id: int) -> HttpResponse:
     submission = _team_submission(request, submission_id)
     page = Paginator(call_log(submission), 50).get_page(request.GET.get("page"))
@@ -292,7 +292,7 @@ def call_log_page(request: HttpRequest, submission_id: int) -> HttpResponse:
     return render(request, "submissions/call_log.html", context)
 
 
-@require_GET
+@require_safe
 def call_log_download(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHttpResponse:
     if fmt not in ("csv", "jsonl"):
         raise Http404("Call logs come as .csv or .jsonl")

@@ -2,13 +2,13 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from . import difficulty, selectors
 from .models import TAG_GROUP_OF, Category, Split, Task, TaskPack
 
 
-@require_GET
+@require_safe
 def task_list(request: HttpRequest) -> HttpResponse:
     packs = list(TaskPack.objects.order_by("name", "-loaded_at"))
     pack = next((p for p in packs if str(p.pk) == request.GET.get("pack")), packs[0] if packs else None)
@@ -28,7 +28,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
     return render(request, "tasks/list.html", context)
 
 
-@require_GET
+@require_safe
 def task_detail(request: HttpRequest, pack_id: int, task_id: str) -> HttpResponse:
     task = get_object_or_404(Task.objects.select_related("pack"), pack_id=pack_id, task_id=task_id)
     return render(request, "tasks/detail.html", selectors.public_view(task))

@@ -142,6 +142,14 @@ def test_redis_down_is_retried_after_retry_after_then_exits_1(logged_in, redis_d
     assert not Submission.objects.exists()
 
 
+def test_the_daily_cap_exits_1_at_once_instead_of_waiting_hours(logged_in, settings):
+    settings.ATELIER_DAILY_SUBMISSIONS = 1
+    assert submit(logged_in).returncode == 0
+    capped = submit(logged_in, ATELIER_TRIES="3", ATELIER_MAX_WAIT="0.2")
+    assert capped.returncode == 1 and "HTTP 429" in capped.stderr and "the cap" in capped.stderr
+    assert "retrying" not in capped.stderr and Submission.objects.count() == 1  # Retry-After is hours away: no retry
+
+
 def test_board_lists_the_published_entry(logged_in):
     assert submit(logged_in).returncode == 0
     assert submissions_publish(submissions=Submission.objects.all()) == 1

@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 from urllib.request import Request, urlopen
 
 RETRY_STATUSES = (429, 503)
+NOT_TRANSIENT = 3600  # a Retry-After further away than this (a daily cap) is answered at once, not waited out
 TIMEOUT = 120
 
 
@@ -56,7 +57,7 @@ class Client:
                 return self._once(method, path, body, content_type, headers or {})
             except HTTPError as exc:
                 raw = exc.read()
-                if exc.code not in RETRY_STATUSES or attempt == self.tries:
+                if exc.code not in RETRY_STATUSES or attempt == self.tries or _asked(exc) > NOT_TRANSIENT:
                     raise ApiError(*_message(exc.code, raw), status=exc.code) from exc
                 self._wait(exc, raw, attempt)
         raise AssertionError("unreachable: the last try returns or raises")
@@ -77,8 +78,7 @@ class Client:
             raise ApiError(f"cannot reach {self.url}: {exc.reason}") from exc
 
     def _wait(self, exc: HTTPError, raw: bytes, attempt: int) -> None:
-        header = exc.headers.get("Retry-After", "")
-        seconds = min(float(header) if header.replace(".", "", 1).isdigit() else 1.0, self.max_wait)
+        seconds = min(_asked(exc), self.max_wait)
         print(f"{_message(exc.code, raw)[0]} — retrying in {seconds:g} s (try {attempt + 1} of {self.tries})", file=self.log)
         time.sleep(seconds)
 
@@ -100,3 +100,9 @@ class Client:
 
     def board(self, pack: str) -> dict:
         return self.json("GET", "/api/v1/boards?" + urlencode({"pack": pack}))
+
+
+def _asked(exc: HTTPError) -> float:
+    """The seconds Retry-After asks for (1 when it names none or a date)."""
+    header = exc.headers.get("Retry-After", "")
+    return float(header) if header.replace(".", "", 1).isdigit() else 1.0
