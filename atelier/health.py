@@ -95,7 +95,8 @@ def readyz(request: HttpRequest) -> JsonResponse:
             checks[name] = {"ok": True, "detail": check()}
         except Exception as exc:  # noqa: BLE001 - every failure is the check's answer, named below
             ready = False
-            detail = str(exc) if name == "predictor" else f"failed ({type(exc).__name__})"
+            # the predictor's reason is ours (evaluator/difficulty), less the file's path; anything else: its class
+            detail = str(exc).split(": ", 1)[-1] if name == "predictor" else f"failed ({type(exc).__name__})"
             checks[name] = {"ok": False, "detail": detail}
         checks[name]["seconds"] = round(time.monotonic() - started, 4)
     checks["cache"] = {"ok": True, "detail": _cache()}

@@ -46,7 +46,7 @@ def test_a_corrupted_predictor_is_unready_and_staff_see_why(db, client, admin_cl
     response = client.get("/readyz")
     assert response.status_code == 503
     problem = response.json()["checks"]["predictor"]
-    assert not problem["ok"] and "does not match manifest.json" in problem["detail"]
+    assert not problem["ok"] and "does not match manifest.json" in problem["detail"] and str(tmp_path) not in problem["detail"]
     staff = admin_client.get("/tasks/").content.decode()
     assert 'id="predictor-problem"' in staff and "does not match manifest.json" in staff and "No prompt difficulty predictor" in staff
     public = client.get("/tasks/").content.decode()
