@@ -220,8 +220,14 @@ PATHS = {
     "/api/v1/submissions/{submission_id}/calls": {
         "get": _op(
             "An endpoint run's call log, 1000 calls a page",
-            {"200": _json("a page of calls", {"type": "object", "additionalProperties": True})},
-            parameters=[*SUBMISSION_ID, {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0}}],
+            {
+                "200": _json("a page of calls", {"type": "object", "additionalProperties": True}),
+                "400": _json("offset is not a whole number", ERROR),
+            },
+            parameters=[
+                *SUBMISSION_ID,
+                {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0, "maximum": 999999999}},
+            ],
         )
     },
     "/api/v1/submissions/{submission_id}/cancel": {
