@@ -15,9 +15,10 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
+from typing import Any
 
 import redis
-from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 
 log = logging.getLogger(__name__)
@@ -44,60 +45,6 @@ class RedisCache(DjangoRedisCache):
             _outage("get", exc)
             return default
 
-    def get_many(self, keys, version=None):
-        try:
-            return super().get_many(keys, version)
-        except redis.RedisError as exc:
-            _outage("get_many", exc)
-            return {}
-
-    def has_key(self, key, version=None):
-        try:
-            return super().has_key(key, version)
-        except redis.RedisError as exc:
-            _outage("has_key", exc)
-            return False
-
-    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
-        try:
-            super().set(key, value, timeout, version)
-        except redis.RedisError as exc:
-            _outage("set", exc)
-
-    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
-        try:
-            return super().add(key, value, timeout, version)
-        except redis.RedisError as exc:
-            _outage("add", exc)
-            return False
-
-    def set_many(self, data, timeout=DEFAULT_TIMEOUT, version=None):
-        try:
-            return super().set_many(data, timeout, version)
-        except redis.RedisError as exc:
-            _outage("set_many", exc)
-            return list(data)  # the keys not stored
-
-    def touch(self, key, timeout=DEFAULT_TIMEOUT, version=None):
-        try:
-            return super().touch(key, timeout, version)
-        except redis.RedisError as exc:
-            _outage("touch", exc)
-            return False
-
-    def delete(self, key, version=None):
-        try:
-            return super().delete(key, version)
-        except redis.RedisError as exc:
-            _outage("delete", exc)
-            return False
-
-    def delete_many(self, keys, version=None):
-        try:
-            super().delete_many(keys, version)
-        except redis.RedisError as exc:
-            _outage("delete_many", exc)
-
     def clear(self) -> bool:
         """Delete the keys under KEY_PREFIX (every version), nothing else."""
         client = self._cache.get_client(None, write=True)
@@ -110,3 +57,32 @@ class RedisCache(DjangoRedisCache):
         if keys:
             client.delete(*keys)
         return True
+
+
+def _fail_open(name: str, fallback: Callable[..., Any]) -> Callable[..., Any]:
+    """Django's `name`, answering fallback(*args) when Redis is down or silent."""
+    parent = getattr(DjangoRedisCache, name)
+
+    def method(self, *args, **kwargs):
+        try:
+            return parent(self, *args, **kwargs)
+        except redis.RedisError as exc:
+            _outage(name, exc)
+            return fallback(*args)
+
+    method.__name__ = name
+    return method
+
+
+# What each call answers without Redis: nothing found, nothing stored (set_many: every key not stored), nothing deleted.
+for _name, _fallback in {
+    "get_many": lambda *args: {},
+    "has_key": lambda *args: False,
+    "set": lambda *args: None,
+    "add": lambda *args: False,
+    "set_many": lambda data, *args: list(data),
+    "touch": lambda *args: False,
+    "delete": lambda *args: False,
+    "delete_many": lambda *args: None,
+}.items():
+    setattr(RedisCache, _name, _fail_open(_name, _fallback))

@@ -60,13 +60,20 @@ def _row(row: selectors.Row) -> dict:
 BOARDS_PARAMS = {"pack", "judge"}
 
 
+def _version(request: HttpRequest):
+    """The boards' version, read once per request (the ETag, Last-Modified and cache key all name it)."""
+    if not hasattr(request, "_boards_version"):
+        request._boards_version = boards_version()
+    return request._boards_version
+
+
 def _boards_etag(request: HttpRequest) -> str:
-    named = f"{settings.ATELIER_CODE_VERSION}|{boards_version().key}|{request.GET.urlencode()}"
+    named = f"{settings.ATELIER_CODE_VERSION}|{_version(request).key}|{request.GET.urlencode()}"
     return hashlib.sha256(named.encode()).hexdigest()[:32]
 
 
 @require_safe
-@condition(etag_func=_boards_etag, last_modified_func=lambda request: boards_version().at)
+@condition(etag_func=_boards_etag, last_modified_func=lambda request: _version(request).at)
 def boards(request: HttpRequest) -> JsonResponse:
     """GET ?pack=NAME[&judge=KEY]: the pack's board (the one with most entries) in the page's default order. Public,
     validated like the board page (ETag and Last-Modified from the boards' version: 304 when unchanged) and kept in the

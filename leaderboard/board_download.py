@@ -15,7 +15,7 @@ from dataclasses import fields
 from django.conf import settings
 
 from evaluation.boards import board_inputs
-from evaluation.difficulty import difficulty_agreement
+from evaluation.difficulty import board_entries, difficulty_agreement
 from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.figures import submission_units
 from evaluation.humans import human_rows_export
@@ -24,12 +24,11 @@ from evaluation.models import BoardRow, BoardStats, Figure, Judgement, Origin, P
 from evaluation.trajectories import submission_steerability, trajectories
 from evaluator.metrics.aggregate import Figure as Computed
 from evaluator.metrics.coverage import standing
-from evaluator.metrics.scopes import Scope
 from studies.models import Participant
 from tasks.models import Split
 
 from .downloads import COLUMNS, breakdown_rows
-from .selectors import Board, Row, board_submissions, human_section
+from .selectors import Board, Row, human_section
 
 README = """# {board} scored by {judge}
 
@@ -62,12 +61,7 @@ DERIVED_INPUTS = ("every", "lengths", "lists", "categories", "splits")  # board_
 
 
 def board_files(board: Board, judge: JudgeKey, absolute: Callable[[str], str]) -> Iterator[tuple[str, Iterator[str]]]:
-    entries = list(
-        board_submissions(board)
-        .filter(figures__judge_id=judge.judge_id, figures__judge_version=judge.version, figures__scope=Scope.OVERALL)
-        .distinct()
-        .order_by("pk")
-    )
+    entries = list(board_entries(board.pack.pk, board.revision, judge.judge_id, judge.version))
     participants = board_participants(board, judge)
     yield "README.md", iter([README.format(board=board, judge=judge)])
     yield "board.json", iter([json.dumps(_board_json(board, judge, entries, participants), indent=1, ensure_ascii=False)])
