@@ -68,6 +68,13 @@ def _predictor() -> str:
     return manifest["version"] if manifest else "none installed"
 
 
+def _release_key() -> str:
+    from leaderboard.releases import key_state
+
+    fingerprint = key_state()
+    return f"Ed25519 {fingerprint[:16]}…" if fingerprint else "none: board downloads are unsigned (manage.py release_key create)"
+
+
 def _cache() -> str:
     """Not a failure when down (the cache fails open): reported so the operator sees it first."""
     try:
@@ -83,6 +90,7 @@ CHECKS: dict[str, Callable[[], str]] = {
     "media_storage": _storage,
     "judge": _judge,
     "predictor": _predictor,
+    "release_key": _release_key,
 }
 
 
@@ -95,8 +103,14 @@ def readyz(request: HttpRequest) -> JsonResponse:
             checks[name] = {"ok": True, "detail": check()}
         except Exception as exc:  # noqa: BLE001 - every failure is the check's answer, named below
             ready = False
-            # the predictor's reason is ours (evaluator/difficulty), less the file's path; anything else: its class
-            detail = str(exc).split(": ", 1)[-1] if name == "predictor" else f"failed ({type(exc).__name__})"
+            # the predictor's and the release key's reasons are ours, without a path; anything else: its class
+            detail = (
+                str(exc).split(": ", 1)[-1]
+                if name == "predictor"
+                else str(exc)
+                if name == "release_key"
+                else f"failed ({type(exc).__name__})"
+            )
             checks[name] = {"ok": False, "detail": detail}
         checks[name]["seconds"] = round(time.monotonic() - started, 4)
     checks["cache"] = {"ok": True, "detail": _cache()}

@@ -15,6 +15,7 @@ import os
 import time
 from collections.abc import Callable, Iterator
 
+import redis
 from django.conf import settings
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
@@ -50,14 +51,18 @@ class PipelineCollector:
     def collect(self) -> Iterator[GaugeMetricFamily]:
         yield from self._queues()
         yield from self._units()
+        yield from self._judge()
 
     def _queues(self) -> Iterator[GaugeMetricFamily]:
         up = GaugeMetricFamily("atelier_queues_up", "1 when the work queues' Redis answered this scrape (in-process mode: 1)")
-        jobs = GaugeMetricFamily("atelier_queue_jobs", "Jobs per queue and state (queued, started, failed)", labels=["queue", "state"])
+        jobs = GaugeMetricFamily(
+            "atelier_queue_jobs",
+            "Jobs per queue and state (queued, started, failed, finished within rq's result time)",
+            labels=["queue", "state"],
+        )
         if settings.REDIS_URL:
             import django_rq
-            import redis
-            from rq.registry import FailedJobRegistry, StartedJobRegistry
+            from rq.registry import FailedJobRegistry, FinishedJobRegistry, StartedJobRegistry
 
             try:
                 for name in settings.RQ_QUEUES:
@@ -65,6 +70,7 @@ class PipelineCollector:
                     jobs.add_metric([name, "queued"], queue.count)
                     jobs.add_metric([name, "started"], StartedJobRegistry(queue=queue).count)
                     jobs.add_metric([name, "failed"], FailedJobRegistry(queue=queue).count)
+                    jobs.add_metric([name, "finished"], FinishedJobRegistry(queue=queue).count)
                 up.add_metric([], 1)
             except redis.RedisError:
                 up.add_metric([], 0)
@@ -94,6 +100,45 @@ class PipelineCollector:
         yield units
         yield failures
         yield calls
+
+    def _judge(self) -> Iterator[GaugeMetricFamily]:
+        """Requests the judges sent (retries and repairs included), the 429s among them and the tokens the endpoint
+        counted, per judge, as recorded on the judgements; and the shared budget's windows as Redis holds them now."""
+        from django.db.models import Sum
+
+        from evaluation import runtime
+        from evaluation.models import Judgement
+        from evaluator.judge.budget import shared_budget
+
+        spent = {
+            name: GaugeMetricFamily(f"atelier_judge_{name}", text, labels=["judge"])
+            for name, text in (
+                ("requests", "HTTP requests sent to the judge endpoint, retries and repairs included"),
+                ("throttled", "Judge requests answered 429"),
+                ("prompt_tokens", "Prompt tokens the judge endpoint reported"),
+                ("completion_tokens", "Completion tokens the judge endpoint reported"),
+            )
+        }
+        totals = Judgement.objects.filter(calls__gt=0).values_list("judge_id").order_by()
+        totals = totals.annotate(Sum("calls"), Sum("throttled"), Sum("prompt_tokens"), Sum("completion_tokens"))
+        for judge, *sums in totals:
+            for family, value in zip(spent.values(), sums, strict=True):
+                family.add_metric([judge], value or 0)
+        yield from spent.values()
+        budget = shared_budget(runtime.judge_config())
+        if budget is None:
+            return
+        gauge = GaugeMetricFamily(
+            "atelier_judge_budget", "The judge's shared per-minute budget now: used, limit, paused seconds", labels=["what"]
+        )
+        try:
+            usage = budget.usage()
+        except redis.RedisError:
+            usage = {}
+        for what, value in usage.items():
+            gauge.add_metric([what], value)
+        yield GaugeMetricFamily("atelier_judge_budget_up", "1 when the budget's Redis answered this scrape", value=1 if usage else 0)
+        yield gauge
 
 
 _pipeline = CollectorRegistry(auto_describe=False)

@@ -56,10 +56,11 @@ RESULT_FIELDS = (
     "remote_text",
     "details",
     "calls",
+    "throttled",
     "prompt_tokens",
     "completion_tokens",
 )
-SPENT_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
+SPENT_FIELDS = ("calls", "throttled", "prompt_tokens", "completion_tokens")
 GATES = frozenset(skills_where(kind=Kind.GATE))
 TARGET_SKILLS = skills_where(needs_target=True)
 
@@ -97,6 +98,7 @@ def _judge(judgement: Judgement) -> None:
     if earlier is not None:
         fields = {name: getattr(earlier, name) for name in RESULT_FIELDS} | {
             "calls": 0,
+            "throttled": 0,
             "prompt_tokens": 0,
             "completion_tokens": 0,
             "cached": True,

@@ -112,6 +112,7 @@ class PromptEntry(models.Model):
 
     class Meta:
         db_table = "submissions_promptentry"
+        verbose_name_plural = "prompt entries"
         constraints = [models.UniqueConstraint(fields=["submission", "task", "sample_index"], name="unique_entry")]
         ordering = ["task__category", "task__task_id", "sample_index"]
 
@@ -183,6 +184,7 @@ class Judgement(models.Model):
         blank=True, help_text="what the judge's endpoint or the exception said, hidden items redacted: staff only"
     )
     calls = models.PositiveIntegerField(default=0)
+    throttled = models.PositiveIntegerField(default=0, help_text="of the calls, how many the judge endpoint answered 429")
     prompt_tokens = models.PositiveIntegerField(default=0)
     completion_tokens = models.PositiveIntegerField(default=0)
     # (skill, judge, rubric version, hash of every input): an identical judgement anywhere is reused, with zero calls.

@@ -87,6 +87,25 @@ def signing_key() -> tuple[signing.Ed25519PrivateKey, SigningKey]:
     return private, listed
 
 
+def key_state() -> str:
+    """The signing key as /readyz reports it, reading only: "" when there is none (downloads are unsigned, which the
+    site allows), its fingerprint when it can sign; NoReleaseKey, in words without its path, when it is set but unusable."""
+    path = Path(settings.ATELIER_RELEASE_KEY)
+    try:
+        private = signing.load_private(path.read_bytes(), "the release key")
+    except FileNotFoundError:
+        return ""
+    except OSError as error:
+        raise NoReleaseKey(f"the release key cannot be read ({type(error).__name__})") from None
+    except signing.ReleaseUnreadable:
+        raise NoReleaseKey("the release key is not an Ed25519 private key in PEM") from None
+    fingerprint = signing.fingerprint(private.public_key())
+    retired = SigningKey.objects.filter(fingerprint=fingerprint, retired__isnull=False).values_list("retired", flat=True).first()
+    if retired is not None:
+        raise NoReleaseKey(f"the release key {fingerprint[:16]}… was retired on {retired:%Y-%m-%d}: it signs nothing new")
+    return fingerprint
+
+
 def current_key() -> SigningKey | None:
     """The listed key in use (the board page names its fingerprint), if any."""
     return SigningKey.objects.filter(retired__isnull=True).order_by("-created").first()

@@ -117,6 +117,7 @@ class PredictedDifficulty(models.Model):
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "predicted difficulties"
         constraints = [models.UniqueConstraint(fields=["predictor", "text_sha"], name="unique_predicted_difficulty")]
 
     def __str__(self) -> str:

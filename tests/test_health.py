@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from evaluation.models import PromptEntry, Render, Submission
+from evaluation.models import Judgement, PromptEntry, Render, Submission
 
 DEAD_REDIS = "redis://127.0.0.1:1/0"
 
@@ -21,7 +21,7 @@ def test_readyz_names_each_check_and_fails_with_the_one_that_fails(db, client, s
     ready = client.get("/readyz")
     assert ready.status_code == 200 and ready["Cache-Control"] == "no-store"
     checks = ready.json()["checks"]
-    assert set(checks) == {"database", "queues", "media_storage", "judge", "predictor", "cache"}
+    assert set(checks) == {"database", "queues", "media_storage", "judge", "predictor", "release_key", "cache"}
     assert all(c["ok"] for c in checks.values()) and checks["predictor"]["detail"] == "none installed"
 
     settings.REDIS_URL = DEAD_REDIS  # the work queues' Redis is gone
@@ -30,6 +30,23 @@ def test_readyz_names_each_check_and_fails_with_the_one_that_fails(db, client, s
     assert down.status_code == 503 and down.json()["status"] == "unready"
     assert down.json()["checks"]["queues"] == {"ok": False, "detail": "failed (ConnectionError)", "seconds": pytest.approx(0, abs=5)}
     assert all(c["ok"] for name, c in down.json()["checks"].items() if name != "queues")
+
+
+def test_a_release_key_that_cannot_sign_is_unready_and_a_missing_one_is_reported(db, client, settings, tmp_path):
+    from leaderboard.releases import key_create
+
+    settings.ATELIER_RELEASE_KEY = tmp_path / "release.pem"
+    none = client.get("/readyz").json()["checks"]["release_key"]
+    assert none["ok"] and none["detail"].startswith("none: board downloads are unsigned")
+    listed = key_create()
+    assert client.get("/readyz").json()["checks"]["release_key"]["detail"] == f"Ed25519 {listed.fingerprint[:16]}…"
+    key_create(tmp_path / "next.pem", rotate=True)  # another key listed: the configured one is retired
+    retired = client.get("/readyz")
+    assert retired.status_code == 503 and "was retired on" in retired.json()["checks"]["release_key"]["detail"]
+    (tmp_path / "release.pem").write_text("-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----\n")
+    broken = client.get("/readyz")
+    detail = broken.json()["checks"]["release_key"]["detail"]
+    assert broken.status_code == 503 and detail == "the release key is not an Ed25519 private key in PEM" and str(tmp_path) not in detail
 
 
 def corrupted_predictor(folder):
@@ -67,6 +84,18 @@ def test_metrics_answer_only_the_token_or_the_address_list(db, client, settings,
         status="failed",
         error="job error (Timeout)",
     )
+    judgement = Judgement.objects.create(
+        submission=submission,
+        entry=entry,
+        skill="prompt_subjective",
+        judge_id="openai:m",
+        judge_version="1",
+        status="ok",
+        calls=7,
+        throttled=2,
+        prompt_tokens=900,
+    )
+    settings.ATELIER_JUDGE_RPM = 30  # a shared budget, in this process's memory here (no REDIS_URL)
     assert client.get("/metrics").status_code == 404  # neither set: off
     settings.ATELIER_METRICS_TOKEN = "scrape-secret"
     assert client.get("/metrics").status_code == 404
@@ -79,6 +108,12 @@ def test_metrics_answer_only_the_token_or_the_address_list(db, client, settings,
     assert 'atelier_units{kind="render",status="ok"} 1.0' in body and 'atelier_units{kind="render",status="failed"} 1.0' in body
     assert 'atelier_unit_failures{kind="render",reason="job error (Timeout)"} 1.0' in body
     assert "atelier_queues_up 1.0" in body  # in-process: no Redis to lose
+    assert (
+        f'atelier_judge_requests{{judge="{judgement.judge_id}"}} 7.0' in body
+        and f'atelier_judge_throttled{{judge="{judgement.judge_id}"}} 2.0' in body
+    )
+    assert f'atelier_judge_prompt_tokens{{judge="{judgement.judge_id}"}} 900.0' in body
+    assert 'atelier_judge_budget{what="requests_used"} 0.0' in body and 'atelier_judge_budget{what="requests_limit"} 30.0' in body
     settings.ATELIER_METRICS_TOKEN = ""
     settings.ATELIER_METRICS_ALLOW = (__import__("ipaddress").ip_network("10.0.0.0/8"),)
     assert client.get("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 200

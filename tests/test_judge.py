@@ -295,6 +295,7 @@ def test_rate_limit_retried_by_client(openai_server: ScriptedOpenAIServer) -> No
     openai_server.queue(Reply(status=429, content="slow down", headers={"retry-after": "0"}))
     result = judge_for(openai_server).run("prompt_objective", TASK, PROMPT)
     assert result.status == "ok" and result.calls == 2  # calls are the requests the endpoint received, retries included
+    assert result.throttled == 1  # the 429 among them (the operators' atelier_judge_throttled)
     assert len(openai_server.requests) == 2
 
 
@@ -303,6 +304,7 @@ def test_server_error_every_time_fails_after_retries(openai_server: ScriptedOpen
     result = judge_for(openai_server, max_retries=1).run("prompt_subjective", TASK, PROMPT)
     assert result.status == "failed" and result.reason == "HTTP 500 (InternalServerError) after 2 requests"
     assert "boom" in result.remote_text and "boom" not in result.reason and result.raw == "" and result.calls == 2
+    assert result.throttled == 0
     assert len(openai_server.requests) == 2  # the first try and one client retry, both counted
 
 

@@ -163,9 +163,20 @@ def wait_logged(server: Gunicorn, count: int, timeout: float = 10) -> list[tuple
     return server.answered()
 
 
+def scraped_4xx(port: int) -> float:
+    """The 4xx answers every worker counted, as /metrics sums them (prometheus_client's multiprocess mode)."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/metrics", headers={"Authorization": "Bearer scrape", "Connection": "close"})
+    with urllib.request.urlopen(request, timeout=20) as response:
+        body = response.read().decode()
+    counts = re.findall(r'^atelier_request_seconds_count\{[^}]*status="4xx"[^}]*\} (\S+)$', body, re.M)
+    return sum(float(n) for n in counts)
+
+
 def test_the_lockout_holds_across_gunicorn_workers_and_a_restart(redis_url, tmp_path, migrated_sqlite):
-    env = environment(tmp_path, REDIS_URL=redis_url)
+    metrics = tmp_path / "prometheus"  # the workers' shared folder, so one scrape sums what each worker measured
+    env = environment(tmp_path, REDIS_URL=redis_url, PROMETHEUS_MULTIPROC_DIR=str(metrics), ATELIER_METRICS_TOKEN="scrape")
     (tmp_path / "static").mkdir()
+    metrics.mkdir()
     copy_database(migrated_sqlite, tmp_path / "db.sqlite3")  # the run's migrated database (tests/once.py)
     allowed = limit(env)
     with served(env) as server:
@@ -178,6 +189,7 @@ def test_the_lockout_holds_across_gunicorn_workers_and_a_restart(redis_url, tmp_
         print(f"{allowed} bad tokens got 401, the next 429; {len(workers)} distinct workers answered: {sorted(workers)}")
         assert len(workers) >= 2, answered
         assert len(answered) == allowed + 1 and all(status == 401 for _, status in answered[:-1]) and answered[-1][1] == 429
+        assert scraped_4xx(server.port) == allowed + 1  # whichever worker answers the scrape, it counts all of them
     with served(env) as restarted:
         assert get(restarted.port, "atl_wrong_after_restart") == 429
         print("after a restart: 429")

@@ -218,6 +218,16 @@ class JudgeBudget:
                 return waited
             time.sleep(min(POLL_MAX, max(POLL_MIN, wait)))
 
+    def usage(self) -> dict[str, float]:
+        """What the shared windows hold now, for an operator's gauges: requests and tokens taken within the last
+        window, the limits, and the pause left (seconds)."""
+        out: dict[str, float] = {"paused_seconds": self._pause.remaining()}
+        for name, item, limiter in (("requests", self._requests, self._moving), ("tokens", self._tokens, self._sliding)):
+            if item is not None:
+                _, remaining = limiter.get_window_stats(item, self.identity)
+                out[f"{name}_used"], out[f"{name}_limit"] = item.amount - remaining, item.amount
+        return out
+
     def _within_budget(self, tokens: int) -> int:
         tokens = max(1, tokens)
         if self._tokens is not None and tokens > self._tokens.amount:

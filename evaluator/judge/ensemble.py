@@ -116,6 +116,7 @@ def _totals(skill: str, results: Sequence[tuple[str, JudgeResult]]) -> JudgeResu
     """A failed result carrying every member's calls, tokens and raw replies."""
     out = JudgeResult(skill=skill, status=Status.FAILED)
     out.calls = sum(r.calls for _, r in results)
+    out.throttled = sum(r.throttled for _, r in results)
     out.prompt_tokens = sum(r.prompt_tokens for _, r in results)
     out.completion_tokens = sum(r.completion_tokens for _, r in results)
     out.raw = "\n".join(f"[{jid}]\n{r.raw}" for jid, r in results if r.raw)

@@ -70,8 +70,9 @@ def endpoint_client(config: JudgeConfig, requests: RequestCounter) -> openai.Ope
     and a 429 pauses them all (budget.py): at the HTTP level, so the client's own retries take from it too.
     Local OpenAI-compatible servers usually need no key, but the client insists on one: "none" is the placeholder."""
     budget = shared_budget(config)
-    hooks = budget.hooks() if budget is not None else {"request": []}
+    hooks = budget.hooks() if budget is not None else {"request": [], "response": []}
     hooks["request"].append(requests)  # after the budget: a request counts once it is let through
+    hooks["response"].append(requests.response)
     return openai.OpenAI(
         base_url=config.base_url,
         api_key=config.api_key or "none",
@@ -139,16 +140,17 @@ class OpenAIJudge:
         result = JudgeResult(skill=skill, status=Status.FAILED)
         raws: list[str] = []
         for attempt in range(1 + self.repair_attempts):
-            sent = self._requests.sent
+            mark = self._requests.mark()
             try:
                 reply = self._complete(messages)
             except (openai.OpenAIError, EndpointResponseError, json.JSONDecodeError) as exc:
                 # OpenAIError comes only after the client's own retries (429 / 5xx /
                 # timeouts) are spent; the client lets a 200 whose body is not JSON
                 # escape as JSONDecodeError.
-                return self._fail(result, raws, exception_reason(exc, self._requests.sent - sent), remote_text(exc))
+                return self._fail(result, raws, exception_reason(exc, self._requests.since(mark).sent), remote_text(exc))
             finally:
-                result.calls += self._requests.sent - sent
+                spent = self._requests.since(mark)
+                result.calls, result.throttled = result.calls + spent.sent, result.throttled + spent.throttled
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens
             raws.append(reply.content or (f"[refusal] {reply.refusal}" if reply.refusal else ""))

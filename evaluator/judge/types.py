@@ -151,6 +151,7 @@ class JudgeResult:
     reason: str = ""  # why failed/skipped/blocked, in our own words only (evaluator.failures); "" when ok
     remote_text: str = ""  # what the remote or the exception said about a failure: staff only, redacted before it is stored
     calls: int = 0
+    throttled: int = 0  # of those calls, how many the endpoint answered 429
     prompt_tokens: int = 0
     completion_tokens: int = 0
     details: dict[str, Any] = field(default_factory=dict)  # per-skill extras (see each skill)

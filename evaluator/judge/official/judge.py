@@ -239,13 +239,14 @@ class OfficialJudge:
         """Send the same request until a reply parses, at most `attempts` times (the release re-asks, it does not repair)."""
         result, raws = JudgeResult(skill=skill, status=Status.FAILED), []
         for attempt in range(1, attempts + 1):
-            sent = self._requests.sent
+            mark = self._requests.mark()
             try:
                 content, refusal, usage = self._complete(messages, self.release.options[kind])
             except (openai.OpenAIError, EndpointResponseError, json.JSONDecodeError) as exc:
-                return self._fail(result, raws, exception_reason(exc, self._requests.sent - sent), remote_text(exc))
+                return self._fail(result, raws, exception_reason(exc, self._requests.since(mark).sent), remote_text(exc))
             finally:
-                result.calls += self._requests.sent - sent
+                spent = self._requests.since(mark)
+                result.calls, result.throttled = result.calls + spent.sent, result.throttled + spent.throttled
             result.prompt_tokens, result.completion_tokens = result.prompt_tokens + usage[0], result.completion_tokens + usage[1]
             raws.append(content or (f"[refusal] {refusal}" if refusal else ""))
             if refusal:
