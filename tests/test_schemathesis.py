@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
-
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
 CONFIG = Path(__file__).with_name("schemathesis.toml")  # two refusals no schema can express, with the reasons
 EXAMPLES = 15  # per operation and phase
@@ -50,7 +48,7 @@ def test_schemathesis_finds_nothing_wrong_with_the_api(served_api, tmp_path: Pat
         *("--max-examples", str(EXAMPLES), "--max-time", str(BUDGET_S), "--request-timeout", "30", "--workers", "1"),
         *("--report", "json", "--report-json-path", str(report), "--no-color", "--warnings", "off"),
     ]
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=BUDGET_S + 120)
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=BUDGET_S + 120)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     summary = json.loads(report.read_text())
     with urllib.request.urlopen(f"{url}/api/v1/openapi.json") as response:
