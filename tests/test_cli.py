@@ -64,6 +64,7 @@ def test_submit_wait_draws_progress_and_prints_the_figures_then_status_agrees(lo
     submission = Submission.objects.get()
     assert submission.status == "done" and submission.prompter == "cli-model"
     assert "units  done" in result.stderr and "[" + "#" * 30 + "]" in result.stderr
+    assert "\r" not in result.stderr and "0/0 units" not in result.stderr  # stderr is a pipe here: plain lines, as in a log
     overall = f"{submission_overall(logged_in, submission.pk):.1f}"
     assert f"submission {submission.pk}: done" in result.stdout and overall in result.stdout.split("overall:overall")[1].splitlines()[0]
     shown = atelier(logged_in, "status", str(submission.pk))
@@ -161,6 +162,18 @@ def test_board_lists_the_published_entry(logged_in):
     assert "cli-model" in table.stdout and "Pixel Poets" in table.stdout
     missing = atelier(logged_in, "board", "no-such-pack")
     assert missing.returncode == 1 and "no board for pack 'no-such-pack'" in missing.stderr
+
+
+def test_board_table_has_the_sites_category_order_and_a_long_name_whole(logged_in):
+    long = "cli-model-with-a-long-name-and-its-version-2025-06-01"
+    assert atelier(logged_in, "submit", str(DEMO), "--pack", "sample", "--prompter", long).returncode == 0
+    assert submissions_publish(submissions=Submission.objects.all()) == 1
+    table = atelier(logged_in, "board", "sample")  # stdout is a pipe: no terminal width to fit, nothing shortened
+    assert table.returncode == 0, table.stderr
+    print(table.stdout)  # the table, shown with -s
+    title, header, row = table.stdout.splitlines()
+    assert header.split()[-3:] == ["OE", "CO", "IM"] and long in row.split()
+    assert ("(* partial)" in title) == ("*" in row)  # the legend only with a marked figure
 
 
 def api_routes(patterns, prefix: str = "") -> set[str]:

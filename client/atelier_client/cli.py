@@ -7,16 +7,23 @@ import argparse
 import getpass
 import json
 import os
+import shutil
 import sys
 import time
 import uuid
 from pathlib import Path
+from typing import TextIO
 
 from . import config
 from .api import ApiError, Client
 
 ACTIVE = ("queued", "prompting", "rendering", "judging")
 BAR = 30
+# The board's category columns in the site's order (evaluator/categories.py: open-ended, constrained, imitation); the
+# API's rows carry the categories as a mapping, not an order. A category the client does not know follows, by code.
+SITE_CATEGORIES = ("OE", "CO", "IM")
+# The name columns keep at least this many characters when a narrow terminal makes them shorter (with an ellipsis).
+PROMPTER_MIN, TEAM_MIN = 16, 12
 
 
 def client() -> Client:
@@ -39,8 +46,42 @@ def cmd_login(args: argparse.Namespace) -> int:
 def progress_line(status: dict) -> str:
     counts = [c for c in (status.get("progress") or {}).values() if c.get("total")]
     done, total = sum(c["done"] for c in counts), sum(c["total"] for c in counts)
-    filled = BAR * done // total if total else 0
-    return f"\r[{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} units  {status['status']}"
+    if not total:
+        return waiting_line(status)
+    filled = BAR * done // total
+    return f"[{'#' * filled}{'.' * (BAR - filled)}] {done}/{total} units  {status['status']}"
+
+
+def waiting_line(status: dict) -> str:
+    """What a submission without units is doing: a bar of 0/0 would say nothing true."""
+    word, calls = status["status"], status.get("prompting") or {}
+    if word == "queued":
+        return "queued: waiting for a worker to plan the units"
+    if word == "prompting":  # the units are planned from the endpoint's prompts
+        answered = f"{calls['called']}/{calls['total']} endpoint calls answered" if calls.get("total") else "calling the endpoint"
+        return f"prompting: {answered}, no units yet"
+    return f"{word}: no units planned yet" if word in ACTIVE else f"{word} (no units were planned)"
+
+
+class ProgressLine:
+    """The --wait progress on `stream`. On a terminal one line, redrawn in place and padded over the one before, so a
+    shorter status leaves none of a longer one's letters; elsewhere (a log, a pipe) one line per change, no carriage returns."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream, self.shown = stream, ""
+        self.in_place = stream.isatty()
+
+    def show(self, line: str) -> None:
+        if line == self.shown:
+            return
+        self.stream.write("\r" + line.ljust(len(self.shown)) if self.in_place else line + "\n")
+        self.stream.flush()
+        self.shown = line
+
+    def end(self) -> None:
+        if self.in_place and self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
 
 
 def figure_text(figure: dict) -> str:
@@ -68,11 +109,12 @@ def print_status(status: dict) -> None:
 
 
 def follow(api: Client, status: dict, interval: float) -> dict:
-    """Poll until the submission leaves the active states, drawing the bar on stderr."""
+    """Poll until the submission leaves the active states, showing its progress on stderr."""
+    progress = ProgressLine(sys.stderr)
     while True:
-        print(progress_line(status), end="", file=sys.stderr, flush=True)
+        progress.show(progress_line(status))
         if status["status"] not in ACTIVE:
-            print(file=sys.stderr)
+            progress.end()
             return status
         time.sleep(interval)
         status = api.status(status["id"])
@@ -111,19 +153,53 @@ def cell(c: dict | None) -> str:
     return f"{c['value']:.1f}" + ("*" if c.get("standing") == "partial" else "") if c.get("value") is not None else "—"
 
 
+def board_categories(rows: list[dict]) -> list[str]:
+    present = {k for r in rows for k in r["categories"]}
+    return [c for c in SITE_CATEGORIES if c in present] + sorted(present - set(SITE_CATEGORIES))
+
+
+def terminal_width() -> int | None:
+    """The columns a table must fit in: the terminal's, or None (no limit) when stdout is a file or a pipe."""
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def name_widths(rows: list[dict], others: int, limit: int | None) -> tuple[int, int]:
+    """The prompter and team columns, each as wide as its longest name; when that overflows `limit`, the team column
+    gives way first, then the prompter's, each down to its minimum."""
+    prompter = max([len("prompter"), *(len(r["prompter"]) for r in rows)])
+    team = max([len("team"), *(len(r["team"]) for r in rows)])
+    excess = others + prompter + team - limit if limit else 0
+    for_team = min(max(excess, 0), max(team - TEAM_MIN, 0))
+    for_prompter = min(max(excess - for_team, 0), max(prompter - PROMPTER_MIN, 0))
+    return prompter - for_prompter, team - for_team
+
+
+def fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def board_lines(board: dict, limit: int | None) -> list[str]:
+    rows, categories = board["rows"], board_categories(board["rows"])
+    cells = [[cell(r["overall"]), *(cell(r["categories"].get(c)) for c in categories)] for r in rows]
+    prompter, team = name_widths(rows, 4 + 2 + 1 + 1 + 9 * (1 + len(categories)) - 1, limit)
+
+    def line(rank: str, name: str, team_name: str, figures: list[str]) -> str:
+        return f"{rank:>4}  {fit(name, prompter):<{prompter}} {fit(team_name, team):<{team}} " + " ".join(f"{f:>8}" for f in figures)
+
+    partial = any(c.endswith("*") for row_cells in cells for c in row_cells)
+    return [
+        f"{board['pack']}  judge {board['judge']}" + ("  (* partial)" if partial else ""),
+        line("rank", "prompter", "team", ["overall", *categories]),
+        *(line(str(r["rank"] or "-"), r["prompter"], r["team"], c) for r, c in zip(rows, cells)),
+    ]
+
+
 def cmd_board(args: argparse.Namespace) -> int:
     board = client().board(args.pack)
     if args.json:
         print(json.dumps(board, indent=2))
         return 0
-    categories = sorted({k for r in board["rows"] for k in r["categories"]})
-    print(f"{board['pack']}  judge {board['judge']}  (* partial)")
-    print(f"{'rank':>4}  {'prompter':<24} {'team':<20} {'overall':>8} " + " ".join(f"{c:>8}" for c in categories))
-    for r in board["rows"]:
-        print(
-            f"{r['rank'] or '-':>4}  {r['prompter'][:24]:<24} {r['team'][:20]:<20} {cell(r['overall']):>8} "
-            + " ".join(f"{cell(r['categories'].get(c)):>8}" for c in categories)
-        )
+    print("\n".join(board_lines(board, terminal_width())))
     return 0
 
 
