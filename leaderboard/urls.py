@@ -11,5 +11,6 @@ urlpatterns = [
     re_path(r"^releases/keys/(?P<fingerprint>[0-9a-f]{64})\.pem$", views.release_key_pem, name="release-key"),
     re_path(r"^releases/(?P<digest>[0-9a-f]{64})\.zip$", views.release_file, name="release"),
     path("submissions/<int:submission_id>/", views.submission_detail, name="submission"),
+    path("compare/", views.compare, name="compare"),
     path("submissions/<int:submission_id>/breakdown.<str:fmt>", views.breakdown_download, name="breakdown"),
 ]

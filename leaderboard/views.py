@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.conf import settings
 from django.core.files.storage import default_storage
 from django.core.paginator import Paginator
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.views.decorators.http import require_safe
@@ -16,7 +18,7 @@ from evaluation.models import ACTIVE, Origin, Submission
 from evaluator.categories import CATEGORIES
 from tasks import difficulty
 
-from . import selectors
+from . import comparisons, selectors
 from .board_download import board_files
 from .cache import board_page_cache
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
@@ -120,8 +122,32 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "max_missing": 100 * settings.ATELIER_MAX_MISSING_RATE,
         "prompting": selectors.prompting_section(submission) if submission.origin == Origin.ENDPOINT else None,
         "pack_coverage": units.pack_coverage(submission),
+        "compare_with": comparisons.partners(request.user, submission, judge),
     }
     return render(request, "leaderboard/submission.html", context)
+
+
+@require_safe
+def compare(request: HttpRequest) -> HttpResponse:
+    """Two entries of one board side by side: /compare/?a=<id>&b=<id>[&judge=…&category=…&tag=…&split=…&sort=difference];
+    the board's form (?pick=&pick=) is sent on to that address."""
+    try:
+        ids, filters = comparisons.entry_ids(request.GET), comparisons.filters_from(request.GET)
+        if "pick" in request.GET:
+            judge_key = {"judge": request.GET["judge"]} if request.GET.get("judge") else {}
+            return redirect(f"{reverse('compare')}?{urlencode({'a': ids[0], 'b': ids[1], **judge_key})}")
+        a, b = (_visible_submission(request, pk) for pk in ids)
+        judges = comparisons.common_judges(a, b)
+    except comparisons.BadQuery as problem:
+        return render(request, "leaderboard/compare.html", {"problem": problem}, status=400)
+    judge = pick_judge(judges, request.GET.get("judge"), submission_judge(a))
+    rows, differences = comparisons.comparison(a, b, judge, filters)
+    page = comparisons.paged(rows, request.GET.get("page"))
+    comparisons.page_details(page, a, b, judge)
+    query = {"a": a.pk, "b": b.pk, **({"judge": judge.key} if judge else {}), **{k: v for k, v in filters.items() if v}}
+    context = {"a": a, "b": b, "judge": judge, "judges": judges, "filters": filters, "differences": differences, "page": page}
+    context |= {"query": urlencode(query), "swapped": urlencode(query | {"a": b.pk, "b": a.pk}), **comparisons.CHOICES}
+    return render(request, "leaderboard/compare.html", context)
 
 
 @require_safe
