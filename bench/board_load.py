@@ -1,13 +1,14 @@
 """The board page under a crowd: 50 concurrent clients for 30 s against gunicorn with 4 workers, board at 1,000 entries,
 with the anonymous page cache off (today's page, rendered per request) and on, in the same run (issue 22).
 
-    .venv/bin/python bench/board_load.py [--entries 1000] [--users 50] [--seconds 30] [--workers 4]
+    .venv/bin/python bench/board_load.py [--target page|api] [--entries 1000] [--users 50] [--seconds 30] [--workers 4]
                                          [--cache-url redis://127.0.0.1:6379/N] [--database-url postgres://…/atelier_bench]
 
 Builds the board as bench/board.py does (published entries with realistic stored judgements and figures, then the
 board job), serves it with gunicorn (DEBUG off) and runs locust headless, as a library in a child process (gevent
 patches everything it imports), against 127.0.0.1 only: every simulated visitor asks for the front page and now and
-then a sorted view or page 2, back to back (no think time). Scenarios, each on a fresh gunicorn:
+then a sorted view or page 2 (--target api: GET /api/v1/boards?pack=sample), back to back (no think time). Scenarios,
+each on a fresh gunicorn:
 
   before   ATELIER_BOARD_CACHE_SECONDS=0: no cache, no ETag (the page as it was)
   after    the cache on (ATELIER_BOARD_CACHE_SECONDS=300, ATELIER_BOARD_MAX_AGE=30)
@@ -40,11 +41,19 @@ WARMUP_S = 3.0
 SCENARIOS = ("before", "after", "repeat")
 
 
-def swarm(host: str, users: int, seconds: float, revalidate: bool) -> dict:
+PATHS = {  # what a visitor asks for, with weights: the board page (front page, a sorted view, page 2) or the API's board
+    "page": {"/": 8, "/?sort=OE&dir=desc": 1, "/?page=2": 1},
+    "api": {"/api/v1/boards?pack=sample": 1},
+}
+
+
+def swarm(host: str, users: int, seconds: float, revalidate: bool, paths: dict[str, int]) -> dict:
     """Run locust headless against `host` (127.0.0.1 only) and return its figures. Runs in a child process."""
     from gevent import monkey
 
     monkey.patch_all()
+    import random
+
     import gevent
     from locust import FastHttpUser, constant, task
     from locust.env import Environment
@@ -67,17 +76,9 @@ def swarm(host: str, users: int, seconds: float, revalidate: bool) -> dict:
                 elif response.headers.get("ETag"):
                     self.seen[path] = response.headers["ETag"]
 
-        @task(8)
-        def front_page(self) -> None:
-            self.visit("/")
-
-        @task(1)
-        def sorted_view(self) -> None:
-            self.visit("/?sort=OE&dir=desc")
-
-        @task(1)
-        def next_page(self) -> None:
-            self.visit("/?page=2")
+        @task
+        def one(self) -> None:
+            self.visit(random.choices(list(paths), weights=list(paths.values()))[0])
 
     Visitor.host = host
     env = Environment(user_classes=[Visitor])
@@ -152,10 +153,15 @@ def scenario(name: str, env: dict, args: argparse.Namespace) -> dict:
     cache = {"before": "0"}.get(name, "300")
     server = serve({**env, "ATELIER_BOARD_CACHE_SECONDS": cache, "ATELIER_BOARD_MAX_AGE": "30"}, args.workers)
     try:
-        sample = urllib.request.urlopen(f"http://127.0.0.1:{PORT}/", timeout=60)
+        paths = PATHS[args.target]
+        sample = urllib.request.urlopen(f"http://127.0.0.1:{PORT}{next(iter(paths))}", timeout=60)
         size, etag = len(sample.read()), sample.headers.get("ETag")
-        print(f"[{name}] page {size / 1024:.0f} KiB, ETag {etag or 'none'}; {args.users} visitors for {args.seconds:.0f} s…", flush=True)
-        call = [sys.executable, __file__, "--swarm", json.dumps([f"http://127.0.0.1:{PORT}", args.users, args.seconds, name == "repeat"])]
+        print(
+            f"[{name}] {args.target} {size / 1024:.0f} KiB, ETag {etag or 'none'}; {args.users} visitors for {args.seconds:.0f} s…",
+            flush=True,
+        )
+        swarmed = [f"http://127.0.0.1:{PORT}", args.users, args.seconds, name == "repeat", paths]
+        call = [sys.executable, __file__, "--swarm", json.dumps(swarmed)]
         pids = [server.pid, *workers_of(server)]
         served, machine, locust = cpu_seconds(pids), machine_busy(), resource.getrusage(resource.RUSAGE_CHILDREN)
         child = subprocess.run(call, cwd=ROOT, capture_output=True, text=True, timeout=args.seconds + 120)
@@ -211,6 +217,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0, help="measured seconds per scenario (at most 300)")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn workers")
     parser.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument("--target", choices=PATHS, default="page", help="the board page, or the API's /api/v1/boards")
     parser.add_argument("--cache-url", default="", help="ATELIER_CACHE_URL for the served site (default: each worker's memory)")
     parser.add_argument("--database-url", default="")
     parser.add_argument("--swarm", help=argparse.SUPPRESS)  # the child process: locust's run, as JSON arguments
@@ -232,7 +239,7 @@ def main() -> None:
     database = "PostgreSQL" if env["DATABASE_URL"].startswith("postgres") else "SQLite"
     cache = "Redis" if args.cache_url else "each worker's memory"
     print(
-        f"\nSummary: board of {args.entries} entries, gunicorn {args.workers} workers (DEBUG off, {database}), cache in {cache}; "
+        f"\nSummary: {args.target} of a board of {args.entries} entries, gunicorn {args.workers} workers (DEBUG off, {database}), cache in {cache}; "
         f"locust {args.users} visitors x {args.seconds:.0f} s, no think time, on the same {os.cpu_count()} cores"
     )
     print(
