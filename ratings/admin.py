@@ -1,8 +1,15 @@
-from django.contrib import admin
+from urllib.parse import urlencode
+
+from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin
+from django.http import HttpResponseRedirect
+from django.urls import reverse
 
 from evaluation.models import Exemplar, ExemplarEmbedding
 
 from .models import ExpertRating, RatingAssignment, TaskPool
+from .services import HIDDEN_PERMISSION, RATE_PERMISSION, rater_role_grant, rater_role_revoke, sees_hidden
 
 
 @admin.register(Exemplar)
@@ -46,3 +53,64 @@ class RatingAssignmentAdmin(admin.ModelAdmin):
     @admin.display(ordering="entry__task__task_id")
     def task_id(self, obj: RatingAssignment) -> str:
         return obj.entry.task.task_id
+
+
+# --- the raters' roles, on the admin's Users list -------------------------------------------------
+
+
+def _still_holding(queryset, permission: str) -> list[str]:
+    """Who still has `permission` after a revoke (their own permission or a superuser's), re-read: permissions are cached."""
+    return [u.get_username() for u in queryset.model.objects.filter(pk__in=queryset.values("pk")) if u.has_perm(permission)]
+
+
+@admin.action(description="Make the selected users expert raters (they can open /rate/)", permissions=["change"])
+def make_expert_raters(modeladmin, request, queryset):
+    gained = rater_role_grant(users=queryset)
+    modeladmin.message_user(request, f"{gained} user(s) made expert raters; give them items on the rating queue page.", messages.SUCCESS)
+
+
+@admin.action(
+    description="Make the selected users hidden-item raters (expert raters who may rate hidden test-split items)", permissions=["change"]
+)
+def make_hidden_item_raters(modeladmin, request, queryset):
+    gained = rater_role_grant(users=queryset, hidden=True)
+    modeladmin.message_user(request, f"{gained} user(s) made hidden-item raters (and expert raters).", messages.SUCCESS)
+
+
+@admin.action(description="Take hidden-item rating away from the selected users", permissions=["change"])
+def revoke_hidden_items(modeladmin, request, queryset):
+    lost = rater_role_revoke(users=queryset, hidden_only=True)
+    modeladmin.message_user(request, f"{lost} user(s) are no longer hidden-item raters.", messages.SUCCESS)
+    if still := _still_holding(queryset, HIDDEN_PERMISSION):
+        modeladmin.message_user(request, f"Still allowed (own permission or superuser): {', '.join(still)}.", messages.WARNING)
+
+
+@admin.action(description="Take both rater roles away from the selected users", permissions=["change"])
+def revoke_rater_roles(modeladmin, request, queryset):
+    lost = rater_role_revoke(users=queryset)
+    modeladmin.message_user(request, f"{lost} user(s) are no longer expert raters.", messages.SUCCESS)
+    if still := _still_holding(queryset, RATE_PERMISSION):
+        modeladmin.message_user(request, f"Still allowed (own permission or superuser): {', '.join(still)}.", messages.WARNING)
+
+
+@admin.action(description="Give the selected expert raters items to rate…")
+def give_items(modeladmin, request, queryset):
+    return HttpResponseRedirect(reverse("rate_queue") + "?" + urlencode([("raters", pk) for pk in queryset.values_list("pk", flat=True)]))
+
+
+User = get_user_model()
+admin.site.unregister(User)
+
+
+@admin.register(User)
+class RaterUserAdmin(UserAdmin):
+    """Django's user admin with the raters' roles: a column, and actions that grant, take away and fill the queue."""
+
+    list_display = (*UserAdmin.list_display, "rater_role")
+    actions = [make_expert_raters, make_hidden_item_raters, revoke_hidden_items, revoke_rater_roles, give_items]
+
+    @admin.display(description="rater")
+    def rater_role(self, user) -> str:
+        if not user.has_perm(RATE_PERMISSION):
+            return ""
+        return "expert + hidden items" if sees_hidden(user) else "expert"

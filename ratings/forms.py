@@ -6,12 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.contrib.auth import get_user_model
 
+from evaluation.models import Submission
 from evaluator.judge.rubrics import RUBRIC
 from evaluator.judge.types import Side
 from tasks.models import Task
 
-from .services import RatingInput
+from . import selectors
+from .services import RatingInput, sees_hidden
 
 RATIONALE_MAX = 1000
 SCORES = [(str(n), str(n)) for n in range(1, 6)]
@@ -77,3 +80,46 @@ class RatingForm(forms.Form):
             }
             for side in Side
         ]
+
+
+class QueueForm(forms.Form):
+    """The staff's queue page (/rate/queue/): rating_queue_fill's options, submissions and raters picked from lists."""
+
+    submissions = forms.ModelMultipleChoiceField(
+        queryset=Submission.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Their prompts with a rendered image are the items (each prompt with its first image).",
+    )
+    raters = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Expert raters only (admin → Users → action “Make … expert raters”). Items of hidden tasks go only to hidden-item raters.",
+    )
+    items = forms.IntegerField(
+        min_value=1, initial=10, help_text="Prompt/image pairs to have in the queue of these submissions; already queued ones count."
+    )
+    per_item = forms.IntegerField(
+        min_value=2, initial=2, label="Raters per item", help_text="At least 2: agreement needs two ratings of each item."
+    )
+    exemplar_share = forms.FloatField(
+        min_value=0,
+        max_value=1,
+        initial=0.5,
+        help_text="Share of newly queued tasks whose ratings calibrate the judge instead of testing it.",
+    )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["submissions"].queryset = selectors.rateable_submissions()
+        self.fields["submissions"].label_from_instance = lambda s: f"#{s.pk} {s.prompter} · {s.team} · {s.pack} ({s.status})"
+        self.fields["raters"].queryset = selectors.expert_raters()
+        self.fields["raters"].label_from_instance = lambda u: u.get_username() + (" (hidden items too)" if sees_hidden(u) else "")
+
+    def fill_kwargs(self) -> dict:
+        """The keyword arguments of services.rating_queue_fill."""
+        data = self.cleaned_data
+        return {
+            **data,
+            "submissions": Submission.objects.filter(pk__in=[s.pk for s in data["submissions"]]),
+            "raters": list(data["raters"]),
+        }

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import AbstractBaseUser, Group, Permission
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
@@ -474,3 +474,42 @@ def _exemplars_rebuild(entry: PromptEntry, render: Render) -> None:
         stale = [r.pk for r in stored if r.scores != data.scores]
         ExemplarEmbedding.objects.filter(exemplar__in=stale).delete()
         Exemplar.objects.filter(pk__in=stale).update(scores=data.scores, source=source)
+
+
+# --- the raters' roles ---------------------------------------------------------------------------
+
+EXPERT_GROUP, HIDDEN_GROUP = "Expert raters", "Hidden-item raters"  # made by migrations 0004 and 0005
+ROLE_GROUPS = {RATE_PERMISSION: EXPERT_GROUP, HIDDEN_PERMISSION: HIDDEN_GROUP}
+
+
+def _role_group(permission: str) -> Group:
+    """The group holding `permission` ("app.codename"), made again if it was deleted (as a test database's flush does)."""
+    app_label, codename = permission.split(".")
+    group, _ = Group.objects.get_or_create(name=ROLE_GROUPS[permission])
+    group.permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    return group
+
+
+def rater_role_grant(*, users: Iterable[AbstractBaseUser], hidden: bool = False) -> int:
+    """Make these users expert raters (the group "Expert raters"), and with `hidden` also hidden-item raters, who may
+    rate items of hidden (test-split) tasks ("Hidden-item raters"). Returns how many gained a role."""
+    groups = [_role_group(RATE_PERMISSION)] + ([_role_group(HIDDEN_PERMISSION)] if hidden else [])
+    wanted, gained = {g.pk for g in groups}, 0
+    with transaction.atomic():
+        for user in users:
+            gained += not wanted <= set(user.groups.values_list("pk", flat=True))
+            user.groups.add(*groups)
+    return gained
+
+
+def rater_role_revoke(*, users: Iterable[AbstractBaseUser], hidden_only: bool = False) -> int:
+    """Take the hidden-item role away (`hidden_only`), or both rater roles. Their open items of hidden tasks leave
+    /rate/ at once (selectors.assignments_of); ratings already made stay. Returns how many lost a role. A permission
+    held otherwise (given to the user directly, or a superuser's) is not a group's to take: see who still has it."""
+    groups = list(Group.objects.filter(name__in=[HIDDEN_GROUP] if hidden_only else [EXPERT_GROUP, HIDDEN_GROUP]))
+    lost = 0
+    with transaction.atomic():
+        for user in users:
+            lost += user.groups.filter(pk__in=[g.pk for g in groups]).exists()
+            user.groups.remove(*groups)
+    return lost

@@ -1,10 +1,11 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth.decorators import login_required, permission_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_POST, require_safe
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
 from evaluation.judges import pick_judge
 from evaluation.media import PRIVATE, media_response
@@ -14,9 +15,9 @@ from tasks import difficulty
 from . import selectors
 from .agreement import agreement_report, evaluation_raters, judges_with_ratings, people_report
 from .difficulty import difficulty_reports
-from .forms import RATIONALE_MAX, RatingForm
+from .forms import RATIONALE_MAX, QueueForm, RatingForm
 from .models import RatingAssignment
-from .services import ALREADY_RATED, RATE_PERMISSION, RatingError, expert_rating_save
+from .services import ALREADY_RATED, HIDDEN_GROUP, RATE_PERMISSION, QueueError, RatingError, expert_rating_save, rating_queue_fill
 
 expert_only = permission_required(RATE_PERMISSION, raise_exception=True)  # under login_required: anonymous → login page
 
@@ -82,3 +83,27 @@ def rate_image(request: HttpRequest, pk: int) -> HttpResponse:
     if not render_.image or not render_.image.storage.exists(render_.image.name):
         raise Http404("No image")
     return media_response(render_.image.name, PRIVATE, storage=render_.image.storage)
+
+
+@staff_member_required
+@require_http_methods(["GET", "POST"])
+def rate_queue(request: HttpRequest) -> HttpResponse:
+    """Staff: the expert raters with their open and done items, and a form that gives them items (rating_queue_fill,
+    as `manage.py rating_assign` does). ?raters=<id>&… preselects raters (the admin's Users action links here)."""
+    form = QueueForm(request.POST or None, initial={"raters": request.GET.getlist("raters")})
+    if request.method == "POST" and form.is_valid():
+        try:
+            filled = rating_queue_fill(**form.fill_kwargs())
+        except QueueError as exc:
+            form.add_error(None, str(exc))
+        else:
+            messages.success(request, f"{filled.created} new assignment(s) queued.")
+            if filled.withheld:
+                messages.warning(
+                    request,
+                    f"{filled.withheld} item(s) of hidden (test-split) tasks withheld: {filled.allowed} of these raters may rate hidden items, "
+                    f"{form.cleaned_data['per_item']} needed per item (make more of them hidden-item raters: group '{HIDDEN_GROUP}').",
+                )
+            return redirect("rate_queue")
+    status = 400 if request.method == "POST" else 200
+    return render(request, "ratings/queue.html", {"form": form, "loads": selectors.rater_loads()}, status=status)

@@ -75,15 +75,26 @@ def test_an_expert_rates_two_items_with_the_keyboard(browser, team, sample_pack,
 
 @pytest.mark.django_db(transaction=True)
 def test_ctrl_enter_with_an_empty_rationale_says_so_and_keeps_the_focus_there(browser, team, sample_pack, django_user_model):
+    """The hint says beforehand that the rationale is required; a refusal highlights the rationale box with the focus in
+    it (every question is answered by then, so the next keys are meant for it), and typing there then saves."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
     ana = rater_at_the_queue(browser, team, sample_pack, django_user_model, items=1)
     browser.wait(lambda d: browser.find_all("#rate-form fieldset.current"))
+    assert "rationale is required" in browser.find("#keys").text
     ActionChains(browser.driver).send_keys(keys_for(next_assignment(ana), "4")).perform()
     ActionChains(browser.driver).key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(Keys.CONTROL).perform()
     browser.wait(lambda d: browser.find("#rate-problem").is_displayed())
     assert "rationale is required" in browser.find("#rate-problem").text
     assert browser.driver.switch_to.active_element.get_attribute("id") == "rationale"
+    assert "current" in browser.find("label.rationale").get_attribute("class").split()  # highlighted as the step the keys go to
+    assert not browser.find_all("#rate-form fieldset.current")
     browser.shot("rater-empty-rationale")
     assert not ExpertRating.objects.exists()
+
+    ActionChains(browser.driver).send_keys("Typed after the refusal.").key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(
+        Keys.CONTROL
+    ).perform()
+    browser.wait(lambda d: "1 done of 1" in browser.find("#progress").text)
+    assert ExpertRating.objects.get(rater="ana", render=None).note == "Typed after the refusal."

@@ -6,10 +6,13 @@
   if (!form) return;
   const steps = Array.from(form.querySelectorAll("fieldset.step"));
   const rationale = document.getElementById("rationale");
+  const rationaleBox = rationale.closest("label");
   let current = -1;
 
+  // The current question is highlighted; with none (index -1) the rationale box is, as the last step.
   function show(index) {
     steps.forEach((s, i) => s.classList.toggle("current", i === index));
+    rationaleBox.classList.toggle("current", index < 0);
     current = index;
     if (index >= 0) steps[index].scrollIntoView({ block: "center" });
   }
@@ -35,7 +38,7 @@
   problem.className = "error";
   problem.setAttribute("role", "alert");
   problem.hidden = true;
-  rationale.closest("label").after(problem);
+  rationaleBox.after(problem);
 
   function ready() {
     const missing = steps.findIndex((s) => !s.querySelector("input:checked"));
@@ -77,15 +80,23 @@
     }
   });
 
-  // Whatever question the focus is in (Tab, a click) becomes the current one.
+  // Whatever question the focus is in (Tab, a click) becomes the current one; the rationale box too.
   form.addEventListener("focusin", function (event) {
     const step = event.target.closest("fieldset.step");
     if (step) show(steps.indexOf(step));
+    else if (event.target === rationale) show(-1);
+  });
+
+  rationale.addEventListener("input", function () {
+    if (rationale.value.trim()) rationale.classList.remove("invalid");
   });
 
   // Start at the first question marked invalid (after an error), else the first without an answer, else the rationale.
   const invalid = steps.findIndex((s) => s.classList.contains("invalid"));
   const first = invalid >= 0 ? invalid : steps.findIndex((s) => !s.querySelector("input:checked"));
   if (first >= 0) show(first);
-  else rationale.focus();
+  else {
+    show(-1);
+    rationale.focus();
+  }
 })();
