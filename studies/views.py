@@ -13,6 +13,7 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from evaluation.exports import csv_lines, jsonl_lines
 from evaluation.media import PRIVATE, media_response
+from evaluation.models import UnitStatus
 from evaluation.workqueue import QueueUnavailable
 from tasks.selectors import prompter_view
 
@@ -55,10 +56,13 @@ def session(request: HttpRequest, participant: Participant, token: str) -> HttpR
         return render(request, "studies/intro.html", context)
     services.task_shown(assignment=current)
     shown = prompter_view(current.task, with_image=False)  # the target image is shown by its URL
+    attempts = list(current.attempts.all())
     context.update(
         shown=shown,
         bullets=selectors.constraint_bullets(shown),
-        attempts=list(current.attempts.all()),
+        attempts=attempts,
+        tries_left=participant.study.retry_attempts - len(attempts),
+        attempt_pending=any(a.status == UnitStatus.PENDING for a in attempts),
         max_chars=participant.study.max_prompt_chars,
         attempts_smoke=bool(participant.study.retry_attempts) and selectors.attempts_are_smoke(participant.study),
     )
@@ -147,7 +151,14 @@ def draft(request: HttpRequest, participant: Participant, token: str) -> JsonRes
 
 def _attempt_json(token: str, attempt: Attempt) -> dict:
     image = reverse("study-attempt-image", args=[token, attempt.number]) if attempt.image else ""
-    return {"number": attempt.number, "status": attempt.status, "score": attempt.score, "image": image, "error": attempt.error}
+    return {
+        "number": attempt.number,
+        "status": attempt.status,
+        "score": attempt.score,
+        "image": image,
+        "error": attempt.error,
+        "text": attempt.text,  # the page pairs each image with the prompt that made it
+    }
 
 
 @require_POST

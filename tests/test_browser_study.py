@@ -5,10 +5,13 @@ arrives by the page's polling, without a reload. Screenshots of each screen go t
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
-from studies.models import Participant
+from studies.models import Assignment, Participant
 from studies.services import invitations_create, study_create
+from tests.test_studies import NOVICE, start
 
 
 @pytest.fixture
@@ -114,3 +117,68 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
     browser.get("/")
     assert f"Humans — {participant.tier}" in browser.driver.page_source and "Humans — all" in browser.driver.page_source
     browser.shot("study-6-leaderboard-humans")
+
+
+def participant_at(client, study, category: str) -> tuple[str, Assignment]:
+    """A participant (consented, placed) whose current task is the first of `category`, its introduction seen."""
+    token = invitations_create(study=study, count=1)[0].token
+    url = f"/study/{token}/"
+    order = list(start(client, url, NOVICE).assignments.order_by("position"))
+    chosen = next(a for a in order if a.task.category == category)
+    for a in order[: order.index(chosen)]:
+        assert client.post(url + "submit", {"position": a.position, "text": "a prompt"}).status_code == 302
+    client.post(url + "intro")
+    return url, chosen
+
+
+def test_try_is_disabled_once_every_attempt_is_used_and_each_image_shows_its_prompt(browser, client, retry_study):
+    url, _ = participant_at(client, retry_study, "IM")
+    browser.get(url)
+    texts = ["red sun above blue hills", "a red disc over three navy hills, flat poster"]
+    for number, text in enumerate(texts, start=1):
+        browser.wait(lambda d: not browser.find("#try").get_attribute("disabled"))
+        box = browser.find("#prompt")
+        box.clear()
+        box.send_keys(text)
+        browser.find("#try").click()
+        browser.wait(lambda d, n=number: len(browser.find_all("#attempts figure[data-status=ok]")) == n, timeout=60)
+    assert browser.find("#try").get_attribute("disabled")  # 2 of 2 used: no third try offered
+    assert browser.find("#attempts-none").is_displayed() and "2 of 2 attempts used" in browser.find(".attempts-left").text
+    shown = [
+        (f.get_attribute("data-number"), f.find_element("css selector", ".attempt-prompt").text)
+        for f in browser.find_all("#attempts figure")
+    ]
+    assert shown == [("1", texts[0]), ("2", texts[1])]
+    browser.shot("study-attempts-used")
+    browser.reload()  # the page as the server draws it says the same
+    assert browser.find("#try").get_attribute("disabled") and browser.find("#attempts-none").is_displayed()
+    assert [p.text for p in browser.find_all("#attempts .attempt-prompt")] == texts
+
+
+def test_going_on_right_after_typing_sends_no_draft_for_the_task_left_behind(browser, client, sample_pack, monkeypatch):
+    """Typing and at once pressing "Submit and go on" used to post the draft too (its timer, or the page's unload) for the
+    task being submitted: the server, having taken the submit first, refused it with a 400 that no page showed."""
+    import studies.services
+
+    study = study_create(name="Drafts", pack=sample_pack, per_category=1, rounds=1)
+    url, first = participant_at(client, study, "OE")
+    seen, save = [], studies.services.draft_save
+
+    def late_draft_save(*, participant, position: int, text: str) -> str:
+        time.sleep(0.3)  # a draft that reaches the server a moment after the submit, as over a real network
+        seen.append((position, problem := save(participant=participant, position=position, text=text)))
+        return problem
+
+    monkeypatch.setattr(studies.services, "draft_save", late_draft_save)
+    browser.get(url)
+    for _ in range(2):  # two tasks, each typed and submitted at once (the second module's introduction between them)
+        browser.wait(lambda d: browser.find_all("#prompt, #intro-go"))
+        if browser.find_all("#intro-go"):
+            browser.click_and_wait("#intro-go")
+        browser.find("#prompt").send_keys("a flat poster: red sun above three blue hills")
+        browser.click_and_wait("#submit")
+    time.sleep(1.5)  # a draft posted on the way out would have landed by now
+    assert [s for s in seen if s[1]] == [], seen
+    assert (
+        Assignment.objects.filter(participant__invitation__token=url.split("/")[2], submitted__isnull=False).count() == first.position + 2
+    )

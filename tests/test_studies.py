@@ -219,6 +219,40 @@ def test_im_retry_mode_renders_and_scores_attempts_up_to_the_limit(client, sampl
     assert "similarity" in page and 'id="attempts-smoke"' in page and "smoke (random weights)" in page
 
 
+def test_im_retry_page_disables_try_when_every_attempt_is_used_and_pairs_each_image_with_its_prompt(client, sample_pack):
+    from evaluation import runtime
+
+    backend = next(iter(runtime.backend_configs()))
+    study = study_create(name="Retry three", pack=sample_pack, per_category=1, rounds=1, retry_attempts=3, retry_backend=backend)
+    url = link(study)
+    participant = start(client, url, NOVICE)
+    order = list(participant.assignments.order_by("position"))
+    im = next(a for a in order if a.task.category == "IM")
+    for a in order[: order.index(im)]:
+        client.post(url + "submit", {"position": a.position, "text": "a prompt"})
+    client.post(url + "intro")
+    texts = ["red sun, blue hills", "red sun, three navy hills", "a red disc over three dark blue hills, flat"]
+    first = client.post(url + "attempt", {"position": im.position, "text": texts[0]}).json()
+    assert first["text"] == texts[0]  # the page's script pairs the polled image with this prompt
+    page = client.get(url).content.decode()
+    assert '<button type="button" id="try" data-max="3">' in page and 'id="attempts-none" hidden' in page  # 2 left: enabled
+
+    for text in texts[1:]:
+        assert client.post(url + "attempt", {"position": im.position, "text": text}).status_code == 200
+    fourth = client.post(url + "attempt", {"position": im.position, "text": "one more"})
+    assert fourth.status_code == 400 and "all 3 attempts" in fourth.json()["error"]  # the server refuses a 4th
+    assert Attempt.objects.filter(assignment=im).count() == 3
+
+    page = client.get(url).content.decode()
+    assert '<button type="button" id="try" data-max="3" disabled>' in page
+    assert "3</span> of 3 attempts used" in page and 'id="attempts-none" hidden' not in page and "none left" in page
+    figures = page.split('<figure class="attempt"')[1:]
+    assert len(figures) == 3
+    for number, (figure, text) in enumerate(zip(figures, texts), start=1):
+        assert f'data-number="{number}"' in figure and f"attempt/{number}/image" in figure
+        assert f'<blockquote class="attempt-prompt" title="the prompt of attempt {number}">{html.escape(text)}</blockquote>' in figure
+
+
 def test_staff_export_has_no_identity_and_strangers_cannot_read_it(client, study, django_user_model):
     url = link(study)
     participant = start(client, url, SKILLED)
