@@ -15,7 +15,7 @@ from django.conf import settings
 from django.db.models import Count, Q, QuerySet, Sum
 from django.utils import timezone
 
-from evaluation.models import ACTIVE, Figure, Judgement, PromptEntry, Render, Status, Submission, UnitStatus
+from evaluation.models import ACTIVE, Figure, Judgement, Origin, PromptEntry, Render, Status, Submission, UnitStatus
 from evaluator.categories import CATEGORIES
 from evaluator.metrics.coverage import coverage_words, standing
 from evaluator.metrics.scopes import Scope
@@ -144,9 +144,16 @@ def queues_waiting(submission: Submission) -> list[dict]:
     return [] if workers is None else [{"queue": q, "workers": n, "error": ""} for q, n in workers.items()]
 
 
+PROMPTING_STAGES = (Status.QUEUED, Status.PROMPTING)  # an endpoint run's prompts are still coming (evaluation/prompting.py)
+
+
 def pack_coverage(submission: Submission) -> dict | None:
     """Which of its pack's tasks the submission has prompts for; None when it covers every one. Only entries with a
-    score on every ranked task are ranked (evaluator.metrics.board), so a team hears it at once, not at publication."""
+    score on every ranked task are ranked (evaluator.metrics.board), so a team hears it at once, not at publication.
+    None too for an endpoint run until its prompting is over and has given prompts: before that its entries are not
+    all there yet (its Prompting section says how far it is), and "0 of 6 tasks" would only alarm."""
+    if submission.origin == Origin.ENDPOINT and (submission.status in PROMPTING_STAGES or not submission.entries.exists()):
+        return None
     tasks = dict(submission.pack.tasks.values_list("task_id", "category"))
     covered = set(submission.entries.values_list("task__task_id", flat=True).distinct())
     missing = Counter(category for task_id, category in tasks.items() if task_id not in covered)

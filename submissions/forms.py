@@ -47,6 +47,11 @@ class SubmitForm(EchoSafeForm):
     condition = forms.CharField(max_length=40, required=False, help_text="Optional, e.g. novice or skilled.")
     file = forms.FileField(help_text="JSON Lines or CSV with task_id, prompt and optional sample.")
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Chosen from the start: the newest pack (the only one, on most sites), as the API's default is.
+        self.fields["pack"].initial = TaskPack.objects.order_by("-loaded_at").values_list("pk", flat=True).first()
+
 
 # --- endpoint prompters ------------------------------------------------------------------------------
 

@@ -7,6 +7,7 @@ urlpatterns = [
     path("teams/", views.teams, name="teams"),
     path("teams/<slug:slug>/", views.team, name="team"),
     path("teams/<slug:slug>/submit/", views.submit, name="submit"),
+    path("examples/prompts.jsonl", views.example_prompts, name="example-prompts"),
     path("teams/<slug:slug>/tokens/", views.token_new, name="token-new"),
     path("teams/<slug:slug>/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"),
     path("teams/<slug:slug>/endpoints/new/", views.endpoint_new, name="endpoint-new"),

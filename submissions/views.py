@@ -3,14 +3,16 @@ from __future__ import annotations
 import json
 from urllib.parse import urlparse
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST, require_safe
 
 from evaluation.exports import csv_lines, jsonl_lines
@@ -128,6 +130,17 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
     return retry_later(page) if status == 503 else page
 
 
+EXAMPLE_PROMPTS = settings.BASE_DIR / "examples" / "demo_prompts.jsonl"
+
+
+@require_safe
+def example_prompts(request: HttpRequest) -> FileResponse:
+    """The shipped example upload (prompts for the sample pack), served by the site itself: no internet needed."""
+    return FileResponse(
+        EXAMPLE_PROMPTS.open("rb"), as_attachment=True, filename="example_prompts.jsonl", content_type="application/x-ndjson"
+    )
+
+
 def _read_limited(upload) -> bytes:
     """Read at most one byte past the limit: enough for the parser to name the limit, without reading a huge file."""
     return upload.read(services.upload_limits().max_bytes + 1)
@@ -167,7 +180,17 @@ def endpoint_new(request: HttpRequest, slug: str) -> HttpResponse:
             messages.success(request, f"Endpoint {endpoint.name} registered. Try a test call before a run.")
             return redirect("endpoint", slug=team.slug, endpoint_id=endpoint.pk)
     status = 400 if request.method == "POST" else 200
-    return render(request, "submissions/endpoint_new.html", {"team": team, "form": form}, status=status)
+    return render(request, "submissions/endpoint_new.html", {"team": team, "form": form, "allowed": _address_exceptions()}, status=status)
+
+
+def _address_exceptions() -> dict:
+    """What the address guard lets through here besides public addresses, for the register page to say so truthfully:
+    the demo site's own host:port by name (allow-listed with DEBUG, atelier/settings.py), a deployer's entries only as
+    a count (they may name internal hosts, no business of every team)."""
+    allowed = settings.ATELIER_PROMPTER_ALLOWED_HOSTS
+    demo = settings.ATELIER_DEMO_PROMPTER if settings.DEBUG and settings.ATELIER_DEMO_PROMPTER in allowed else ""
+    demo_url = f"http://{demo}{reverse('demo-prompter').removesuffix('/chat/completions')}" if demo else ""
+    return {"demo": demo, "demo_url": demo_url, "others": len([h for h in allowed if h != demo])}
 
 
 def _endpoint_page(request: HttpRequest, team: Team, endpoint: Endpoint, status: int = 200, **context) -> HttpResponse:

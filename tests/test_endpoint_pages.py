@@ -135,6 +135,30 @@ def test_register_refuses_a_private_address_naming_the_rule_on_the_url_field(own
     assert not Endpoint.objects.exists()
 
 
+def test_register_page_says_what_the_address_guard_allows_in_production_and_in_the_demo(owner_client, team, settings):
+    """Production refuses loopback, and the page says so plainly; the demo (DEBUG) allow-lists its own host:port, so its
+    scripted prompter can be registered, and the page names that one exception instead of claiming loopback is refused."""
+    page, demo_url = f"/teams/{team.slug}/endpoints/new/", "http://127.0.0.1:8000/demo/prompter/v1"
+    settings.DEBUG, settings.ATELIER_PROMPTER_ALLOWED_HOSTS = False, ()
+    rule = re.search(r'<li id="address-rule">(.*?)</li>\s*<li>The API key', body(owner_client.get(page)), re.S).group(1)
+    assert "loopback" in rule and "refused" in rule and "except" not in rule
+    refused = owner_client.post(page, {"name": "demo", "base_url": demo_url, "model": "m"})
+    assert refused.status_code == 400 and "loopback" in refused.context["form"].errors["base_url"][0]
+
+    settings.DEBUG, settings.ATELIER_DEMO_PROMPTER, settings.ATELIER_PROMPTER_ALLOWED_HOSTS = True, "127.0.0.1:8000", ("127.0.0.1:8000",)
+    shown = body(owner_client.get(page))
+    assert 'id="address-demo"' in shown and "loopback at <code>127.0.0.1:8000</code> only" in shown and f"<code>{demo_url}</code>" in shown
+    assert "allow-listed" not in shown  # no deployer entries beyond the demo's
+    assert owner_client.post(page, {"name": "demo", "base_url": demo_url, "model": "m"}).status_code == 302
+    other_port = owner_client.post(page, {"name": "redis", "base_url": "http://127.0.0.1:6379/v1", "model": "m"})
+    assert other_port.status_code == 400 and "loopback" in other_port.context["form"].errors["base_url"][0]
+    assert list(Endpoint.objects.values_list("name", flat=True)) == ["demo"]
+
+    settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1:8000", "10.1.2.0/24")  # a deployer's entry is counted, never named
+    shown = body(owner_client.get(page))
+    assert "1 host this site's deployer allow-listed" in shown and "10.1.2.0" not in shown
+
+
 def test_register_refuses_a_second_endpoint_with_the_same_name_on_the_name_field(owner_client, team, endpoint, prompter_server):
     response = owner_client.post(
         f"/teams/{team.slug}/endpoints/new/", {"name": "local", "base_url": prompter_server.base_url, "model": "m"}
@@ -207,6 +231,27 @@ def test_run_redirects_to_the_submission_page_which_shows_the_prompting_section(
     submission.refresh_from_db()
     assert submission.status in (Status.DONE, Status.INCOMPLETE) and submission.entries.count() == answered, submission.error
     assert_no_secret(page, endpoint)
+
+
+def test_a_run_says_nothing_of_task_coverage_until_prompting_has_given_prompts(owner_client, team, endpoint, sample_pack):
+    """A queued or prompting run has no (or not all) prompts yet: "cover 0 of the pack's 6 tasks … listed unranked"
+    would be a false alarm. Once prompting is over, a run that missed tasks is told, as an upload is."""
+    submission = Submission.objects.create(
+        team=team, pack=sample_pack, prompter="tiny-prompter (local)", origin="endpoint", endpoint=endpoint, status=Status.QUEUED
+    )
+    page = body(owner_client.get(f"/submissions/{submission.pk}/"))
+    assert 'id="pack-coverage"' not in page and "These prompts cover" not in page and "No call planned yet." in page
+    _, token = services.token_create(team=team, name="api")
+    assert owner_client.get(f"/api/v1/submissions/{submission.pk}", HTTP_AUTHORIZATION=f"Bearer {token}").json()["warnings"] == []
+
+    task = sample_pack.tasks.order_by("task_id").first()
+    PromptEntry.objects.create(submission=submission, task=task, text="a prompt")  # one trajectory ended, the others go on
+    Submission.objects.filter(pk=submission.pk).update(status=Status.PROMPTING)
+    assert "These prompts cover" not in body(owner_client.get(f"/submissions/{submission.pk}/"))
+
+    Submission.objects.filter(pk=submission.pk).update(status=Status.RENDERING)  # prompting is over: one task of six got a prompt
+    page = body(owner_client.get(f"/submissions/{submission.pk}/"))
+    assert 'id="pack-coverage"' in page and f"These prompts cover 1 of the pack&#x27;s {sample_pack.tasks.count()} tasks" in page
 
 
 def test_run_with_feedback_rounds_shows_score_by_round_and_steerability(owner_client, team, endpoint, sample_pack, prompter_server):
