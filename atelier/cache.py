@@ -45,6 +45,11 @@ class RedisCache(DjangoRedisCache):
             _outage("get", exc)
             return default
 
+    def probe(self) -> None:
+        """Ask Redis once (a PING), raising redis.RedisError when it does not answer: for /readyz, since every other
+        call here fails open and so cannot tell an outage from a miss."""
+        self._cache.get_client(None, write=False).ping()
+
     def clear(self) -> bool:
         """Delete the keys under KEY_PREFIX (every version), nothing else."""
         client = self._cache.get_client(None, write=True)

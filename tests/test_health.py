@@ -31,6 +31,10 @@ def test_readyz_names_each_check_and_fails_with_the_one_that_fails(db, client, s
     assert down.json()["checks"]["queues"] == {"ok": False, "detail": "failed (ConnectionError)", "seconds": pytest.approx(0, abs=5)}
     assert all(c["ok"] for name, c in down.json()["checks"].items() if name != "queues")
 
+    settings.CACHES = {"default": {"BACKEND": "atelier.cache.RedisCache", "LOCATION": DEAD_REDIS, "OPTIONS": {"socket_connect_timeout": 1}}}
+    cache = client.get("/readyz").json()["checks"]["cache"]  # reported, not failing: the pages fail open
+    assert cache["ok"] and cache["detail"] == "unreachable (ConnectionError): pages are served uncached"
+
 
 def test_a_release_key_that_cannot_sign_is_unready_and_a_missing_one_is_reported(db, client, settings, tmp_path):
     from leaderboard.releases import key_create
