@@ -1,0 +1,145 @@
+"""The board reads at a glance: on a 390 px phone each row's rank, prompter and overall score are in view without
+scrolling sideways (the other columns scroll inside the table's box, the three held at its left); at 1400 px every
+backend column is in view or the table says how to see the rest (a note CSS shows only while the table overflows);
+the charts' labels, entry names and axis titles, lie wholly inside the charts at both widths. Measured in a real
+browser (tests/browser.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evaluation.models import Figure, Submission
+from evaluator.metrics.scopes import Scope
+from submissions.services import submissions_publish
+from tasks.models import TaskPack
+from teams.models import Team
+from tests.browser import Browser
+from tests.test_board_stats import JUDGE, entry
+from tests.test_phone_widths import DESKTOP, PHONE, set_width
+
+NAMES = ("Lantern, a prompter with a rather long name", "twin-a (tuned on the public split)", "twin-b (tuned on the public split)")
+BACKENDS = {f"backend-{i}": f"Backend {i}, a long label: 30 steps, guidance 7.5" for i in range(1, 7)}
+
+CHARTS_DRAWN = "return !!document.querySelector('#win-heatmap svg.main-svg') && !!document.querySelector('#length-scatter svg.main-svg')"
+# Every text element of each drawn chart, with how far it lies inside the chart's svg on each side (negative: cut).
+CHART_TEXTS = """
+return [...document.querySelectorAll('.chart')].flatMap((chart) => {
+  const svg = chart.querySelector('svg.main-svg');
+  if (!svg) return [];
+  const box = svg.getBoundingClientRect();
+  return [...chart.querySelectorAll('svg text')].map((t) => {
+    const r = t.getBoundingClientRect();
+    return {chart: chart.id, text: t.textContent, width: r.width,
+            inside: Math.min(r.left - box.left, box.right - r.right, r.top - box.top, box.bottom - r.bottom)};
+  });
+});
+"""
+
+
+@pytest.fixture
+def board(team: Team, sample_pack: TaskPack) -> tuple[TaskPack, list[Submission]]:
+    """Three ranked entries with long names on the sample pack, published: a board with its statistics and charts."""
+    tasks = sorted(sample_pack.tasks.values_list("task_id", flat=True))
+    made = [
+        entry(team, sample_pack, name, {t: base + (i * 7) % 5 for i, t in enumerate(tasks)}, words=words)
+        for name, base, words in zip(NAMES, (80.0, 50.0, 48.0), (40, 10, 20), strict=True)
+    ]
+    submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made]))
+    return sample_pack, made
+
+
+def publish_with_backends(team: Team, pack: TaskPack) -> Submission:
+    """One more entry, scored on six backends with long labels: six more columns, more than 1400 px hold."""
+    tasks = sorted(pack.tasks.values_list("task_id", flat=True))
+    wide = entry(team, pack, "wide", dict.fromkeys(tasks, 60.0), words=15)
+    wide.backends = [{"name": name, "label": label} for name, label in BACKENDS.items()]
+    wide.save(update_fields=["backends"])
+    Figure.objects.bulk_create(
+        Figure(submission=wide, scope=Scope.BACKEND, key=name, value=55.0, n=len(tasks), ci_low=40.0, ci_high=70.0, **JUDGE)
+        for name in BACKENDS
+    )
+    submissions_publish(submissions=Submission.objects.filter(pk=wide.pk))
+    return wide
+
+
+def open_board(browser: Browser, pack: TaskPack, width: int) -> None:
+    set_width(browser, width)
+    browser.driver.execute_cdp_cmd("Network.clearBrowserCache", {})  # the board page may be kept by the browser
+    browser.get(f"/?board={pack.pk}:{pack.revision}")
+    browser.wait_loaded()
+    browser.wait(lambda d: d.execute_script(CHARTS_DRAWN))
+
+
+def script(browser: Browser, code: str, *args: object) -> Any:
+    return browser.driver.execute_script(code, *args)
+
+
+def overflows(browser: Browser) -> bool:
+    return script(browser, "const s = arguments[0]; return s.scrollWidth > s.clientWidth", browser.find(".table-scroll"))
+
+
+def assert_chart_labels_inside(browser: Browser, width: int) -> None:
+    texts = [t for t in script(browser, CHART_TEXTS) if t["width"] > 0]
+    assert {t["chart"] for t in texts} == {"win-heatmap", "length-scatter"}
+    assert [t for t in texts if t["inside"] < -0.5] == [], f"labels cut at {width} px"
+    written = {
+        chart: "".join(t["text"] for t in texts if t["chart"] == chart).replace(" ", "") for chart in ("win-heatmap", "length-scatter")
+    }
+    for name in NAMES:  # every entry's name is written whole (wrapped onto lines, never shortened)
+        assert name.replace(" ", "") in written["win-heatmap"] and name.replace(" ", "") in written["length-scatter"], (name, width)
+    for title in ("mean prompt length (words)", "ranked score (the board statistics' tasks)"):
+        assert title.replace(" ", "") in written["length-scatter"]
+
+
+def test_a_desktop_sees_every_column_or_is_told_to_scroll_and_the_charts_keep_their_labels(browser, team, board):
+    pack, _ = board
+    open_board(browser, pack, DESKTOP)
+    browser.shot("glance-1400-fits")
+    assert script(browser, "return document.documentElement.scrollWidth") <= DESKTOP
+    box = browser.find(".table-scroll").rect
+    assert not overflows(browser) and not browser.find("#board-overflow").is_displayed()  # it fits: no note
+    assert all(th.rect["x"] + th.rect["width"] <= box["x"] + box["width"] + 1 for th in browser.find_all("#board-table thead th"))
+    assert_chart_labels_inside(browser, DESKTOP)
+
+    publish_with_backends(team, pack)
+    open_board(browser, pack, DESKTOP)
+    browser.shot("glance-1400-backends")
+    assert script(browser, "return document.documentElement.scrollWidth") <= DESKTOP
+    headers = [a.find_element("xpath", "./ancestor::th") for a in browser.find_all('#board-table thead a[href*="sort=backend:"]')]
+    assert len(headers) == len(BACKENDS)
+    box = browser.find(".table-scroll").rect
+    hidden = [th.text.split("\n")[0] for th in headers if th.rect["x"] + th.rect["width"] > box["x"] + box["width"] + 1]
+    assert hidden and overflows(browser)  # six long backend columns do not fit beside the rest
+    note = browser.find("#board-overflow")
+    assert note.is_displayed() and "scroll it sideways" in note.text and "6 backend columns come last" in note.text
+    assert note.rect["y"] + note.rect["height"] <= browser.find("#board-table").rect["y"]  # read before the table
+    assert not browser.driver.get_log("browser")  # no CSP violation, no script error
+
+
+def test_a_phone_sees_rank_prompter_and_overall_of_every_row_and_the_charts_keep_their_labels(browser, team, board):
+    pack, _ = board
+    publish_with_backends(team, pack)
+    open_board(browser, pack, PHONE)
+    browser.shot("glance-390")
+    assert script(browser, "return document.documentElement.scrollWidth") <= PHONE
+    headings = [th.text for th in browser.find_all("#board-table thead th")[:3]]
+    assert headings == ["Rank", "Prompter", "Overall"]
+    rows = browser.find_all("#board-table tbody tr")
+    assert len(rows) == len(NAMES) + 1
+    for row in rows:
+        cells = row.find_elements("css selector", "td")[:3]
+        assert all(cell.rect["x"] >= 0 and cell.rect["x"] + cell.rect["width"] <= PHONE for cell in cells), row.text
+    assert "Lantern" in rows[0].find_elements("css selector", "td")[1].text
+    assert overflows(browser) and browser.find("#board-overflow").is_displayed()  # the other columns scroll in the box
+
+    scroller = browser.find(".table-scroll")
+    before = [c.rect["x"] for c in rows[0].find_elements("css selector", "td")[:4]]
+    script(browser, "arguments[0].scrollLeft = 600", scroller)
+    after = [c.rect["x"] for c in rows[0].find_elements("css selector", "td")[:4]]
+    assert after[:3] == pytest.approx(before[:3], abs=1) and after[3] < before[3] - 100  # the three held, the rest moved
+    browser.shot("glance-390-scrolled")
+    script(browser, "arguments[0].scrollLeft = 0", scroller)
+    assert_chart_labels_inside(browser, PHONE)
+    assert not browser.driver.get_log("browser")
