@@ -28,12 +28,14 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/pyth
 	$(PY) -m pip install -q -e ./client
 	touch $@
 
+# The demo judges through the production route against its own scripted judge (atelier/demo_judge.py), labelled
+# "scripted judge (demo)"; `make serve` keeps that judge, so uploads to the demo site are judged alike.
 demo: setup
-	$(PY) manage.py demo
-	$(PY) manage.py runserver 127.0.0.1:8000
+	ATELIER_DEMO_JUDGE=true $(PY) manage.py demo
+	ATELIER_DEMO_JUDGE=true $(PY) manage.py runserver 127.0.0.1:8000
 
 serve: setup
-	$(PY) manage.py runserver 127.0.0.1:8000
+	ATELIER_DEMO_JUDGE=true $(PY) manage.py runserver 127.0.0.1:8000
 
 test: setup-dev
 	bash scripts/test

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -43,7 +44,8 @@ def compose(messages: list[dict[str, Any]]) -> str:
     parts = [fields.get("Title", "an image"), fields.get("Request", "").split(". ")[0].rstrip(".")]
     parts += requirements
     rounds_done = sum(1 for m in messages if m.get("role") == "assistant")
-    parts += list(REFINEMENTS[: min(rounds_done, len(REFINEMENTS))])
+    # Refinements go first: a text encoder reads 77 tokens, so words added after a long prompt would change nothing.
+    parts = list(REFINEMENTS[: min(rounds_done, len(REFINEMENTS))]) + parts
     return ", ".join(p for p in parts if p)
 
 
@@ -70,10 +72,12 @@ def site_base_url() -> str:
 
 
 class DemoPrompterServer:
-    """POST /v1/chat/completions on 127.0.0.1:<free port>; start() and stop() (or use as a context manager)."""
+    """POST /v1/chat/completions on 127.0.0.1:<free port>; start() and stop() (or use as a context manager). `answer`
+    makes the reply body of a request (an "error" body is sent with HTTP 400): the prompter's rule by default, the
+    demo judge's (atelier.demo_judge.completion) for the judge."""
 
-    def __init__(self) -> None:
-        self.calls = 0
+    def __init__(self, answer: Callable[[dict[str, Any], int], dict[str, Any]] = completion) -> None:
+        self.calls, self.answer = 0, answer
         self._httpd: ThreadingHTTPServer | None = None
 
     @property
@@ -88,8 +92,9 @@ class DemoPrompterServer:
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))) or b"{}")
                 server.calls += 1
-                data = json.dumps(completion(body, server.calls)).encode()
-                self.send_response(200)
+                reply = server.answer(body, server.calls)
+                data = json.dumps(reply).encode()
+                self.send_response(400 if "error" in reply else 200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -1,4 +1,4 @@
-"""The demo's human study: a small study on the sample pack, completed by scripted participants of both tiers
+"""The demo's human study: a small study on the showcase pack (atelier/demo_showcase.py), completed by scripted participants of both tiers
 (so the leaderboard shows human rows), and a fresh link for the newcomer to take part in the browser.
 
 The scripted participants are rules, not people: a novice writes the brief's first sentence, a skilled
@@ -63,7 +63,7 @@ def demo_study(pack: TaskPack, write) -> tuple[Study, str]:
     study = Study.objects.filter(name=NAME).first()
     if study is None:
         backend = next(iter(runtime.backend_configs()))
-        study = study_create(name=NAME, pack=pack, per_category=1, rounds=1, retry_attempts=3, retry_backend=backend)
+        study = study_create(name=NAME, pack=pack, per_category=2, rounds=1, retry_attempts=3, retry_backend=backend)
     if not study.participants.filter(completed__isnull=False).exists():
         write(
             f"Human study: {len(SCRIPTED)} scripted participants do {study.tasks_per_participant} tasks each; their prompts are evaluated…"

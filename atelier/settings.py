@@ -18,7 +18,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from evaluation.queues import FIXED_QUEUES, render_queue
-from evaluator.judge.config import JudgeConfig, JudgeConfigError, settings_from_environ
+from evaluator.judge.config import DEMO_JUDGE_MODEL, JudgeConfig, JudgeConfigError, settings_from_environ
 from evaluator.judge.official.layout import release_problems
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -222,6 +222,20 @@ try:
 except JudgeConfigError as exc:
     raise ImproperlyConfigured(str(exc)) from None
 globals().update(_judge_settings)
+# The demo site serves a scripted prompter and a scripted judge itself (atelier/demo_prompter.py, demo_judge.py; DEBUG
+# only) at this host:port, the address `make demo` runs the site on.
+ATELIER_DEMO_PROMPTER = os.environ.get("ATELIER_DEMO_PROMPTER", "127.0.0.1:8000")
+# ATELIER_DEMO_JUDGE=true (what `make demo` and `make serve` set; DEBUG only, and only while OPENAI_BASE_URL is unset)
+# judges through the production route (OpenAIJudge: rubrics, exemplars, checklists) against the demo's scripted judge,
+# labelled "scripted judge (demo)" everywhere. Without it the offline embedding judge stays the default.
+ATELIER_DEMO_JUDGE = envbool("ATELIER_DEMO_JUDGE", "false") and DEBUG and not OPENAI_BASE_URL  # noqa: F821 - set just above
+if ATELIER_DEMO_JUDGE:
+    OPENAI_BASE_URL = f"http://{ATELIER_DEMO_PROMPTER}/demo/judge/v1"
+    ATELIER_JUDGE_MODEL = DEMO_JUDGE_MODEL
+    ATELIER_CLIP_PRETRAINED = ATELIER_CLIP_PRETRAINED or "random"  # noqa: F821 - no CLIP weights here: labelled smoke
+    # Random weights mean nothing at any size: the demo's CLIP is the small ViT-S-32 (a third of ViT-B-32's CPU time
+    # per image, most of the demo's judging time) unless ATELIER_CLIP_MODEL says otherwise.
+    ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL") or "ViT-S-32"
 if (_release := _judge_settings["ATELIER_OFFICIAL_RELEASE"]) and (_problems := release_problems(_release)):
     raise ImproperlyConfigured(f"ATELIER_OFFICIAL_RELEASE={_release!r} is not a checkout of the release: " + "; ".join(_problems))
 # A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,
@@ -279,9 +293,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024
 # Endpoint prompters (evaluation/prompting.py, queue `prompter`). Only public addresses are called unless a host is
 # allow-listed here (comma-separated names, IPs or CIDR networks; evaluator/prompters/ssrf.py has the rules).
 ATELIER_PROMPTER_ALLOWED_HOSTS = tuple(h.strip() for h in os.environ.get("ATELIER_PROMPTER_ALLOWED_HOSTS", "").split(",") if h.strip())
-# The demo site serves a scripted prompter itself (atelier/demo_prompter.py, DEBUG only) at this host:port, the address
-# `make demo` runs the site on; with DEBUG that one host:port (not all of loopback) is allowed, so its endpoint answers.
-ATELIER_DEMO_PROMPTER = os.environ.get("ATELIER_DEMO_PROMPTER", "127.0.0.1:8000")
+# With DEBUG the demo's own host:port (ATELIER_DEMO_PROMPTER, above; not all of loopback) is allowed, so its endpoint answers.
 if DEBUG:
     ATELIER_PROMPTER_ALLOWED_HOSTS = (*ATELIER_PROMPTER_ALLOWED_HOSTS, ATELIER_DEMO_PROMPTER)
 ATELIER_PROMPTER_TIMEOUT = envfloat("ATELIER_PROMPTER_TIMEOUT", "60")

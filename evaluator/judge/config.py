@@ -36,6 +36,10 @@ class JudgeConfigError(ValueError):
 Reader = Callable[[str, str], Any]
 
 
+# The model name of the demo's scripted judge (atelier/demo_judge.py: rules, no model); its label says so (spec.py).
+DEMO_JUDGE_MODEL = "scripted-judge-demo"
+
+
 def _text(name: str, text: str) -> str:
     return text
 

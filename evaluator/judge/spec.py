@@ -34,13 +34,14 @@ from urllib.parse import urlsplit
 from PIL import Image
 
 from . import messages, metric_skills
-from .config import JudgeConfigError
+from .config import DEMO_JUDGE_MODEL, JudgeConfigError
 from .encoders import RANDOM_WEIGHTS, clip_weights_identity
 from .rubrics import Rubric
 from .skills import REGISTRY, SkillInput, check_exemplars
 from .types import Exemplar, Kind, Side, TaskInput
 
 SMOKE_WORDS = "smoke (random weights)"
+DEMO_JUDGE_WORDS = "scripted judge (demo)"  # the label of the demo's judge (config.DEMO_JUDGE_MODEL)
 _DATA_URL = re.compile(r"data:image/[a-z]+;base64,[A-Za-z0-9+/=]+")
 
 
@@ -114,6 +115,8 @@ class JudgeSpec:
             return f"ensemble of {len(self.members)} judges: " + "; ".join(m.label for m in self.members)
         if self.engine == "embedding":
             return f"offline embedding judge (MiniLM + {self.clip.describe()})"
+        if self.models[0] == DEMO_JUDGE_MODEL:
+            return f"{DEMO_JUDGE_WORDS}: rules, no model, route {self.route}; {self.clip.describe()}"
         return f"AtelierJudge via {self.models[0]}, route {self.route}; {self.clip.describe()}"
 
     @property

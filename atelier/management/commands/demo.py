@@ -1,3 +1,4 @@
+from contextlib import contextmanager
 from pathlib import Path
 
 from django.conf import settings
@@ -6,8 +7,10 @@ from django.contrib.auth.models import Group, Permission
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from atelier import demo_judge
 from atelier.demo_original import demo_original
 from atelier.demo_prompter import DemoPrompterServer, site_base_url
+from atelier.demo_showcase import showcase_entries, showcase_pack
 from atelier.demo_study import demo_study
 from evaluation import runtime
 from evaluation.models import RESUMABLE, Status, Submission
@@ -35,6 +38,37 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if not settings.DEBUG:
             raise CommandError("the demo creates a demo/demo superuser; run it with DEBUG=true only")
+        with self._scripted_judge():
+            self._demo()
+
+    @contextmanager
+    def _scripted_judge(self):
+        """With ATELIER_DEMO_JUDGE, the judge's endpoint is the site's own /demo/judge/v1, which answers only once the
+        site runs: while this command works in-process it serves the same rules on a port of its own (the endpoint is
+        not part of the judge's identity, so the judge and its boards are the same ones the site shows)."""
+        if not settings.ATELIER_DEMO_JUDGE:
+            self.stdout.write("Judge: " + runtime.judge().spec.label)
+            yield
+            return
+        if settings.REDIS_URL:
+            self.stdout.write(
+                f"Judge: the scripted demo judge, served by the site at {settings.OPENAI_BASE_URL}: start it for the workers."
+            )
+            yield
+            return
+        site = settings.OPENAI_BASE_URL
+        with DemoPrompterServer(answer=demo_judge.completion) as server:
+            settings.OPENAI_BASE_URL = server.base_url
+            runtime.reset()
+            self.stdout.write(f"Judge: {runtime.judge().spec.label} (OpenAIJudge against atelier/demo_judge.py's rules)")
+            try:
+                yield
+            finally:
+                self.stdout.write(f"  the scripted judge answered {server.calls} request(s).")
+                settings.OPENAI_BASE_URL = site
+                runtime.reset()
+
+    def _demo(self) -> None:
         call_command("migrate", verbosity=0)
         self._release_key()
         original, _ = pack_save(data=read_own_pack(ORIGINAL_PACK))
@@ -62,8 +96,10 @@ class Command(BaseCommand):
                 data=EXAMPLE_PROMPTS.read_bytes(),
             )
         baseline = baseline_create(pack=pack, baseline="brief-verbatim")
-        runs = self._endpoint_runs(team, pack)
         try:
+            showcase = showcase_pack(self.stdout.write)
+            runs = showcase_entries(showcase, team, self.stdout.write)
+            runs += self._endpoint_runs(team, showcase)
             runs += demo_original(original, team, self.stdout.write)
         except RuntimeError as exc:
             raise CommandError(str(exc)) from exc
@@ -81,7 +117,7 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Expert queue: {queued.created} new assignment(s); log in as expert1 / expert1-demo or expert2 / expert2-demo and open /rate/."
             )
-        study, token = demo_study(pack, self.stdout.write)
+        study, token = demo_study(showcase, self.stdout.write)
         for s in Submission.objects.filter(pk__in=shown):
             self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
         self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")
@@ -132,18 +168,20 @@ class Command(BaseCommand):
     def _scripted_runs(self, team, pack, endpoint) -> list[Submission]:
         runs = []
         feedback = next(iter(runtime.backend_configs()))
-        for rounds, condition in ((1, "plain"), (3, "guided")):
+        for rounds, condition, samples in ((1, "plain", 1), (3, "guided", 2)):  # two trajectories per task: steerability
             earlier = Submission.objects.filter(
-                endpoint=endpoint, pack=pack, rounds=rounds, condition=condition, status__in=RESUMABLE
+                endpoint=endpoint, pack=pack, rounds=rounds, condition=condition, samples=samples, status__in=RESUMABLE
             ).first()
             if earlier is not None:
                 runs.append(earlier)
                 continue
             self.stdout.write(
-                f"Endpoint run: scripted demo prompter (no model), {rounds} round(s), condition {condition}, on {pack} (in-process)…"
+                f"Endpoint run: scripted demo prompter (no model), {rounds} round(s), {samples} sample(s), condition {condition}, on {pack} (in-process)…"
             )
             runs.append(
-                endpoint_run_create(team=team, endpoint=endpoint, pack=pack, condition=condition, rounds=rounds, feedback_backend=feedback)
+                endpoint_run_create(
+                    team=team, endpoint=endpoint, pack=pack, condition=condition, rounds=rounds, samples=samples, feedback_backend=feedback
+                )
             )
         return runs
 
