@@ -58,12 +58,12 @@ def scripted_prompt(task, tier: str, variant: int) -> str:
     return f"{prompter_title(task)}: {task.brief} {constraints + '. ' if constraints else ''}{craft}"  # the title as shown
 
 
-def demo_study(pack: TaskPack, write) -> tuple[Study, str]:
+def demo_study(pack: TaskPack, write, per_category: int = 2) -> tuple[Study, str]:
     """The study (created once), its scripted participants (completed once), and an unused link for a person."""
     study = Study.objects.filter(name=NAME).first()
     if study is None:
         backend = next(iter(runtime.backend_configs()))
-        study = study_create(name=NAME, pack=pack, per_category=2, rounds=1, retry_attempts=3, retry_backend=backend)
+        study = study_create(name=NAME, pack=pack, per_category=per_category, rounds=1, retry_attempts=3, retry_backend=backend)
     if not study.participants.filter(completed__isnull=False).exists():
         write(
             f"Human study: {len(SCRIPTED)} scripted participants do {study.tasks_per_participant} tasks each; their prompts are evaluated…"

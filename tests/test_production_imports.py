@@ -27,6 +27,7 @@ IMPORT_NAMES = {
     "filelock": {"filelock"},
     "moto": {"moto"},
     "locust": {"locust"},
+    "schemathesis": {"schemathesis"},
     "ruff": {"ruff"},
 }
 _NAME = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)")

@@ -15,7 +15,7 @@ from tests.test_studies import SKILLED, do_all_tasks, start
 
 @pytest.fixture
 def demo(sample_pack, shipped_backends):
-    study, token = demo_study(sample_pack, lambda line: None)
+    study, token = demo_study(sample_pack, lambda line: None, per_category=1)  # the sample pack has one IM target
     return study, f"/study/{token}/"
 
 
