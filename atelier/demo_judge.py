@@ -224,20 +224,3 @@ def completion(body: dict[str, Any], number: int) -> dict[str, Any]:
             "total_tokens": sent + len(content) // 4,
         },
     }
-
-
-def chat_completions_view(request):
-    """POST /demo/judge/v1/chat/completions on the demo site (DEBUG only): the rules above, for the site's own workers."""
-    from django.conf import settings
-    from django.http import Http404, HttpResponseNotAllowed, JsonResponse
-
-    if not settings.DEBUG:
-        raise Http404("the demo judge is served with DEBUG=true only")
-    if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
-    try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
-        return JsonResponse({"error": {"message": "the body is not JSON"}}, status=400)
-    reply = completion(body, 1)
-    return JsonResponse(reply, status=400 if "error" in reply else 200)

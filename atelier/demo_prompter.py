@@ -121,17 +121,26 @@ class DemoPrompterServer:
         self.stop()
 
 
-def chat_completions_view(request):
-    """POST /demo/prompter/v1/chat/completions on the demo site (DEBUG only): the same rule as the local server."""
-    from django.conf import settings
-    from django.http import Http404, HttpResponseNotAllowed, JsonResponse
+def chat_view(answer: Callable[[dict[str, Any], int], dict[str, Any]], what: str):
+    """A view answering POST chat completions on the demo site with `answer` (DEBUG only): what the local server
+    answers, for the site's own workers once the demo command has ended."""
 
-    if not settings.DEBUG:
-        raise Http404("the demo prompter is served with DEBUG=true only")
-    if request.method != "POST":
-        return HttpResponseNotAllowed(["POST"])
-    try:
-        body = json.loads(request.body or b"{}")
-    except ValueError:
-        return JsonResponse({"error": {"message": "the body is not JSON"}}, status=400)
-    return JsonResponse(completion(body, 1))
+    def view(request):
+        from django.conf import settings
+        from django.http import Http404, HttpResponseNotAllowed, JsonResponse
+
+        if not settings.DEBUG:
+            raise Http404(f"the demo {what} is served with DEBUG=true only")
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        try:
+            body = json.loads(request.body or b"{}")
+        except ValueError:
+            return JsonResponse({"error": {"message": "the body is not JSON"}}, status=400)
+        reply = answer(body, 1)
+        return JsonResponse(reply, status=400 if "error" in reply else 200)
+
+    return view
+
+
+chat_completions_view = chat_view(completion, "prompter")  # POST /demo/prompter/v1/chat/completions

@@ -31,7 +31,7 @@ urlpatterns = [
     path("metrics", health.metrics_view, name="metrics"),
     # The demo's scripted prompter (DEBUG only), called by the demo site itself: no browser, so no CSRF token.
     path("demo/prompter/v1/chat/completions", csrf_exempt(demo_prompter.chat_completions_view), name="demo-prompter"),
-    path("demo/judge/v1/chat/completions", csrf_exempt(demo_judge.chat_completions_view), name="demo-judge"),
+    path("demo/judge/v1/chat/completions", csrf_exempt(demo_prompter.chat_view(demo_judge.completion, "judge")), name="demo-judge"),
     path("", include("tasks.urls")),
     path("", include("ratings.urls")),
     path("", include("studies.urls")),

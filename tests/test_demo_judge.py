@@ -72,3 +72,17 @@ def demo_judge_url(image: Image.Image) -> str:
 def test_a_request_it_does_not_know_is_refused_and_the_label_names_it(judge):
     assert "error" in demo_judge.completion({"messages": [{"role": "user", "content": "hello"}]}, 1)
     assert judge.spec.label.startswith("scripted judge (demo): rules, no model")
+
+
+def test_the_demo_site_serves_the_same_rules_and_only_with_debug(client, settings):
+    from evaluator.judge.messages import rubric_messages
+    from evaluator.judge.types import Side
+
+    body = {"model": DEMO_JUDGE_MODEL, "messages": rubric_messages(Side.PROMPT, TASK, GOOD, None, 512)}
+    settings.DEBUG = True
+    answered = client.post("/demo/judge/v1/chat/completions", body, content_type="application/json")
+    assert answered.status_code == 200
+    assert answered.json()["choices"][0]["message"]["content"] == demo_judge.completion(body, 1)["choices"][0]["message"]["content"]
+    assert client.post("/demo/judge/v1/chat/completions", {"messages": []}, content_type="application/json").status_code == 400
+    settings.DEBUG = False
+    assert client.post("/demo/judge/v1/chat/completions", body, content_type="application/json").status_code == 404
