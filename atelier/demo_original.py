@@ -46,18 +46,17 @@ def demo_original(pack: TaskPack, team: Team, say: Callable[[str], None]) -> lis
         raise RuntimeError("could not render the original pack's demo IM targets:\n" + "\n".join(failures))
     references_render(pack=pack, backends=backends, task_ids=ids, revision=revision)
     pack.refresh_from_db()  # new targets move the pack to its next revision: the runs belong to that one
-    made = []
-    for name, rule in RULES.items():
-        run = (
-            Submission.objects.filter(team=team, pack=pack, pack_revision=pack.revision, prompter=name)
-            .exclude(status=Status.FAILED)
-            .first()
-        )
-        if run is None:
-            say(
-                f"Evaluating {name!r} on {len(tasks)} tasks of {pack} ({PER_SPLIT} dev + {PER_SPLIT} hidden test per category; {rendered} IM target(s) rendered)…"
-            )
-            data = "\n".join(json.dumps({"task_id": t.task_id, "prompt": rule(t)}) for t in tasks).encode()
-            run = submission_create(team=team, pack=pack, prompter=name, filename=f"{slugify(name)}.jsonl", data=data)
-        made.append(run)
-    return made
+    where = f"({PER_SPLIT} dev + {PER_SPLIT} hidden test per category; {rendered} IM target(s) rendered)"
+    return [rule_run(team, pack, name, rule, tasks, lambda line: say(f"{line} {where}…")) for name, rule in RULES.items()]
+
+
+def rule_run(
+    team: Team, pack: TaskPack, name: str, rule: Callable[[Task], str], tasks: list[Task], say: Callable[[str], None]
+) -> Submission:
+    """The team's upload of `rule`'s prompts for `tasks` under the prompter `name`, made once per pack revision."""
+    run = Submission.objects.filter(team=team, pack=pack, pack_revision=pack.revision, prompter=name).exclude(status=Status.FAILED).first()
+    if run is None:
+        say(f"Evaluating {name!r} on {len(tasks)} tasks of {pack}")
+        data = "\n".join(json.dumps({"task_id": t.task_id, "prompt": rule(t)}) for t in tasks).encode()
+        run = submission_create(team=team, pack=pack, prompter=name, filename=f"{slugify(name)}.jsonl", data=data)
+    return run

@@ -15,17 +15,14 @@ Idempotent: what exists is reused.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable
 
 from django.conf import settings
-from django.utils.text import slugify
 
-from atelier.demo_original import RULES
+from atelier.demo_original import RULES, rule_run
 from evaluation import runtime
-from evaluation.models import Status, Submission
+from evaluation.models import Submission
 from submissions.baselines import baseline_create
-from submissions.services import submission_create
 from tasks.loaders import PackData, read_own_pack
 from tasks.models import Task, TaskPack
 from tasks.services import PackRevision, pack_save
@@ -73,17 +70,6 @@ def showcase_pack(say: Callable[[str], None]) -> TaskPack:
 
 def showcase_entries(pack: TaskPack, team: Team, say: Callable[[str], None]) -> list[Submission]:
     """The baseline and the rule prompters on the showcase (the endpoint runs are the demo command's)."""
-    made = [baseline_create(pack=pack, baseline="brief-verbatim")]
     tasks = list(pack.tasks.order_by("task_id"))
-    for name, rule in SHOWCASE_RULES.items():
-        run = (
-            Submission.objects.filter(team=team, pack=pack, pack_revision=pack.revision, prompter=name)
-            .exclude(status=Status.FAILED)
-            .first()
-        )
-        if run is None:
-            say(f"Evaluating {name!r} on the {len(tasks)} tasks of {pack}…")
-            data = "\n".join(json.dumps({"task_id": t.task_id, "prompt": rule(t)}) for t in tasks).encode()
-            run = submission_create(team=team, pack=pack, prompter=name, filename=f"{slugify(name)}.jsonl", data=data)
-        made.append(run)
-    return made
+    rules = [rule_run(team, pack, name, rule, tasks, lambda line: say(f"{line}…")) for name, rule in SHOWCASE_RULES.items()]
+    return [baseline_create(pack=pack, baseline="brief-verbatim"), *rules]
