@@ -6,9 +6,12 @@ Screenshots go to ATELIER_SCREENSHOT_DIR (default test-screenshots/ in the repos
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -176,3 +179,122 @@ def browser(chromium, live_server):
 def site_browser(chromium):
     """Chromium with the Browser helpers for a site the test started itself: it opens full URLs (driver.get)."""
     return Browser(chromium, base_url="")
+
+
+# A walk through a site's pages (tests/test_demo.py): each page at several widths, failing on what a person would see go
+# wrong there: a console error (CSP violations among them), a request answered 4xx/5xx or not at all (the page's own
+# static files and images included, read from Chrome's performance log), or a page wider than its viewport.
+
+
+def _browser_parts():
+    """Chromium, its driver and selenium's webdriver module; skips (fails under ATELIER_REQUIRE_BROWSER=1) without one."""
+    chromium, chromedriver = _find("chromium", "chromium-browser", "google-chrome"), _find("chromedriver")
+    try:
+        from selenium import webdriver
+    except ImportError:
+        webdriver = None
+    if not (chromium and chromedriver and webdriver):
+        missing = ", ".join(n for n, v in (("chromium", chromium), ("chromedriver", chromedriver), ("selenium", webdriver)) if not v)
+        if REQUIRE_BROWSER:
+            pytest.fail(f"a browser is required (ATELIER_REQUIRE_BROWSER=1) but {missing} is missing")
+        pytest.skip(f"no browser: {missing} missing")
+    return chromium, chromedriver, webdriver
+
+
+@contextmanager
+def network_browser(base_url: str) -> Iterator[Browser]:
+    """A Chromium of its own that keeps Chrome's performance log besides the console's: its Network events give the
+    status of every request a page makes. Started for one test and quit after it (the worker's shared browser keeps the
+    console only: a performance log left on there would grow through every test). A context manager rather than a
+    fixture, so that a test can do its other checks first and skip only this part where there is no browser."""
+    chromium, chromedriver, webdriver = _browser_parts()
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        f"--window-size={WINDOW[0]},{WINDOW[1]}",
+    ):
+        options.add_argument(argument)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(options=options, service=webdriver.ChromeService(executable_path=chromedriver))
+    driver.set_page_load_timeout(180)
+    try:
+        yield Browser(driver, base_url)
+    finally:
+        driver.quit()
+
+
+def emulate_width(driver, width: int, height: int = 900) -> None:
+    """A viewport `width` px wide; below 800 px a phone's (mobile: the page's meta viewport applies, as on a phone)."""
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 800}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+
+
+def network_events(driver, quiet: float = 0.25, limit: float = 8.0) -> list[dict]:
+    """The Network events of the performance log until no request is open and none began for `quiet` seconds (images,
+    charts' scripts and fetches arrive after the load event), or `limit` seconds at most (a page that polls)."""
+    events: list[dict] = []
+    open_requests: set[str] = set()
+    start = last = time.monotonic()
+    while True:
+        new = [json.loads(entry["message"])["message"] for entry in driver.get_log("performance")]
+        new = [event for event in new if event["method"].startswith("Network.")]
+        for event in new:
+            if event["method"] == "Network.requestWillBeSent":
+                open_requests.add(event["params"]["requestId"])
+            elif event["method"] in ("Network.loadingFinished", "Network.loadingFailed"):
+                open_requests.discard(event["params"]["requestId"])
+        events += new
+        now = time.monotonic()
+        last = now if new else last
+        if (not open_requests and now - last >= quiet) or now - start >= limit:
+            return events
+        time.sleep(0.05)
+
+
+def failed_requests(events: list[dict], deliberate: Collection[tuple[str, int]] = ()) -> tuple[int, list[str]]:
+    """How many requests the events show, and each one answered 4xx/5xx or not at all (blocked, refused), as
+    'HTTP 404 http://…/static/x.css' or 'no answer (net::ERR_…, blocked: csp) http://…'. `deliberate`: (URL ending, status)
+    pairs a page asks for on purpose."""
+    urls: dict[str, str] = {}
+    problems = []
+    for event in events:
+        params = event["params"]
+        if event["method"] == "Network.requestWillBeSent":
+            urls[params["requestId"]] = params["request"]["url"]
+        elif event["method"] == "Network.responseReceived":
+            url, status = params["response"]["url"], int(params["response"]["status"])
+            if status >= 400 and not any(url.endswith(end) and status == code for end, code in deliberate):
+                problems.append(f"HTTP {status} {url}")
+        elif event["method"] == "Network.loadingFailed" and not params.get("canceled"):
+            why = params.get("errorText", "") + (f", blocked: {params['blockedReason']}" if params.get("blockedReason") else "")
+            problems.append(f"no answer ({why}) {urls.get(params['requestId'], params['requestId'])}")
+    return len(urls), problems
+
+
+def check_page(browser: Browser, path: str, width: int, deliberate: Collection[tuple[str, int]] = ()) -> tuple[int, list[str]]:
+    """Load `path` afresh at `width` and return how many requests it made and what went wrong: SEVERE console entries
+    (script errors, CSP violations, failed loads), failed requests, and a document wider than the viewport."""
+    driver = browser.driver
+    driver.get("about:blank")  # a fresh load even where only the width or the #fragment differs from the page before
+    emulate_width(driver, width)
+    driver.get_log("browser")  # reading a log empties it: forget the page before
+    driver.get_log("performance")
+    browser.get(path)
+    browser.wait_loaded()
+    requests, problems = failed_requests(network_events(driver), deliberate)
+    errors = [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    problems = [f"console: {error}" for error in errors if not _deliberate_failure(error, deliberate)] + problems
+    wide, viewport = driver.execute_script("return [document.documentElement.scrollWidth, window.innerWidth]")
+    if wide > min(viewport, width):  # a phone zooms out to fit what sticks out: innerWidth can grow past the screen's
+        problems.append(f"wider than the viewport: {wide} px in {min(viewport, width)} px")
+    return requests, problems
+
+
+def _deliberate_failure(message: str, deliberate: Collection[tuple[str, int]]) -> bool:
+    """Chromium's console line for a deliberate 4xx/5xx: 'http://…/x - Failed to load resource: … status of 404 (…)'."""
+    url, _, rest = message.partition(" - Failed to load resource: ")
+    return any(url.endswith(end) and f"status of {code} " in rest for end, code in deliberate)
