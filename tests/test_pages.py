@@ -42,7 +42,8 @@ def test_team_pages_are_private(client, team, stranger):
 def test_team_page_curl_example_names_the_pack(owner_client, team):
     page = owner_client.get(f"/teams/{team.slug}/").content.decode()
     example = page.split("Submit with <code>curl")[1].split("</code>")[0]
-    assert "-F pack=PACK@VERSION" in example and "-F prompter=NAME" in example
+    assert "-F pack=PACK" in example and "-F prompter=NAME" in example  # a pack's name, as the README writes it
+    assert "<code>sample@1</code> names a version" in page
 
 
 def test_token_created_on_team_page_is_shown_once(owner_client, team):

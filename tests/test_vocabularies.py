@@ -76,7 +76,7 @@ def test_the_database_holds_only_values_of_each_vocabulary_after_uploads_endpoin
     run = endpoint_run_create(team=team, endpoint=endpoint, pack=sample_pack)
     upload = submission_create(team=team, pack=sample_pack, prompter="file", filename="p.jsonl", data=example_prompts)
     assert submissions_publish(submissions=Submission.objects.filter(pk__in=[run.pk, upload.pk])) == 2
-    demo_study(sample_pack, lambda line: None)
+    demo_study(sample_pack, lambda line: None, per_category=1)  # the sample pack has one IM target
 
     assert set(Submission.objects.values_list("origin", flat=True)) == set(Origin.values)
     assert set(Figure.objects.values_list("scope", flat=True)) == set(Scope)  # every scope is stored, and nothing else
