@@ -172,7 +172,8 @@ def test_going_on_right_after_typing_sends_no_draft_for_the_task_left_behind(bro
     monkeypatch.setattr(studies.services, "draft_save", late_draft_save)
     browser.get(url)
     for _ in range(2):  # two tasks, each typed and submitted at once (the second module's introduction between them)
-        browser.wait(lambda d: browser.find_all("#prompt, #intro-go"))
+        # a minute: on the loaded CI machine a submit that meets the late draft's write on SQLite's shared test database waits for it
+        browser.wait(lambda d: browser.find_all("#prompt, #intro-go"), timeout=60)
         if browser.find_all("#intro-go"):
             browser.click_and_wait("#intro-go")
         browser.find("#prompt").send_keys("a flat poster: red sun above three blue hills")
