@@ -96,5 +96,7 @@ def test_ctrl_enter_with_an_empty_rationale_says_so_and_keeps_the_focus_there(br
     ActionChains(browser.driver).send_keys("Typed after the refusal.").key_down(Keys.CONTROL).send_keys(Keys.ENTER).key_up(
         Keys.CONTROL
     ).perform()
-    browser.wait(lambda d: "1 done of 1" in browser.find("#progress").text)
+    # read by script: the save loads the next page, and an element found on the old one can go stale before its text is read
+    progress = "return (document.querySelector('#progress') || {}).textContent || ''"
+    browser.wait(lambda d: "1 done of 1" in d.execute_script(progress))
     assert ExpertRating.objects.get(rater="ana", render=None).note == "Typed after the refusal."
