@@ -112,16 +112,7 @@ class Browser:
 def chromium_driver():
     """One headless Chromium per test process (each xdist worker): starting one costs seconds, and `browser` gives
     every test a clean one (no cookies, storage, cache, logs or emulated size from the test before)."""
-    chromium, chromedriver = _find("chromium", "chromium-browser", "google-chrome"), _find("chromedriver")
-    try:
-        from selenium import webdriver
-    except ImportError:
-        webdriver = None
-    if not (chromium and chromedriver and webdriver):
-        missing = ", ".join(n for n, v in (("chromium", chromium), ("chromedriver", chromedriver), ("selenium", webdriver)) if not v)
-        if REQUIRE_BROWSER:
-            pytest.fail(f"a browser is required (ATELIER_REQUIRE_BROWSER=1) but {missing} is missing")
-        pytest.skip(f"no browser: {missing} missing")
+    chromium, chromedriver, webdriver = _browser_parts()
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
     for argument in (
