@@ -81,8 +81,8 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
         walk = DemoWalk(browser)
         walk.everything(study=link.group(1), staff_study=staff_link(printed.getvalue()))
     print(f"\nWalked {len(walk.pages)} pages x {len(WIDTHS)} widths, {walk.requests} requests:\n" + "\n".join(walk.pages))
+    assert walk.problems == [], "\n".join(["problems in the demo's pages:", *walk.problems])  # a stopped walk's reason too
     assert walk.missing() == [], f"the walk found no {walk.missing()}: {walk.pages}"
-    assert walk.problems == [], "\n".join(["problems in the demo's pages:", *walk.problems])
 
 
 def test_demo_refuses_without_debug(settings, db):
@@ -258,7 +258,8 @@ class DemoWalk:
         self.browser.get("/accounts/login/")
         self.browser.find('input[name="username"]').send_keys(username)
         self.browser.find('input[name="password"]').send_keys(password, Keys.ENTER)
-        self.browser.wait(lambda d: f"Log out {username}" in self.browser.find("header").text)
+        # two minutes: a CI run's walk stopped here after the default 20 s, on a machine busy with the other tests
+        self.browser.wait(lambda d: f"Log out {username}" in self.browser.find("header").text, timeout=120)
         self.who = username
 
     def log_out(self) -> None:
