@@ -30,7 +30,7 @@ def board_entries(pack_id: int, revision: int, judge_id: str, judge_version: str
     """A board's entries as its page and release list them: published, done, with this judge's overall figure."""
     published = Submission.objects.filter(published=True, status=Status.DONE, pack_id=pack_id, pack_revision=revision)
     scored = published.filter(figures__judge_id=judge_id, figures__judge_version=judge_version, figures__scope=Scope.OVERALL)
-    return scored.distinct().order_by("pk").select_related("team", "pack")
+    return scored.distinct().order_by("pk").select_related("team", "pack", "card_version")
 
 
 def difficulty_agreement(entries: Iterable[Submission], judge_id: str, judge_version: str, resamples: int = 1000) -> dict | None:

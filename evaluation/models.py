@@ -17,7 +17,7 @@ from evaluator.judge.types import Status as ResultStatus
 from evaluator.metrics.scopes import Scope
 from evaluator.tiers import ROW_TIERS, Tier
 from tasks.models import Category, Task, TaskPack
-from teams.models import Endpoint, Team
+from teams.models import Endpoint, Prompter, PrompterVersion, Team
 
 
 class Status(models.TextChoices):
@@ -77,6 +77,13 @@ class Submission(models.Model):
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.QUEUED)
     error = models.TextField(blank=True)
     published = models.BooleanField(default=False)
+    published_at = models.DateTimeField(null=True, blank=True, help_text="when it was first published (a board's history dates)")
+    card = models.ForeignKey(
+        Prompter, null=True, blank=True, on_delete=models.PROTECT, related_name="submissions", help_text="the team's card for its prompter"
+    )
+    card_version = models.ForeignKey(
+        PrompterVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="+", help_text="the card as it was when published"
+    )
     withdrawn = models.DateTimeField(null=True, blank=True, help_text="when the team last took it off the board (history kept)")
     judge_id = models.CharField(max_length=200, blank=True)
     judge_label = models.CharField(max_length=300, blank=True)

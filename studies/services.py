@@ -21,7 +21,8 @@ from evaluation.workqueue import START_JOB, enqueue, enqueued_or_unchanged
 from evaluator.categories import IMITATION
 from tasks.models import Task, TaskPack
 from tasks.selectors import prompter_tasks
-from teams.models import Team
+from teams.models import PrompterKind, Team
+from teams.services import card_for
 
 from . import protocol
 from .apps import ATTEMPT_RENDER_JOB
@@ -233,6 +234,7 @@ def _complete(participant: Participant) -> None:
         origin=Origin.HUMAN,
         source_name=f"study {study.slug}",
         baseline_note=f"study {study.name}, protocol {study.protocol_version}",
+        card=card_for(team=study.team, name=f"participant {participant.code}", kind=PrompterKind.HUMAN),
     )
     PromptEntry.objects.bulk_create(
         PromptEntry(submission=submission, task_id=a.task_id, sample_index=0, text=a.text, line=a.position + 1)

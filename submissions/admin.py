@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 
 from evaluation.models import Judgement, PromptEntry, Render, Submission
 from evaluation.workqueue import QueueUnavailable
-from teams.models import ApiToken, Membership, Team
+from teams.models import ApiToken, Membership, Prompter, PrompterVersion, Team
 
 from . import services
 
@@ -22,6 +22,43 @@ class MembershipAdmin(admin.ModelAdmin):
 class ApiTokenAdmin(admin.ModelAdmin):
     list_display = ("team", "name", "prefix", "created", "last_used", "revoked")
     readonly_fields = ("digest", "prefix")
+
+
+class PrompterVersionInline(admin.TabularInline):
+    model = PrompterVersion
+    fields = ("number", "created", "user", "changed", "values")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(Prompter)
+class PrompterAdmin(admin.ModelAdmin):
+    """Cards are changed by their teams (each change a version): staff read them here, the contact included."""
+
+    list_display = ("name", "team", "kind", "family", "weights", "updated")
+    list_filter = ("kind", "weights")
+    search_fields = ("name", "family", "team__name")
+    readonly_fields = (
+        "team",
+        "name",
+        "kind",
+        "family",
+        "weights",
+        "parameters",
+        "paper_url",
+        "code_url",
+        "licence",
+        "description",
+        "contact",
+    )
+    inlines = [PrompterVersionInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 # With the work queue down, an action changes nothing and says so (an error message on the list it returns to),

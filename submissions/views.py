@@ -10,6 +10,7 @@ from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
+from django.db.models import Count
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -23,7 +24,9 @@ from evaluation.units import submission_cancel as cancel_run
 from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
 from tasks import difficulty
-from teams.models import ApiToken, Endpoint, Team
+from teams.forms import PrompterForm
+from teams.models import ApiToken, Endpoint, Prompter, Team
+from teams.services import CardRefused, card_save
 
 from . import services
 from .forms import EndpointForm, EndpointTestForm, RunForm, SubmitForm, TeamForm, TokenForm, add_refusal
@@ -76,8 +79,28 @@ def team(request: HttpRequest, slug: str) -> HttpResponse:
         "tokens": team.tokens.filter(revoked=False),
         "token_form": TokenForm(),
         "endpoints": [(e, urlparse(e.base_url).netloc) for e in team.endpoints.order_by("archived", "name")],
+        "cards": team.prompters.annotate(entries=Count("submissions")),
     }
     return render(request, "submissions/team.html", context)
+
+
+@login_required
+def prompter_edit(request: HttpRequest, slug: str, prompter_id: int | None = None) -> HttpResponse:
+    """Describe a new prompter (no id) or change a card: every saved change is a version (who, when, what)."""
+    team = _my_team(request, slug)
+    card = get_object_or_404(Prompter, team=team, pk=prompter_id) if prompter_id else None
+    form = PrompterForm(request.POST or None, instance=card)
+    if request.method == "POST" and form.is_valid():
+        try:
+            card, version = card_save(team=team, user=request.user, values=form.values(), card=card)
+        except CardRefused as exc:
+            add_refusal(form, str(exc))
+        else:
+            messages.success(request, f"Card {card.name} saved (version {version.number})." if version else "Nothing changed.")
+            return redirect("prompter-edit", slug=team.slug, prompter_id=card.pk)
+    versions = card.versions.select_related("user").order_by("-number") if card else []
+    context = {"team": team, "card": card, "form": form, "versions": versions}
+    return render(request, "submissions/prompter_edit.html", context, status=400 if request.method == "POST" else 200)
 
 
 @login_required

@@ -84,3 +84,71 @@ class Endpoint(models.Model):
     def parameters(self) -> dict:
         """What the page and the submission's snapshot show: never the key."""
         return {"model": self.model, "temperature": self.temperature, "top_p": self.top_p, "max_tokens": self.max_tokens, "seed": self.seed}
+
+
+class PrompterKind(models.TextChoices):
+    MLLM = "mllm", "MLLM"
+    HUMAN = "human", "human"
+    RULE = "rule", "rule"
+    AGENT = "agent", "agent"
+    OTHER = "other", "other"
+
+
+class Weights(models.TextChoices):
+    OPEN = "open", "open weights"
+    CLOSED = "closed", "closed weights"
+
+
+CARD_FIELDS = ("name", "kind", "family", "weights", "parameters", "paper_url", "code_url", "licence", "description", "contact")
+PUBLIC_CARD_FIELDS = CARD_FIELDS[:-1]  # the contact is staff's only
+
+
+class Prompter(models.Model):
+    """A team's description of one prompter (its card), shared by the team's submissions and endpoint runs under its
+    name. A card with no kind is one nobody has described yet: made from a submission's prompter name alone."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="prompters")
+    name = models.CharField(max_length=200, help_text="the display name; submissions under this name use this card")
+    kind = models.CharField(max_length=10, choices=PrompterKind.choices, blank=True, help_text="blank: not described yet")
+    family = models.CharField(max_length=100, blank=True, help_text="model family, e.g. Qwen2.5-VL")
+    weights = models.CharField(max_length=10, choices=Weights.choices, blank=True, help_text="blank: not stated, or not a model")
+    parameters = models.PositiveBigIntegerField(null=True, blank=True, help_text="parameter count (a number, not billions)")
+    paper_url = models.URLField(max_length=500, blank=True)
+    code_url = models.URLField(max_length=500, blank=True)
+    licence = models.CharField(max_length=100, blank=True)
+    description = models.TextField(max_length=600, blank=True, help_text="plain text, shown as text (never as HTML)")
+    contact = models.CharField(max_length=200, blank=True, help_text="shown to staff only")
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "name"], name="unique_prompter_name")]
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.team})"
+
+    @property
+    def described(self) -> bool:
+        return bool(self.kind)
+
+    def values(self) -> dict:
+        return {name: getattr(self, name) for name in CARD_FIELDS}
+
+
+class PrompterVersion(models.Model):
+    """One saved state of a card: every change makes one (who, when, what changed, all the values after it)."""
+
+    prompter = models.ForeignKey(Prompter, on_delete=models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    values = models.JSONField(help_text="every card field after this change, the contact included (staff only)")
+    changed = models.JSONField(default=list, help_text="the fields this change set")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["prompter", "number"], name="unique_prompter_version")]
+        ordering = ["prompter", "number"]
+
+    def public(self) -> dict:
+        return {name: self.values.get(name) for name in PUBLIC_CARD_FIELDS}
