@@ -89,6 +89,7 @@ INSTALLED_APPS = [
     "leaderboard",
     "ratings",
     "studies",
+    "notifications",  # e-mail to a team's members when a submission finishes, fails or is published
     "atelier",  # the project itself: the demo command, which uses every app
 ]
 
@@ -469,6 +470,26 @@ CONTENT_SECURITY_POLICY = {
         "frame-ancestors": ["'none'"],
     },
 }
+
+# E-mail (notifications/: a team's members are told when a submission finishes, fails or is published; each may opt out).
+# EMAIL_BACKEND: a dotted path or console, smtp, file, locmem, dummy; unset: the console (messages printed to the
+# sending process's output) with DEBUG, SMTP without it. The links in a message start with ATELIER_SITE_URL.
+_EMAIL_BACKENDS = {name: f"django.core.mail.backends.{name}.EmailBackend" for name in ("console", "smtp", "file", "locmem", "dummy")}
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "").strip() or ("console" if DEBUG else "smtp")
+EMAIL_BACKEND = _EMAIL_BACKENDS.get(EMAIL_BACKEND, EMAIL_BACKEND)
+if "." not in EMAIL_BACKEND:
+    raise ImproperlyConfigured(f"EMAIL_BACKEND={EMAIL_BACKEND!r}: expected a dotted path or one of {', '.join(_EMAIL_BACKENDS)}")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost").strip()
+EMAIL_PORT = envint("EMAIL_PORT", "25", minimum=1)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = envbool("EMAIL_USE_TLS", "false")  # STARTTLS, usually on port 587
+EMAIL_USE_SSL = envbool("EMAIL_USE_SSL", "false")  # TLS from the first byte, usually on port 465
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("EMAIL_USE_TLS and EMAIL_USE_SSL: set one of them, not both")
+EMAIL_TIMEOUT = envint("EMAIL_TIMEOUT", "10", minimum=1)  # seconds: a dead mail server holds the sending job no longer
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "").strip() or "AtelierEval <noreply@localhost>"
+EMAIL_FILE_PATH = os.environ.get("EMAIL_FILE_PATH", "").strip() or None  # the file backend's folder
 
 LOGGING = {
     "version": 1,

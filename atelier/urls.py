@@ -35,6 +35,7 @@ urlpatterns = [
     path("", include("tasks.urls")),
     path("", include("ratings.urls")),
     path("", include("studies.urls")),
+    path("", include("notifications.urls")),
     path("", include("submissions.urls")),
     path("", include("leaderboard.urls")),
 ]

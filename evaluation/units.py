@@ -39,7 +39,7 @@ from . import runtime
 from .figures import figures_rebuild
 from .judges import JudgeKey
 from .selectors import skill_missing
-from .signals import submission_finished
+from .signals import submission_failed, submission_finished
 from .workqueue import BOARD_JOB, DIFFICULTY_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue
 
 
@@ -249,9 +249,9 @@ def prompts_missing(submission: Submission) -> tuple[int, int]:
 
 
 def submission_fail(submission_id: int, reason: str) -> None:
-    Submission.objects.filter(pk=submission_id).exclude(status__in=RESUMABLE).update(
-        status=Status.FAILED, error=reason, finished=timezone.now()
-    )
+    failing = Submission.objects.filter(pk=submission_id).exclude(status__in=RESUMABLE)
+    if failing.update(status=Status.FAILED, error=reason, finished=timezone.now()):
+        submission_failed.send(sender=Submission, submission_id=submission_id)  # e.g. notifications mails the team
 
 
 def pending_units(submission_id: int) -> tuple[list[tuple[int, str]], list[int]]:

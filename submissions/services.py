@@ -17,11 +17,13 @@ from django.utils.text import slugify
 
 from evaluation.crypto import SecretUnreadable, encrypt
 from evaluation.models import Origin, PromptEntry, Status, Submission
+from evaluation.signals import submission_published
 from evaluation.workqueue import BOARD_JOB, START_JOB, enqueue, enqueued_or_unchanged
 from evaluator.prompters.client import CallOutcome, PrompterClient
 from tasks.models import Split, TaskPack
 from tasks.selectors import prompter_tasks, prompter_view
 from teams.models import ApiToken, Endpoint, Membership, Team
+from teams.services import card_for, card_latest_version
 
 from .parsing import Limits, parse_prompt_file
 
@@ -107,6 +109,7 @@ def submission_create(
     )
     try:
         with enqueued_or_unchanged():
+            submission.card = card_for(team=team, name=prompter, kind="rule" if is_baseline else "")
             submission.save()
             PromptEntry.objects.bulk_create(
                 PromptEntry(submission=submission, task=tasks[r.task_id], sample_index=r.sample, text=r.prompt, line=r.line) for r in rows
@@ -155,7 +158,8 @@ def entry_select(*, submission: Submission) -> None:
         ).exclude(pk=submission.pk)
         if shown.count() >= limit:
             raise CapReached(f"this team already shows {limit} entries on this board (the limit); withdraw one first")
-        Submission.objects.filter(pk=submission.pk).update(published=True, withdrawn=None)
+        _publish(Submission.objects.filter(pk=submission.pk))
+        Submission.objects.filter(pk=submission.pk).update(withdrawn=None)
         boards_changed({(submission.pack_id, submission.pack_revision)})
 
 
@@ -179,8 +183,20 @@ def submissions_publish(*, submissions) -> int:
     done = submissions.filter(status=Status.DONE, published=False)
     boards = set(done.values_list("pack_id", "pack_revision"))
     with enqueued_or_unchanged():
-        count = done.update(published=True)
+        count = _publish(done)
         boards_changed(boards)
+    return count
+
+
+def _publish(submissions) -> int:
+    """Mark unpublished submissions published, each with its card as it is now and its first publication date kept."""
+    now, count = timezone.now(), 0
+    for submission in submissions.filter(published=False).select_for_update():
+        version = card_latest_version(submission.card_id) if submission.card_id else None
+        count += Submission.objects.filter(pk=submission.pk, published=False).update(
+            published=True, published_at=submission.published_at or now, card_version=version
+        )
+        submission_published.send(sender=Submission, submission_id=submission.pk)  # the row is locked: this call published it
     return count
 
 
@@ -327,6 +343,7 @@ def endpoint_run_create(
         request_fingerprint=fingerprint if idempotency_key else "",
     )
     with enqueued_or_unchanged():  # QueueUnavailable: nothing stored
+        submission.card = card_for(team=team, name=submission.prompter)
         submission.save()
         enqueue(START_JOB, submission.pk)
     return submission

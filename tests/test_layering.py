@@ -21,6 +21,7 @@ LAYER = {
     "leaderboard": 3,
     "ratings": 3,
     "studies": 3,
+    "notifications": 3,  # e-mail to teams: hears of submissions through evaluation.signals
     "atelier": 4,
 }
 TOP = 3

@@ -14,7 +14,19 @@ from pathlib import Path
 
 from tests.conftest import ROOT
 
-PRODUCTION = ("atelier", "evaluation", "evaluator", "leaderboard", "ratings", "studies", "submissions", "tasks", "teams", "client")
+PRODUCTION = (
+    "atelier",
+    "evaluation",
+    "evaluator",
+    "leaderboard",
+    "ratings",
+    "studies",
+    "submissions",
+    "tasks",
+    "teams",
+    "notifications",
+    "client",
+)
 # The modules a package installs, where its name does not say it (package names compared lowercased, "_" as "-").
 IMPORT_NAMES = {
     "pytest": {"pytest", "_pytest"},
