@@ -11,6 +11,8 @@ from urllib.parse import urlparse
 
 from django import forms
 from django.conf import settings
+from django.db import IntegrityError
+from django.db.models import Max, QuerySet
 from django.http import HttpRequest, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
@@ -25,7 +27,9 @@ from evaluation.units import submission_cancel
 from evaluation.workqueue import QueueUnavailable
 from evaluator.metrics.coverage import FULL, WITHHELD
 from tasks.models import TaskPack
-from teams.models import Endpoint
+from teams.forms import PrompterForm
+from teams.models import CARD_FIELDS, Endpoint, Prompter, PrompterVersion, Team
+from teams.services import CardRefused, card_save, parameters_label, parameters_parse
 
 from . import ratelimit, services
 from .forms import EchoSafeForm, EndpointForm, RunForm, refusal_field
@@ -167,6 +171,7 @@ def _status(request: HttpRequest, submission: Submission) -> dict:
         "judge_version": submission.judge_version,
         "cost": submission_cost(submission),
         "figures": {f"{f.scope}:{f.key}": _figure(f) for group in figures.values() for f in group},
+        "prompter_card": submission.card_id,
         "origin": submission.origin,
         "condition": submission.condition,
         "condition_version": submission.condition_version,
@@ -344,3 +349,122 @@ def cancel(request: HttpRequest, submission_id: int) -> JsonResponse:
     cancelled = submission_cancel(submission.pk, f"cancelled through the API by team {request.team.name}")
     submission.refresh_from_db()
     return JsonResponse({"id": submission.pk, "cancelled": cancelled, "status": submission.status}, status=200 if cancelled else 409)
+
+
+# --- prompter cards ------------------------------------------------------------------------------
+
+
+def _cards(team: Team) -> QuerySet[Prompter]:
+    """The team's cards, each with its latest version number (`version`)."""
+    return team.prompters.annotate(version=Max("versions__number"))
+
+
+def _card(request: HttpRequest, card: Prompter) -> dict:
+    """A card as its own team sees it: every field, the contact included (card from _cards())."""
+    return {
+        "id": card.pk,
+        **card.values(),
+        "parameters_label": parameters_label(card.parameters),
+        "described": card.described,
+        "version": card.version,
+        "created": card.created.isoformat(),
+        "updated": card.updated.isoformat(),
+        "versions_url": request.build_absolute_uri(reverse("api-prompter-versions", args=[card.pk])),
+    }
+
+
+def _json_object(request: HttpRequest) -> dict | None:
+    """The request's JSON object body; None when the body is not JSON or not an object."""
+    if request.content_type != "application/json":
+        return None
+    try:
+        data = json.loads(request.body or b"null")
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _card_input(data: dict | None) -> tuple[dict, JsonResponse | None]:
+    """The given fields as PrompterForm reads them, or the 400 refusing them. Stricter than a form post, as the OpenAPI
+    document says: known fields only, text (parameters also a whole number or null), lengths counted before trimming."""
+    if data is None:
+        return {}, _bad("send a JSON object of card fields (Content-Type: application/json)", None)
+    if unknown := sorted(set(data) - set(CARD_FIELDS)):
+        return {}, _bad(f"unknown field(s) {', '.join(map(repr, unknown))}; a card's fields are {', '.join(CARD_FIELDS)}", unknown[0])
+    given = {}
+    for name, value in data.items():
+        if name == "parameters" and (value is None or type(value) is int):
+            try:
+                given[name] = "" if value is None else str(parameters_parse(value))
+            except ValueError as exc:
+                return {}, _bad(str(exc), name)
+            continue
+        if not isinstance(value, str):
+            expected = "text such as 7B, a whole number or null" if name == "parameters" else "text"
+            return {}, _bad(f"{name}: {expected}, not {json.dumps(value)[:40]}", name)
+        limit = getattr(PrompterForm.base_fields[name], "max_length", None)
+        if limit and len(value) > limit:
+            return {}, _bad(f"{name}: at most {limit} characters (it has {len(value)})", name)
+        given[name] = value
+    return given, None
+
+
+def _card_saved(request: HttpRequest, card: Prompter | None, given: dict) -> JsonResponse:
+    """Check the card as it would be after the change (PrompterForm), then save the given fields only (a version)."""
+    current = {name: "" if value is None else str(value) for name, value in card.values().items()} if card else {}
+    form = PrompterForm({**current, **given}, instance=card)
+    if not form.is_valid():
+        return _invalid(form)
+    values = {name: value for name, value in form.values().items() if name in given}
+    try:
+        saved, _ = card_save(team=request.team, user=None, values=values, card=card)  # None: by an API token
+    except CardRefused as exc:
+        other = Prompter.objects.filter(team=request.team, name=values.get("name")).values_list("pk", flat=True).first()
+        return JsonResponse({"error": f"{exc} (id {other}: change that one instead)", "field": "name", "id": other}, status=409)
+    except IntegrityError:  # the same name saved by a concurrent request between card_save's check and its save
+        return JsonResponse(
+            {"error": "the card was changed by another request at the same time; nothing was saved", "field": "name"}, status=409
+        )
+    return JsonResponse(_card(request, _cards(request.team).get(pk=saved.pk)), status=200 if card else 201)
+
+
+@csrf_exempt
+@require_http_methods(["GET", "HEAD", "POST"])
+@token_required
+def prompters(request: HttpRequest) -> JsonResponse:
+    """GET: the team's prompter cards. POST (a JSON object): describe a new prompter; `name` is required."""
+    if request.method != "POST":
+        return JsonResponse({"prompters": [_card(request, card) for card in _cards(request.team)]})
+    given, refusal = _card_input(_json_object(request))
+    return refusal or _card_saved(request, None, given)
+
+
+@csrf_exempt
+@require_http_methods(["GET", "HEAD", "PATCH"])
+@token_required
+def prompter(request: HttpRequest, prompter_id: int) -> JsonResponse:
+    """GET: one card. PATCH (a JSON object): change the fields given, and only those; the result is checked whole."""
+    card = get_object_or_404(_cards(request.team), pk=prompter_id)
+    if request.method != "PATCH":
+        return JsonResponse(_card(request, card))
+    given, refusal = _card_input(_json_object(request))
+    return refusal or _card_saved(request, card, given)
+
+
+def _version(version: PrompterVersion) -> dict:
+    if version.user is not None:
+        by = version.user.get_username()
+    elif set(version.changed) <= set(CARD_FIELDS):  # a version keeps a user only: a change without one is an API token's
+        by = "API token"
+    else:  # the platform made the card (teams.services.card_for, evaluation/0006) and says how instead of naming fields
+        by = "the platform"
+    return {"number": version.number, "by": by, "when": version.created.isoformat(), "changed": version.changed, "values": version.values}
+
+
+@require_safe
+@token_required
+def prompter_versions(request: HttpRequest, prompter_id: int) -> JsonResponse:
+    """A card's history, oldest first: who, when, which fields, and every value after each change."""
+    card = get_object_or_404(Prompter, pk=prompter_id, team=request.team)
+    versions = card.versions.select_related("user").order_by("number")
+    return JsonResponse({"id": card.pk, "name": card.name, "versions": [_version(v) for v in versions]})

@@ -7,6 +7,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
 
 from evaluation.models import Origin, Status
+from teams.models import PrompterKind, Weights
 
 ID = {"type": "integer"}
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -106,6 +107,7 @@ SCHEMAS = {
                 "description": "'scope:key' (overall:overall, category:OE, ...) -> figure",
                 "additionalProperties": {"$ref": "#/components/schemas/Figure"},
             },
+            "prompter_card": {"type": "integer", "nullable": True, "description": "the id of the team's card for its prompter"},
             "origin": {"type": "string", "enum": list(Origin.values)},
             "condition": {"type": "string"},
             "condition_version": {"type": "string"},
@@ -125,6 +127,51 @@ SCHEMAS = {
             "max_in_flight": ID,
             "archived": {"type": "boolean"},
             "runs_url": {"type": "string"},
+        },
+    },
+    "Prompter": {
+        "type": "object",
+        "required": ["id", "name", "kind", "parameters", "parameters_label", "described", "version", "updated"],
+        "properties": {
+            "id": ID,
+            "name": {"type": "string"},
+            "kind": {"type": "string", "enum": [*PrompterKind.values, ""], "description": "'': not described yet"},
+            "family": {"type": "string"},
+            "weights": {"type": "string", "enum": [*Weights.values, ""]},
+            "parameters": {"type": "integer", "nullable": True},
+            "parameters_label": {"type": "string", "description": "the count with a unit, e.g. 7B ('' when none)"},
+            "paper_url": {"type": "string"},
+            "code_url": {"type": "string"},
+            "licence": {"type": "string"},
+            "description": {"type": "string"},
+            "contact": {"type": "string"},
+            "described": {"type": "boolean", "description": "false: a card made from a submission's prompter name alone"},
+            "version": {"type": "integer", "nullable": True, "description": "the latest version's number"},
+            "created": {"type": "string", "format": "date-time"},
+            "updated": {"type": "string", "format": "date-time"},
+            "versions_url": {"type": "string"},
+        },
+    },
+    "PrompterHistory": {
+        "type": "object",
+        "required": ["id", "name", "versions"],
+        "properties": {
+            "id": ID,
+            "name": {"type": "string"},
+            "versions": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["number", "by", "when", "changed", "values"],
+                    "properties": {
+                        "number": ID,
+                        "by": {"type": "string", "description": "a member's name, 'API token' or 'the platform'"},
+                        "when": {"type": "string", "format": "date-time"},
+                        "changed": {"type": "array", "items": {"type": "string"}},
+                        "values": {"type": "object", "additionalProperties": True, "description": "every field after the change"},
+                    },
+                },
+            },
         },
     },
     "BoardCell": {
@@ -157,12 +204,55 @@ SCHEMAS = {
                         "overall": {"$ref": "#/components/schemas/BoardCell"},
                         "tasks_covered": ID,
                         "categories": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/BoardCell"}},
+                        "origin": {"type": "string"},
+                        "card": {
+                            "type": "object",
+                            "nullable": True,
+                            "description": "the entry's prompter card as it was when the entry was published (the contact left out)",
+                            "additionalProperties": True,
+                        },
                     },
                 },
             },
+            "filters": {"type": "object", "additionalProperties": {"type": "string"}, "description": "the filters applied"},
         },
     },
 }
+
+COUNT = r"^\s*[0-9]+(\.[0-9]+)?\s*[KMBTkmbt]?\s*$"  # a parameter count; 0 and over 10^16 are refused (400)
+BOARD_FILTERS = [
+    {"name": "kind", "in": "query", "required": False, "schema": {"type": "string", "enum": ["mllm", "human", "rule", "agent", "other"]}},
+    {"name": "weights", "in": "query", "required": False, "schema": {"type": "string", "enum": ["open", "closed"]}},
+    {
+        "name": "params_min",
+        "in": "query",
+        "required": False,
+        "description": "at least this many parameters: a count such as 7B, 350M or 7000000000",
+        "schema": {"type": "string", "pattern": COUNT},
+    },
+    {
+        "name": "params_max",
+        "in": "query",
+        "required": False,
+        "description": "at most this many parameters",
+        "schema": {"type": "string", "pattern": COUNT},
+    },
+    {"name": "origin", "in": "query", "required": False, "schema": {"type": "string", "enum": ["file", "endpoint", "human"]}},
+    {
+        "name": "q",
+        "in": "query",
+        "required": False,
+        "description": "words to find in prompter names, families and teams",
+        "schema": {"type": "string"},
+    },
+    {
+        "name": "described",
+        "in": "query",
+        "required": False,
+        "description": "1: hide entries without a card",
+        "schema": {"type": "string", "enum": ["1"]},
+    },
+]
 
 UPLOAD = {
     "required": True,
@@ -194,6 +284,38 @@ ENDPOINT_FIELDS = {
     },
     "additionalProperties": True,
 }
+# A prompter card as the API takes it: the lengths are the form's (teams/forms.py, PrompterForm), counted before trimming.
+# Some rules no schema says are checked too, and answered 400 naming the field: URLs must be http(s) with a real host
+# name, text is trimmed (a name of spaces is empty) and may not hold NUL, parameters read as a count (7B, 350M, 1.5T).
+CARD_TEXT = {"type": "string"}
+CARD_INPUT = {
+    "name": {**CARD_TEXT, "minLength": 1, "maxLength": 200, "description": "the display name; submissions under it use the card"},
+    "kind": {**CARD_TEXT, "enum": [*PrompterKind.values, ""], "description": "what writes the prompts ('': not said)"},
+    "family": {**CARD_TEXT, "maxLength": 100, "description": "model family, e.g. Qwen2.5-VL"},
+    "weights": {**CARD_TEXT, "enum": [*Weights.values, ""]},
+    "parameters": {
+        "anyOf": [{**CARD_TEXT, "maxLength": 20, "nullable": True}, {"type": "integer", "minimum": 1, "maximum": 10**16}],
+        "description": "parameter count: a whole number, or text with a unit (7B, 350M, 1.5T); '' or null: none",
+    },
+    "paper_url": {**CARD_TEXT, "maxLength": 500, "description": "an http(s) URL, or ''"},
+    "code_url": {**CARD_TEXT, "maxLength": 500, "description": "an http(s) URL, or ''"},
+    "licence": {**CARD_TEXT, "maxLength": 100},
+    "description": {**CARD_TEXT, "maxLength": 600, "description": "plain text (never shown as HTML)"},
+    "contact": {**CARD_TEXT, "maxLength": 200, "description": "shown to the site's staff only"},
+}
+CARD_CHANGE = {"type": "object", "properties": CARD_INPUT, "additionalProperties": False}
+CARD_NEW = {**CARD_CHANGE, "required": ["name"]}
+PROMPTER_ID = [_path_id("prompter_id")]
+CARD = {"$ref": "#/components/schemas/Prompter"}
+CARD_REFUSED = {
+    "400": _json("a field refused (named in 'field')", ERROR),
+    "409": _json("the team already has a card with that name", ERROR),
+}
+CARD_LINKS = {  # for schemathesis's stateful phase (and generated clients): a made card's id is the path's prompter_id
+    name: {"operationId": operation, "parameters": {"prompter_id": "$response.body#/id"}}
+    for name, operation in (("GetCard", "prompterGet"), ("ChangeCard", "prompterChange"), ("CardHistory", "prompterVersions"))
+}
+
 ENDPOINT_BODY = {
     "required": True,
     "content": {"application/json": {"schema": ENDPOINT_FIELDS}, "application/x-www-form-urlencoded": {"schema": ENDPOINT_FIELDS}},
@@ -248,6 +370,7 @@ PATHS = {
                 *SUBMISSION_ID,
                 {"name": "fmt", "in": "path", "required": True, "schema": {"type": "string", "enum": ["csv", "jsonl"]}},
                 {"name": "judge", "in": "query", "required": False, "schema": {"type": "string"}},
+                *BOARD_FILTERS,
             ],
         )
     },
@@ -283,6 +406,41 @@ PATHS = {
             requestBody=BODY,
         )
     },
+    "/api/v1/prompters": {
+        "get": _op(
+            "The team's prompter cards (the contact included)",
+            {
+                "200": _json(
+                    "cards", {"type": "object", "required": ["prompters"], "properties": {"prompters": {"type": "array", "items": CARD}}}
+                )
+            },
+            operationId="prompterList",
+        ),
+        "post": _op(
+            "Describe a prompter (a new card, version 1)",
+            {"201": {**_json("made", CARD), "links": CARD_LINKS}, **CARD_REFUSED},
+            operationId="prompterCreate",
+            requestBody={"required": True, "content": {"application/json": {"schema": CARD_NEW}}},
+        ),
+    },
+    "/api/v1/prompters/{prompter_id}": {
+        "get": _op("A prompter card", {"200": _json("the card", CARD)}, parameters=PROMPTER_ID, operationId="prompterGet"),
+        "patch": _op(
+            "Change a card: only the fields given (a new version when anything changed)",
+            {"200": _json("the card after the change", CARD), **CARD_REFUSED},
+            parameters=PROMPTER_ID,
+            operationId="prompterChange",
+            requestBody={"required": True, "content": {"application/json": {"schema": CARD_CHANGE}}},
+        ),
+    },
+    "/api/v1/prompters/{prompter_id}/versions": {
+        "get": _op(
+            "A card's history, oldest first",
+            {"200": _json("the versions", {"$ref": "#/components/schemas/PrompterHistory"})},
+            parameters=PROMPTER_ID,
+            operationId="prompterVersions",
+        )
+    },
     "/api/v1/boards": {
         "get": {
             "summary": "A pack's board (public)",
@@ -290,6 +448,7 @@ PATHS = {
             "parameters": [
                 {"name": "pack", "in": "query", "required": True, "schema": {"type": "string"}},
                 {"name": "judge", "in": "query", "required": False, "schema": {"type": "string"}},
+                *BOARD_FILTERS,
             ],
             "responses": {
                 "200": _json(
@@ -297,7 +456,7 @@ PATHS = {
                     {"$ref": "#/components/schemas/Board"},
                 ),
                 "304": {"description": "unchanged since the ETag or date sent"},
-                "400": _json("a query parameter other than pack and judge", ERROR),
+                "400": _json("an unknown query parameter, or a filter value nobody could mean", ERROR),
                 "404": _json("no board", ERROR),
                 "405": ERRORS["405"],
             },

@@ -8,6 +8,8 @@ urlpatterns = [
     path("teams/<slug:slug>/", views.team, name="team"),
     path("teams/<slug:slug>/submit/", views.submit, name="submit"),
     path("examples/prompts.jsonl", views.example_prompts, name="example-prompts"),
+    path("teams/<slug:slug>/prompters/new/", views.prompter_edit, name="prompter-new"),
+    path("teams/<slug:slug>/prompters/<int:prompter_id>/", views.prompter_edit, name="prompter-edit"),
     path("teams/<slug:slug>/tokens/", views.token_new, name="token-new"),
     path("teams/<slug:slug>/tokens/<int:token_id>/revoke/", views.token_revoke, name="token-revoke"),
     path("teams/<slug:slug>/endpoints/new/", views.endpoint_new, name="endpoint-new"),
@@ -27,5 +29,8 @@ urlpatterns = [
     path("api/v1/endpoints", api.endpoints, name="api-endpoints"),
     path("api/v1/endpoints/<int:endpoint_id>/test", api.endpoint_test, name="api-endpoint-test"),
     path("api/v1/endpoints/<int:endpoint_id>/runs", api.endpoint_runs, name="api-endpoint-runs"),
+    path("api/v1/prompters", api.prompters, name="api-prompters"),
+    path("api/v1/prompters/<int:prompter_id>", api.prompter, name="api-prompter"),
+    path("api/v1/prompters/<int:prompter_id>/versions", api.prompter_versions, name="api-prompter-versions"),
     path("api/v1/openapi.json", openapi.description, name="api-openapi"),
 ]

@@ -216,3 +216,28 @@ def test_endpoint_add_test_and_run_until_done(logged_in, prompter_server, settin
     assert f"submission {submission.pk}: done" in run.stdout and "overall:overall" in run.stdout
     missing = atelier(logged_in, "endpoint", "test", "999999", "--pack", "sample")
     assert missing.returncode == 1 and missing.stderr.strip()
+
+
+def test_prompter_add_list_and_edit_send_only_the_options_given(logged_in):
+    from teams.models import Prompter
+
+    added = atelier(
+        logged_in, "prompter", "add", "cli-model", "--kind", "mllm", "--parameters", "7B", "--weights", "open", "--contact", "a@b.org"
+    )
+    assert added.returncode == 0, added.stderr
+    card = Prompter.objects.get(name="cli-model")
+    assert f"prompter card {card.pk} (cli-model): version 1" in added.stderr and "parameters   7B" in added.stdout.splitlines()
+    edited = atelier(logged_in, "prompter", "edit", str(card.pk), "--family", "Qwen2.5-VL", "--parameters", "72B")
+    assert edited.returncode == 0, edited.stderr
+    card.refresh_from_db()
+    assert (card.family, card.parameters, card.kind, card.contact) == ("Qwen2.5-VL", 72_000_000_000, "mllm", "a@b.org")
+    assert list(card.versions.order_by("number").values_list("changed", flat=True))[1] == ["family", "parameters"]
+    header, row = atelier(logged_in, "prompter", "list").stdout.splitlines()
+    assert header.split() == ["id", "name", "kind", "family", "weights", "params", "version", "updated"]
+    assert row.split()[:7] == [str(card.pk), "cli-model", "mllm", "Qwen2.5-VL", "open", "72B", "2"]
+    bad = atelier(logged_in, "prompter", "edit", str(card.pk), "--paper-url", "javascript:alert(1)")
+    assert bad.returncode == 1 and "HTTP 400: paper_url: Enter a valid URL." in bad.stderr
+    taken = atelier(logged_in, "prompter", "add", "cli-model")
+    assert taken.returncode == 1 and f"HTTP 409: name: the team already has a prompter called 'cli-model' (id {card.pk}" in taken.stderr
+    nothing = atelier(logged_in, "prompter", "edit", str(card.pk))
+    assert nothing.returncode == 2 and "nothing to change" in nothing.stderr and card.versions.count() == 2

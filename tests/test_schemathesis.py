@@ -29,6 +29,7 @@ def served_api(live_server, sample_pack, team, no_backends, settings):
     from evaluation.models import Submission
     from submissions.services import token_create
     from teams.models import Endpoint
+    from teams.services import card_for
 
     settings.ATELIER_DAILY_SUBMISSIONS = 1000  # the cap is declared (429); a low one would make most uploads just that
     # schemathesis's authentication checks send wrong and missing tokens on purpose: with the lockout's 20 the
@@ -36,6 +37,7 @@ def served_api(live_server, sample_pack, team, no_backends, settings):
     settings.ATELIER_TOKEN_FAILURE_LIMIT = 1_000_000
     Submission.objects.create(team=team, pack=sample_pack, prompter="seeded", status="done")
     Endpoint.objects.create(team=team, name="seeded", base_url="https://prompter.example.org/v1", model="m")  # not resolvable here
+    card_for(team=team, name="seeded")  # a prompter card, for the routes under /api/v1/prompters/{prompter_id}
     return live_server.url, token_create(team=team, name="schemathesis")[1]
 
 

@@ -1,5 +1,5 @@
 """The `atelier` command: log in, submit a prompt file and follow it, read a status, download a breakdown, print a
-board, and register, test and run endpoints. Exit 0 on success, 1 with the server's message on any error, 2 on usage."""
+board, register, test and run endpoints, and describe prompters (cards). Exit 0 on success, 1 with the server's message on any error, 2 on usage."""
 
 from __future__ import annotations
 
@@ -245,6 +245,84 @@ def endpoint_parser(sub) -> None:
     run.add_argument("--interval", type=float, default=2.0, help=argparse.SUPPRESS)
 
 
+CARD_OPTIONS = ("kind", "family", "weights", "parameters", "paper_url", "code_url", "licence", "description", "contact")
+CARD_COLUMNS = ("id", "name", "kind", "family", "weights", "params", "version", "updated")
+
+
+def card_fields(args: argparse.Namespace) -> dict:
+    """The card fields given on the command line, and only those ('' is given: it clears the field)."""
+    return {name: getattr(args, name) for name in ("name", *CARD_OPTIONS) if getattr(args, name, None) is not None}
+
+
+def card_lines(card: dict) -> list[str]:
+    """One card, a field a line (the parameters with their unit)."""
+    shown = {**card, "parameters": card.get("parameters_label"), "kind": card.get("kind") or "(not described yet)"}
+    return [f"{name:<12} {shown.get(name) or ''}".rstrip() for name in ("id", "name", *CARD_OPTIONS, "version", "updated")]
+
+
+def cards_table(cards: list[dict]) -> list[str]:
+    """The team's cards, a line each, every column as wide as its widest value (names whole)."""
+    rows = [
+        [
+            str(c["id"]),
+            c["name"],
+            c["kind"] or "-",
+            c["family"] or "-",
+            c["weights"] or "-",
+            c["parameters_label"] or "-",
+            str(c["version"] or "-"),
+        ]
+        + [c["updated"][:16].replace("T", " ")]
+        for c in cards
+    ]
+    widths = [max(len(row[i]) for row in [list(CARD_COLUMNS), *rows]) for i in range(len(CARD_COLUMNS))]
+    return ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in [list(CARD_COLUMNS), *rows]]
+
+
+def cmd_prompter(args: argparse.Namespace) -> int:
+    api = client()
+    if args.action == "list":
+        cards = api.json("GET", "/api/v1/prompters")["prompters"]
+        if args.json:
+            print(json.dumps(cards, indent=2))
+        else:
+            print("\n".join(cards_table(cards)) if cards else "no prompter cards yet (atelier prompter add NAME --kind ...)")
+        return 0
+    fields = card_fields(args)
+    if args.action == "add":
+        card = api.json("POST", "/api/v1/prompters", fields)
+    elif not fields:
+        print("atelier prompter edit: error: nothing to change: give at least one option (atelier prompter edit -h)", file=sys.stderr)
+        return 2
+    else:
+        card = api.json("PATCH", f"/api/v1/prompters/{args.id}", fields)
+    print(f"prompter card {card['id']} ({card['name']}): version {card['version']}", file=sys.stderr)
+    print("\n".join(card_lines(card)))
+    return 0
+
+
+def prompter_parser(sub) -> None:
+    prompter = sub.add_parser("prompter", help="describe the team's prompters (cards): list, add, edit").add_subparsers(
+        dest="action", required=True
+    )
+    prompter.add_parser("list", help="the team's cards").add_argument("--json", action="store_true")
+    add = prompter.add_parser("add", help="describe a new prompter (submissions under NAME use its card)")
+    add.add_argument("name", metavar="NAME")
+    edit = prompter.add_parser("edit", help="change a card: only the options given are sent ('' clears a field)")
+    edit.add_argument("id", type=int, metavar="ID")
+    edit.add_argument("--name")
+    for p in (add, edit):
+        p.add_argument("--kind", help="mllm, human, rule, agent or other")
+        p.add_argument("--family", help="model family, e.g. Qwen2.5-VL")
+        p.add_argument("--weights", help="open or closed")
+        p.add_argument("--parameters", help="parameter count with its unit: 7B, 350M, 1.5T")
+        p.add_argument("--paper-url")
+        p.add_argument("--code-url")
+        p.add_argument("--licence")
+        p.add_argument("--description", help="plain text, at most 600 characters")
+        p.add_argument("--contact", help="shown to the site's staff only")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="atelier", description="AtelierEval from the command line (the REST API, with a team token).")
     sub = p.add_subparsers(dest="command", required=True)
@@ -268,6 +346,7 @@ def parser() -> argparse.ArgumentParser:
     board.add_argument("pack")
     board.add_argument("--json", action="store_true")
     endpoint_parser(sub)
+    prompter_parser(sub)
     return p
 
 
@@ -278,6 +357,7 @@ COMMANDS = {
     "download": cmd_download,
     "board": cmd_board,
     "endpoint": cmd_endpoint,
+    "prompter": cmd_prompter,
 }
 
 
