@@ -4,6 +4,7 @@ its bearer token, and a board's ranked rows as JSON, for the command-line client
 from __future__ import annotations
 
 import hashlib
+from dataclasses import asdict
 
 from django.conf import settings
 from django.core.cache import cache
@@ -17,6 +18,7 @@ from evaluation.judges import judges_of, pick_judge, submission_judge
 from evaluation.models import Submission
 from leaderboard import selectors
 from leaderboard.downloads import breakdown_rows, csv_lines, jsonl_lines
+from leaderboard.filters import FILTER_PARAMS, BoardFilter
 from submissions.api import token_required
 
 BOARD_ROWS_MAX = 500
@@ -54,10 +56,12 @@ def _row(row: selectors.Row) -> dict:
         "overall": _cell(row.overall),
         "categories": {k: _cell(c) for k, c in row.categories.items()},
         "tasks_covered": row.tasks_covered,
+        "origin": s.origin,
+        "card": asdict(row.card) if row.card else None,
     }
 
 
-BOARDS_PARAMS = {"pack", "judge"}
+BOARDS_PARAMS = {"pack", "judge", *FILTER_PARAMS}
 
 
 def _version(request: HttpRequest):
@@ -90,12 +94,16 @@ def boards(request: HttpRequest) -> JsonResponse:
 def _boards_body(request: HttpRequest) -> tuple[int, dict]:
     unknown = sorted(set(request.GET) - BOARDS_PARAMS)
     if unknown:
-        return 400, {"error": f"unknown query parameter(s) {', '.join(unknown)}: this route takes pack and judge"}
+        return 400, {"error": f"unknown query parameter(s) {', '.join(unknown)}: this route takes {', '.join(sorted(BOARDS_PARAMS))}"}
+    filters, refused = BoardFilter.parse(request.GET)
+    if refused:
+        return 400, {"error": "; ".join(refused)}
     name = request.GET.get("pack", "")
     board = next((b for b in selectors.leaderboard_boards() if b.pack.name == name), None)
     judge = pick_judge(selectors.board_judges(board, humans=False), request.GET.get("judge")) if board else None
     if board is None or judge is None:
         return 404, {"error": f"no board for pack {name!r} (a board appears once an entry is published)"}
     stats = selectors.board_stats(board, judge)
-    page, _ = selectors.leaderboard_page(board, judge, stats, selectors.default_sort(stats), per_page=BOARD_ROWS_MAX)
-    return 200, {"board": board.key, "pack": str(board), "judge": judge.key, "rows": [_row(r) for r in page.object_list]}
+    page, _ = selectors.leaderboard_page(board, judge, stats, selectors.default_sort(stats), per_page=BOARD_ROWS_MAX, filters=filters)
+    rows = [_row(r) for r in page.object_list]
+    return 200, {"board": board.key, "pack": str(board), "judge": judge.key, "rows": rows, "filters": filters.answered()}

@@ -22,6 +22,10 @@ from evaluator.metrics.scopes import RankedOn, Scope, split_cell_key
 from evaluator.tiers import Tier
 from tasks import difficulty
 from tasks.models import TaskPack
+from teams.models import PrompterKind
+from teams.services import parameters_label
+
+from .filters import BoardFilter
 
 
 @dataclass
@@ -41,9 +45,46 @@ class Row:
         return f"{s.condition} v{s.condition_version}" if s.condition and s.condition_version else s.condition
 
     @property
+    def card(self) -> CardView | None:
+        """The entry's prompter card as it was when the entry was published."""
+        return card_view(self.submission.card_version.values) if self.submission.card_version_id else None
+
+    @property
     def middleware(self) -> bool:
         """Whether a backend rewrote prompts before rendering (its config names a rewriter)."""
         return any(isinstance(b, dict) and b.get("rewriter") for b in self.submission.backends or [])
+
+
+@dataclass(frozen=True)
+class CardView:
+    """A card's public values as pages show them (the contact is never among them)."""
+
+    name: str
+    kind: str
+    kind_label: str
+    family: str
+    weights: str
+    parameters: str
+    paper_url: str
+    code_url: str
+    licence: str
+    description: str
+
+
+def card_view(values: dict) -> CardView:
+    kind = values.get("kind") or ""
+    return CardView(
+        name=values.get("name") or "",
+        kind=kind,
+        kind_label=PrompterKind(kind).label if kind in PrompterKind.values else "",
+        family=values.get("family") or "",
+        weights=values.get("weights") or "",
+        parameters=parameters_label(values.get("parameters")),
+        paper_url=values.get("paper_url") or "",
+        code_url=values.get("code_url") or "",
+        licence=values.get("licence") or "",
+        description=values.get("description") or "",
+    )
 
 
 def public_submissions() -> QuerySet[Submission]:
@@ -118,8 +159,10 @@ def default_sort(stats: BoardStats | None) -> str:
 TURNS = {"@single": "single-turn runs", "@feedback": "runs with feedback rounds"}
 
 
-def board_rows(board: Board, judge: JudgeKey, condition: str = "") -> QuerySet[BoardRow]:
+def board_rows(board: Board, judge: JudgeKey, condition: str = "", filters: BoardFilter | None = None) -> QuerySet[BoardRow]:
     stored = BoardRow.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    if filters is not None and filters.active:
+        stored = filters.apply(stored)
     if condition in TURNS:
         return stored.filter(submission__rounds__gt=1) if condition == "@feedback" else stored.filter(submission__rounds=1)
     return stored.filter(condition=condition) if condition else stored
@@ -134,10 +177,11 @@ def leaderboard_page(
     condition: str = "",
     number=None,
     per_page: int | None = None,
+    filters: BoardFilter | None = None,
 ):
     """One page of the board's stored rows (BoardRow, rebuilt by the board job), sorted in the database, and the
     board's backend columns: one indexed query for the rows, whatever the board's size."""
-    stored = board_rows(board, judge, condition)
+    stored = board_rows(board, judge, condition, filters)
     backends = stats.backends if stats else {}
     sortable = {*CATEGORIES, *ROW_SORTS, *(f"backend:{b}" for b in backends)}
     ranked = stats is not None and stats.ranked_on.get("split", RankedOn.ALL) == RankedOn.TEST
@@ -148,11 +192,11 @@ def leaderboard_page(
     ordered = stored.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "submission_id")
     # The page's submission ids first (a range of the index, even deep in the board), then those rows with their joins.
     paginator = Paginator(ordered.values_list("submission_id", flat=True), per_page or BOARD_PAGE)
-    if stats is not None and not condition:
+    if stats is not None and not condition and not (filters and filters.active):
         paginator.count = stats.entry_count  # the board job stored how many rows it wrote: no COUNT over the board
     page = paginator.get_page(number)
     ids = list(page.object_list)
-    loaded = stored.filter(submission_id__in=ids).select_related("submission__team", "submission__pack")
+    loaded = stored.filter(submission_id__in=ids).select_related("submission__team", "submission__pack", "submission__card_version")
     by_id = {
         r.submission_id: r
         for r in loaded.defer("sort", "backend_labels", "submission__judge_spec", "submission__prompting", "submission__error")
@@ -426,3 +470,74 @@ def entry_views(submission: Submission, judge: JudgeKey, figures: dict[str, list
         "tags": tags,
         "tag_chart": {"x": [r["tag"] for r in tags], "y": [round(r["mean"], 2) for r in tags], "n": [r["n"] for r in tags]},
     }
+
+
+@dataclass
+class PrompterEntry:
+    """One published entry of a card on one board and judge, as the prompter's page lists it."""
+
+    submission: Submission
+    board: Board
+    judge: JudgeKey
+    rank: int | None
+    overall: Cell | None
+    categories: dict[str, Cell]
+    card: CardView | None
+
+
+def prompter_entries(card_id: int) -> list[PrompterEntry]:
+    """Every published entry of a card, on every pack, revision and judge, oldest publication first."""
+    stored = (
+        BoardRow.objects.filter(submission__card_id=card_id, submission__published=True, submission__status=Status.DONE)
+        .select_related("submission__pack", "submission__card_version", "submission__team")
+        .defer("sort", "backend_labels", "submission__judge_spec", "submission__prompting", "submission__error")
+        .order_by("submission__published_at", "submission_id", "judge_id", "judge_version")
+    )
+    entries = []
+    for r in stored:
+        shown, s = r.figures, r.submission
+        label = s.judge_label if (s.judge_id, s.judge_version) == (r.judge_id, r.judge_version) else ""
+        entries.append(
+            PrompterEntry(
+                submission=s,
+                board=Board(s.pack, r.revision),
+                judge=JudgeKey(r.judge_id, r.judge_version, label),
+                rank=r.stats.get("rank"),
+                overall=_figure(Scope.OVERALL, "overall", shown[Scope.OVERALL]) if shown.get(Scope.OVERALL) else None,
+                categories={k: _figure(Scope.CATEGORY, k, f) for k, f in shown.get(Scope.CATEGORY, {}).items()},
+                card=card_view(s.card_version.values) if s.card_version_id else None,
+            )
+        )
+    return entries
+
+
+def prompter_chart(entries: list[PrompterEntry]) -> dict:
+    """Overall and per-category scores over the boards the prompter was published on, for the judge that scored most
+    of its entries (scores of different judges are never drawn on one axis): one point per entry, with its interval."""
+    judges: dict[str, int] = defaultdict(int)
+    for e in entries:
+        judges[e.judge.key] += 1
+    if not judges:
+        return {}
+    judge = max(judges, key=lambda k: (judges[k], k))
+    chosen = [e for e in entries if e.judge.key == judge]
+    series = []
+    for name in ("overall", *CATEGORIES):
+        points = [(e, e.overall if name == "overall" else e.categories.get(name)) for e in chosen]
+        points = [(e, c) for e, c in points if c is not None and c.value is not None]
+        series.append(
+            {
+                "name": name,
+                "x": [
+                    f"#{e.submission.pk} {e.board} ({e.submission.published_at:%Y-%m-%d})"
+                    if e.submission.published_at
+                    else f"#{e.submission.pk} {e.board}"
+                    for e, _ in points
+                ],
+                "y": [c.value for _, c in points],
+                "low": [c.ci_low for _, c in points],
+                "high": [c.ci_high for _, c in points],
+            }
+        )
+    label = next((e.judge.label for e in chosen if e.judge.label), chosen[0].judge.judge_id)
+    return {"judge": label, "series": [s for s in series if s["x"]]}
