@@ -29,6 +29,7 @@ from tasks.models import Split
 
 from .downloads import COLUMNS, breakdown_rows
 from .selectors import Board, Row, human_section
+from .sota import board_sota
 
 README = """# {board} scored by {judge}
 
@@ -41,7 +42,9 @@ line, with the judge version that scored it and the config hash of the backend t
 statistics_inputs.json (what the statistics take besides task scores, prompts and tasks), trajectories.jsonl (feedback runs:
 each task sample's feedback scores by round), humans.jsonl and human_units.jsonl (the human baseline's participants, by
 number, and their units), breakdown.csv / breakdown.jsonl (per task, sample, backend and image: prompt, image URL, every
-judged value, the prompt's predicted difficulty), rationales.jsonl (dev-split tasks). A signed release adds MANIFEST.json
+judged value, the prompt's predicted difficulty), rationales.jsonl (dev-split tasks), sota.json (state of the art over time:
+per series, overall and each category, the best score by date with the entry that set each step and its interval, and the
+human rows as reference values; leaderboard/sota.py). A signed release adds MANIFEST.json
 and MANIFEST.sig (docs/releases.md).
 
 Recompute every number from these files, with this repository at the code version named in board.json:
@@ -65,6 +68,7 @@ def board_files(board: Board, judge: JudgeKey, absolute: Callable[[str], str]) -
     participants = board_participants(board, judge)
     yield "README.md", iter([README.format(board=board, judge=judge)])
     yield "board.json", iter([json.dumps(_board_json(board, judge, entries, participants), indent=1, ensure_ascii=False)])
+    yield "sota.json", iter([json.dumps(board_sota(board, judge), indent=1, ensure_ascii=False)])
     yield (
         "tasks.csv",
         csv_lines(
@@ -185,6 +189,8 @@ def _board_json(board: Board, judge: JudgeKey, entries: list, participants: list
                 "team": s.team.name,
                 "condition": s.condition,
                 "origin": s.origin,
+                "published": s.published_at.isoformat() if s.published_at else None,
+                "card": s.card_version.public() if s.card_version_id else None,  # as it was when published; no contact
                 "tasks": shown.get(s.pk),
                 "figures": figures[s.pk],
                 "coverage": covered[s.pk],

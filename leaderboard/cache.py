@@ -2,7 +2,8 @@
 proxies and CDNs keep them (issue 22).
 
 A shared page is stored under a key made of the deployed code's version, the boards' version
-(`evaluation.boards.boards_version`, which changes whenever the board job or a human-row rebuild writes), the path and
+(`evaluation.boards.boards_version`, which changes whenever the board job or a human-row rebuild writes), the latest
+signed release (the board's cite block names it; the release job makes it after the rebuild), the path and
 the query parameters the page reads, so a new board write invalidates every page by changing their keys: nothing is
 ever deleted, old keys expire after ATELIER_BOARD_CACHE_SECONDS. The same key is the page's weak ETag and the
 version's time its Last-Modified, answered by Django's own `condition` (304), and the response says `public,
@@ -36,6 +37,8 @@ from django.views.decorators.http import condition
 
 from evaluation.boards import boards_version
 
+from .models import Release
+
 log = logging.getLogger(__name__)
 
 View = Callable[..., HttpResponse]
@@ -54,10 +57,13 @@ def shared_page(request: HttpRequest, params: tuple[str, ...]) -> SharedPage | N
     if request.user.is_authenticated or len(get_messages(request)):  # len() reads the messages without using them up
         return None
     version = boards_version()
+    # The board's cite block names its latest release, made by a job after the board's rebuild: a new release is news too.
+    released = Release.objects.order_by("-pk").values_list("pk", "created").first() or (0, None)
     query = urlencode([(name, value) for name in params for value in request.GET.getlist(name)])
-    named = "|".join((settings.ATELIER_CODE_VERSION, version.key, request.path, query))
+    named = "|".join((settings.ATELIER_CODE_VERSION, version.key, f"release-{released[0]}", request.path, query))
     digest = hashlib.sha256(named.encode()).hexdigest()[:32]
-    return SharedPage(key=f"board-page:{digest}", etag=f'W/"{digest}"', modified=version.at)
+    modified = max((at for at in (version.at, released[1]) if at is not None), default=None)
+    return SharedPage(key=f"board-page:{digest}", etag=f'W/"{digest}"', modified=modified)
 
 
 def board_page_cache(params: tuple[str, ...], answered: Answered) -> Callable[[View], View]:

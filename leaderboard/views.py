@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django.conf import settings
 from django.core.files.storage import default_storage
@@ -9,6 +9,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse, HttpRe
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_safe
 
 from evaluation import selectors as units
@@ -17,16 +18,20 @@ from evaluation.judges import judges_of, pick_judge, submission_judge
 from evaluation.models import ACTIVE, Origin, Submission
 from evaluator.categories import CATEGORIES
 from tasks import difficulty
+from teams.models import Prompter, PrompterKind, Weights
 
 from . import comparisons, selectors
 from .board_download import board_files
 from .cache import board_page_cache
+from .cite import board_cite
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
+from .filters import FILTER_PARAMS, BoardFilter
 from .models import Release, SigningKey
 from .releases import NoReleaseKey, board_releases, current_key, release_current
+from .sota import board_sota
 from .team_rows import team_rows
 
-BOARD_PARAMS = ("board", "judge", "condition", "sort", "dir", "page")  # every query parameter the board page reads
+BOARD_PARAMS = ("board", "judge", "condition", "sort", "dir", "page", *FILTER_PARAMS)  # every query parameter the board page reads
 
 
 def board_answered(context: dict) -> dict[str, str]:
@@ -41,6 +46,7 @@ def board_answered(context: dict) -> dict[str, str]:
         "sort": sort if sort in sorts else "",
         "dir": "desc" if context["descending"] else "asc",
         "page": str(page.number) if page else "",
+        **{name: context["filters"].answered().get(name, "") for name in FILTER_PARAMS},
     }
 
 
@@ -55,8 +61,11 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
     conditions = stats.conditions if stats else []
     condition = request.GET.get("condition", "") if request.GET.get("condition") in (*conditions, *selectors.TURNS) else ""
     sort, descending = request.GET.get("sort") or selectors.default_sort(stats), request.GET.get("dir", "desc") != "asc"
+    filters, refused = BoardFilter.parse(request.GET)
     page, backends = (
-        selectors.leaderboard_page(board, judge, stats, sort, descending, condition, request.GET.get("page")) if judge else (None, [])
+        selectors.leaderboard_page(board, judge, stats, sort, descending, condition, request.GET.get("page"), filters=filters)
+        if judge
+        else (None, [])
     )
     rows = page.object_list if page else []
     context = {
@@ -73,12 +82,41 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         "conditions": conditions,
         "condition": condition,
         "turns": selectors.TURNS,
+        "filters": filters,
+        "filter_problems": refused,
+        # URL-encoded parts only (no quote or angle bracket can survive quote() and urlencode()): safe in an attribute
+        "keep": mark_safe((f"&condition={quote(condition, safe='')}" if condition else "") + filters.query()),  # noqa: S308
+        "kinds": PrompterKind.choices,
+        "weights": Weights.choices,
+        "origins": Origin.choices,
         "team_rows": team_rows(request.user, board, judge) if judge else [],
         "release_key": current_key(),
+        "cite": board_cite(board, judge, request, stats) if judge else None,
         **(selectors.human_section(board, judge, rows) if judge else {}),
         **(selectors.stats_section(board, judge, stats, condition) if judge else {}),
     }
     return TemplateResponse(request, "leaderboard/index.html", context)
+
+
+@require_safe
+def prompter(request: HttpRequest, prompter_id: int) -> HttpResponse:
+    """A prompter's card and every published entry it has, across packs and revisions, with a chart of its scores.
+    A card none of whose entries is published is its team's business (staff and members see it)."""
+    card = get_object_or_404(Prompter.objects.select_related("team"), pk=prompter_id)
+    entries = selectors.prompter_entries(card.pk)
+    insider = request.user.is_staff or (request.user.is_authenticated and card.team.members.filter(pk=request.user.pk).exists())
+    if not entries and not insider:
+        raise Http404("No such prompter")
+    context = {
+        "card": card,
+        "shown": selectors.card_view(card.values()),
+        "entries": entries,
+        "chart": selectors.prompter_chart(entries),
+        "categories": CATEGORIES,
+        "versions": card.versions.select_related("user").order_by("-number"),
+        "insider": insider,
+    }
+    return render(request, "leaderboard/prompter.html", context)
 
 
 @require_safe
@@ -228,3 +266,23 @@ def release_keys(request: HttpRequest) -> JsonResponse:
 def release_key_pem(request: HttpRequest, fingerprint: str) -> HttpResponse:
     key = get_object_or_404(SigningKey, fingerprint=fingerprint)
     return HttpResponse(key.public_key, content_type="application/x-pem-file")
+
+
+SOTA_PARAMS = ("board", "judge")
+
+
+def sota_answered(context: dict) -> dict[str, str]:
+    return {"board": context["board"].key, "judge": context["judge"].key} if context.get("sota") else {}
+
+
+@require_safe
+@board_page_cache(SOTA_PARAMS, sota_answered)
+def sota(request: HttpRequest) -> HttpResponse:
+    """State of the art over time on one board and judge: /sota/?board=<pack id>:<revision>&judge=<judge key>, a chart and a
+    table of the best overall and per-category score by date (the release's sota.json holds the same data)."""
+    try:
+        board, judge = _board_and_judge(request)
+    except Http404 as missing:
+        context = {"problem": str(missing), "boards": selectors.leaderboard_boards()}
+        return TemplateResponse(request, "leaderboard/sota.html", context, status=404)
+    return TemplateResponse(request, "leaderboard/sota.html", {"board": board, "judge": judge, "sota": board_sota(board, judge)})
