@@ -29,8 +29,8 @@ class ExemplarEmbeddingAdmin(admin.ModelAdmin):
 
 @admin.register(ExpertRating)
 class ExpertRatingAdmin(admin.ModelAdmin):
-    list_display = ("rater", "entry", "render", "pool", "source", "created")
-    list_filter = ("pool", "rater", "source")
+    list_display = ("rater", "entry", "render", "pool", "scripted", "source", "created")
+    list_filter = ("pool", "scripted", "rater", "source")  # scripted: the demo's rule raters, never pooled with people's
 
 
 @admin.register(TaskPool)

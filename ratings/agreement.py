@@ -1,6 +1,10 @@
 """Agreement from stored expert ratings of the evaluation pool (never the exemplar pool: those calibrated the judge):
 judge–expert pairs and labels, the judge against each expert beside expert against expert (like with like), and
-agreement between the experts themselves, for evaluator.metrics.agreement."""
+agreement between the experts themselves, for evaluator.metrics.agreement.
+
+Every function reads either people's ratings (scripted=False, the default) or the demo's scripted raters' (scripted=True:
+rules, not people; atelier/demo_experts.py), never both: the same figures, with the same intervals, are computed for
+each apart, and shown apart (scripted_section)."""
 
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from pathlib import Path
 from django.core.cache import cache
 from django.db.models import Count, Max, QuerySet
 
-from evaluation.judges import JudgeKey, judges_of
+from evaluation.judges import JudgeKey, judges_of, pick_judge
 from evaluation.models import Judgement, UnitStatus
 from evaluator.categories import CATEGORIES
 from evaluator.judge.skills import skills_where
@@ -43,9 +47,10 @@ _CODE = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (sys.modu
 CACHE_SECONDS = 24 * 3600
 
 
-def _evaluation() -> QuerySet[ExpertRating]:
-    """The ratings every figure here reads: the judge is tested only on what did not calibrate it."""
-    return ExpertRating.objects.filter(pool=Pool.EVALUATION)
+def _evaluation(scripted: bool = False) -> QuerySet[ExpertRating]:
+    """The ratings every figure here reads: the judge is tested only on what did not calibrate it, and on people's
+    ratings or on the scripted raters', never on the two pooled."""
+    return ExpertRating.objects.filter(pool=Pool.EVALUATION, scripted=scripted)
 
 
 @dataclass
@@ -57,6 +62,7 @@ class Report:
     n_raters: int
     unmatched: int  # ratings with no successful judgement by this judge to compare with
     like: list[LikeForLike] = field(default_factory=list)  # per category, then overall: judge–each expert beside expert–expert
+    scripted: bool = False  # the demo's scripted raters' ratings (rules, not people), never pooled with people's
 
     @property
     def rubric_gap(self) -> str:
@@ -82,18 +88,18 @@ def _gap(value: float | None, units: int, counted: str) -> str:
     return "the scores do not vary: on these units the judge or the experts gave every unit the same score"
 
 
-def evaluation_raters() -> int:
+def evaluation_raters(*, scripted: bool = False) -> int:
     """How many experts rated the evaluation pool: with one, no expert–expert agreement can be measured."""
-    return _evaluation().values("rater").distinct().count()
+    return _evaluation(scripted).values("rater").distinct().count()
 
 
-def judges_with_ratings() -> list[JudgeKey]:
+def judges_with_ratings(*, scripted: bool = False) -> list[JudgeKey]:
     """Judge keys (with their labels) that have figures for a submission some expert rated."""
-    return judges_of(_evaluation().values("entry__submission_id"))
+    return judges_of(_evaluation(scripted).values("entry__submission_id"))
 
 
-def _judgements(judge: JudgeKey) -> dict[tuple[int, int | None, str], Judgement]:
-    rated = _evaluation().values("entry_id")
+def _judgements(judge: JudgeKey, scripted: bool) -> dict[tuple[int, int | None, str], Judgement]:
+    rated = _evaluation(scripted).values("entry_id")
     rows = Judgement.objects.filter(judge_id=judge.judge_id, judge_version=judge.version, status=UnitStatus.OK, entry_id__in=rated)
     return {(j.entry_id, j.render_id, j.skill): j for j in rows.select_related("entry__task")}
 
@@ -107,30 +113,32 @@ def _side(rating: ExpertRating) -> Side:
     return Side.IMAGE if rating.render_id else Side.PROMPT
 
 
-def judge_scores(judge: JudgeKey) -> dict[tuple[str, str], float]:
+def judge_scores(judge: JudgeKey, *, scripted: bool = False) -> dict[tuple[str, str], float]:
     """This judge's rubric score of every evaluation-pool unit an expert rated: (item_id, dimension) -> score."""
-    judged = _judgements(judge)
+    judged = _judgements(judge, scripted)
     scores: dict[tuple[str, str], float] = {}
-    for rating in _evaluation():
+    for rating in _evaluation(scripted):
         rubric = judged.get((rating.entry_id, rating.render_id, _RUBRIC[_side(rating)]))
         if rubric is not None:
             scores |= {(rating.item_id, dim): float(rubric.scores[dim]) for dim in rating.scores if dim in rubric.scores}
     return scores
 
 
-def like_for_like(judge: JudgeKey, resamples: int = 1000) -> list[LikeForLike]:
+def like_for_like(judge: JudgeKey, resamples: int = 1000, *, scripted: bool = False) -> list[LikeForLike]:
     """Per category, then overall: the judge against each expert beside expert against expert, on the same units."""
-    scores = judge_scores(judge)
+    scores = judge_scores(judge, scripted=scripted)
     return [
-        judge_against_experts(ratings, scores, group=group, resamples=resamples) for group, ratings in people_inputs().items() if ratings
+        judge_against_experts(ratings, scores, group=group, resamples=resamples)
+        for group, ratings in people_inputs(scripted=scripted).items()
+        if ratings
     ]
 
 
-def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int]:
-    judged = _judgements(judge)
+def build_inputs(judge: JudgeKey, *, scripted: bool = False) -> tuple[list[Pair], list[ChecklistLabel], int]:
+    judged = _judgements(judge, scripted)
     experts: dict[tuple, list] = defaultdict(list)
     task_of, unmatched = {}, 0
-    for rating in _evaluation().select_related("entry__task"):
+    for rating in _evaluation(scripted).select_related("entry__task"):
         side = _side(rating)
         rubric, checklist = (
             judged.get((rating.entry_id, rating.render_id, _RUBRIC[side])),
@@ -149,30 +157,31 @@ def build_inputs(judge: JudgeKey) -> tuple[list[Pair], list[ChecklistLabel], int
     return pairs, labels, unmatched
 
 
-def agreement_report(judge: JudgeKey, resamples: int = 1000) -> Report:
+def agreement_report(judge: JudgeKey, resamples: int = 1000, *, scripted: bool = False) -> Report:
     """Cached until a rating changes: the bootstrap costs seconds, the page is public."""
-    stamp = _stamp()
-    raw_key = f"{_CODE}:{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}"
+    stamp = _stamp(scripted)
+    raw_key = f"{_CODE}:{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}:{'scripted' if scripted else 'people'}"
     key = "agreement:" + hashlib.sha256(raw_key.encode()).hexdigest()  # judge ids hold characters memcached refuses
     report = cache.get(key)
     if report is None:
-        pairs, labels, unmatched = build_inputs(judge)
-        raters = evaluation_raters()
+        pairs, labels, unmatched = build_inputs(judge, scripted=scripted)
+        raters = evaluation_raters(scripted=scripted)
         checklist = checklist_agreement(labels, resamples=resamples) if labels else None
         rows = agreement(pairs, resamples=resamples) if pairs else []
-        report = Report(judge, rows, checklist, stamp["n"], raters, unmatched, like=like_for_like(judge, resamples))
+        like = like_for_like(judge, resamples, scripted=scripted)
+        report = Report(judge, rows, checklist, stamp["n"], raters, unmatched, like=like, scripted=scripted)
         cache.set(key, report, timeout=CACHE_SECONDS)
     return report
 
 
-def _stamp() -> dict:
-    return _evaluation().aggregate(n=Count("pk"), last=Max("updated"))
+def _stamp(scripted: bool = False) -> dict:
+    return _evaluation(scripted).aggregate(n=Count("pk"), last=Max("updated"))
 
 
-def people_inputs() -> dict[str, list[Rating]]:
+def people_inputs(*, scripted: bool = False) -> dict[str, list[Rating]]:
     """Evaluation-pool rubric scores per category (OE, CO, IM), plus all of them under "overall"."""
     groups: dict[str, list[Rating]] = {c: [] for c in (*CATEGORIES, OVERALL)}
-    for r in _evaluation().select_related("entry__task").order_by("pk"):
+    for r in _evaluation(scripted).select_related("entry__task").order_by("pk"):
         task = r.entry.task
         found = [Rating(task.task_id, r.item_id, dim, r.rater, float(score)) for dim, score in r.scores.items()]
         groups[task.category] += found
@@ -180,12 +189,37 @@ def people_inputs() -> dict[str, list[Rating]]:
     return groups
 
 
-def people_report(resamples: int = 1000) -> list[PeopleAgreement]:
+def people_report(resamples: int = 1000, *, scripted: bool = False) -> list[PeopleAgreement]:
     """Agreement between experts per category and overall; cached until an evaluation rating changes."""
-    stamp = _stamp()
-    key = "people-agreement:" + hashlib.sha256(f"{_CODE}:{stamp['n']}:{stamp['last']}:{resamples}".encode()).hexdigest()
+    stamp = _stamp(scripted)
+    raw_key = f"{_CODE}:{stamp['n']}:{stamp['last']}:{resamples}:{'scripted' if scripted else 'people'}"
+    key = "people-agreement:" + hashlib.sha256(raw_key.encode()).hexdigest()
     rows = cache.get(key)
     if rows is None:
-        rows = [people_agreement(ratings, group=group, resamples=resamples) for group, ratings in people_inputs().items() if ratings]
+        inputs = people_inputs(scripted=scripted)
+        rows = [people_agreement(ratings, group=group, resamples=resamples) for group, ratings in inputs.items() if ratings]
         cache.set(key, rows, timeout=CACHE_SECONDS)
     return rows
+
+
+@dataclass
+class ScriptedSection:
+    """The demo's scripted raters (rules, not people): the same figures as the people's, computed the same way over
+    their ratings alone, for a section of their own."""
+
+    raters: list[str]
+    judges: list[JudgeKey]
+    judge: JudgeKey | None
+    report: Report | None  # None when no judge has figures for what they rated
+    people: list[PeopleAgreement]  # agreement among the scripted raters themselves
+
+
+def scripted_section(requested: str | None = None, resamples: int = 1000) -> ScriptedSection | None:
+    """The scripted raters' figures against the requested judge (else the one with most figures); None without scripted ratings."""
+    raters = sorted(set(_evaluation(scripted=True).values_list("rater", flat=True)))
+    if not raters:
+        return None
+    judges = judges_with_ratings(scripted=True)
+    judge = pick_judge(judges, requested)
+    report = agreement_report(judge, resamples, scripted=True) if judge else None
+    return ScriptedSection(raters, judges, judge, report, people_report(resamples, scripted=True))

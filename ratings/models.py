@@ -29,6 +29,11 @@ class ExpertRating(models.Model):
     note = models.TextField(blank=True)
     source = models.CharField(max_length=200, blank=True)
     pool = models.CharField(max_length=10, choices=Pool.choices, default=Pool.EVALUATION, help_text="imported files are evaluation ratings")
+    scripted = models.BooleanField(
+        default=False,
+        help_text="a scripted demo rater's (a rule, not a person): its figures on /judge/ are labelled scripted (demo) "
+        "and never pooled with real people's",
+    )
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

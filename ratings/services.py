@@ -69,9 +69,15 @@ def expert_ratings_import(*, submission: Submission, filename: str, data: bytes)
     entries = {(e.task.task_id, e.sample_index): e for e in submission.entries.select_related("task")}
     renders = {(r.entry_id, r.backend, r.image_index): r for r in Render.objects.filter(entry__submission=submission, status=UnitStatus.OK)}
     ratings, problems, seen, pools, users = [], [], {}, {}, {}
+    scripted = set(ExpertRating.objects.filter(scripted=True).values_list("rater", flat=True).distinct())
     for number, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), start=1):
         rating = _parse(f"{filename}:{number}", line, entries, renders, problems) if line.strip() else None
         if rating is None:
+            continue
+        if rating.rater in scripted:
+            problems.append(
+                f"{filename}:{number}: {rating.rater!r} is a scripted demo rater (a rule, not a person): people's ratings never go under its name"
+            )
             continue
         task = rating.entry.task
         if rating.rater not in users:
@@ -474,6 +480,68 @@ def _exemplars_rebuild(entry: PromptEntry, render: Render) -> None:
         stale = [r.pk for r in stored if r.scores != data.scores]
         ExemplarEmbedding.objects.filter(exemplar__in=stale).delete()
         Exemplar.objects.filter(pk__in=stale).update(scores=data.scores, source=source)
+
+
+# --- scripted raters: the demo's rules, not people ---------------------------------------------------
+
+SCRIPTED_MARK = "(demo)"  # every scripted rater's name says so, wherever it is shown
+
+
+@dataclass(frozen=True)
+class ScriptedRating:
+    """One scripted rater's scores (and checklist labels) of one prompt (render None) or one of its images."""
+
+    rater: str
+    entry: PromptEntry
+    render: Render | None
+    scores: dict[str, int]
+    checklist: dict[str, int]
+    note: str
+
+
+def scripted_ratings_save(*, ratings: Sequence[ScriptedRating], source: str) -> int:
+    """Store scripted raters' ratings (scripted=True, evaluation pool), checked as an imported file's lines are; nothing is
+    stored if one is wrong (RatingFileError). A rating of an item its rater already rated replaces it, so running the same
+    rules again adds nothing. Returns how many are new. Refused: a name without SCRIPTED_MARK or one people rate under,
+    a hidden (test-split) task (a rule is no user allowed to see its checklists), a task of the exemplar pool."""
+    people = set(ExpertRating.objects.filter(scripted=False, rater__in={r.rater for r in ratings}).values_list("rater", flat=True))
+    pools: dict[int, str | None] = {}
+    problems, seen = [], set()
+    for r in ratings:
+        side = Side.IMAGE if r.render is not None else Side.PROMPT
+        task, where = r.entry.task, f"{r.rater}, {r.entry.task.task_id} {side} of entry {r.entry.pk}"
+        found = _score_problems(r.scores, DIMENSIONS[side])
+        found += _checklist_problems(r.checklist, task.image_checklist if r.render is not None else task.prompt_checklist)
+        found += [f"the name must say {SCRIPTED_MARK}"] if SCRIPTED_MARK not in r.rater else []
+        found += ["people rate under this name"] if r.rater in people else []
+        found += ["the task is hidden (test split)"] if not task.is_public else []
+        found += ["a second rating of the same item"] if _scripted_key(r) in seen else []
+        seen.add(_scripted_key(r))
+        if task.pk not in pools:
+            pools[task.pk] = task_pool(task.task_id, task.category)
+        if pools[task.pk] == Pool.EXEMPLAR:
+            found.append("the task is in the exemplar pool (its ratings calibrate the judge)")
+        problems += [f"{where}: {p}" for p in found]
+    if problems:
+        raise RatingFileError(problems)
+    stored = {(row.rater, row.entry_id, row.render_id): row for row in ExpertRating.objects.filter(rater__in={r.rater for r in ratings})}
+    fresh, changed = [], []
+    for r in ratings:
+        fields = {"scores": r.scores, "checklist": r.checklist, "note": r.note, "source": source}
+        row = stored.get(_scripted_key(r))
+        if row is None:
+            fresh.append(ExpertRating(rater=r.rater, entry=r.entry, render=r.render, scripted=True, pool=Pool.EVALUATION, **fields))
+        elif any(getattr(row, name) != value for name, value in fields.items()):
+            changed.append((row.pk, fields))
+    with transaction.atomic():
+        ExpertRating.objects.bulk_create(fresh)
+        for pk, fields in changed:
+            ExpertRating.objects.filter(pk=pk).update(**fields, updated=timezone.now())  # the agreement cache's stamp
+    return len(fresh)
+
+
+def _scripted_key(r: ScriptedRating) -> tuple[str, int, int | None]:
+    return r.rater, r.entry.pk, r.render.pk if r.render is not None else None
 
 
 # --- the raters' roles ---------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from evaluator.metrics.agreement import MIN_TASKS_FOR_INTERVAL
 from tasks import difficulty
 
 from . import selectors
-from .agreement import agreement_report, evaluation_raters, judges_with_ratings, people_report
+from .agreement import agreement_report, evaluation_raters, judges_with_ratings, people_report, scripted_section
 from .difficulty import difficulty_reports
 from .forms import RATIONALE_MAX, QueueForm, RatingForm
 from .models import RatingAssignment
@@ -29,6 +29,7 @@ def judge_validity(request: HttpRequest) -> HttpResponse:
     report = agreement_report(judge) if judge else None
     context = {"judges": judges, "judge": judge, "report": report, "people": people_report(), "min_tasks": MIN_TASKS_FOR_INTERVAL}
     context["one_rater"] = evaluation_raters() == 1
+    context["scripted"] = scripted_section(request.GET.get("judge"))  # the demo's rule raters: a section of their own, or None
     context["difficulty"], context["predictor"] = difficulty_reports(), difficulty.installed()
     return render(request, "ratings/judge.html", context)
 
