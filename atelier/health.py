@@ -65,7 +65,9 @@ def _predictor() -> str:
     manifest, problem = difficulty.state()
     if problem:
         raise ValueError(problem)
-    return manifest["version"] if manifest else "none installed"
+    if not manifest:
+        return "none installed"
+    return f"{manifest['version']} ({manifest['label']})" if manifest.get("label") else manifest["version"]  # the demo's says so
 
 
 def _release_key() -> str:

@@ -31,4 +31,5 @@ def task_list(request: HttpRequest) -> HttpResponse:
 @require_safe
 def task_detail(request: HttpRequest, pack_id: int, task_id: str) -> HttpResponse:
     task = get_object_or_404(Task.objects.select_related("pack"), pack_id=pack_id, task_id=task_id)
-    return render(request, "tasks/detail.html", selectors.public_view(task))
+    predicted = selectors.with_predictions([task])[0].predicted
+    return render(request, "tasks/detail.html", selectors.public_view(task) | {"predicted": predicted, "predictor": difficulty.installed()})

@@ -67,6 +67,7 @@ def _isolated(settings, tmp_path):
     settings.OPENAI_BASE_URL = ""
     settings.ATELIER_BACKENDS_FILE = TEST_BACKENDS
     settings.ATELIER_RELEASE_KEY = tmp_path / "release-ed25519.pem"  # none: no release is made unless a test makes the key
+    settings.ATELIER_DIFFICULTY_MODEL = tmp_path / "difficulty"  # none unless a test installs one (the demo trains one)
     # A fast hasher, as Django's own test advice has it: PBKDF2's million rounds cost about 0.3 s a user or login here,
     # and no test is about the hash. Deployments keep Django's default.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
