@@ -54,6 +54,7 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     page = client.get("/").content.decode()  # the showcase board: every section has figures
     assert "Demo showcase" in page or "showcase v1" in page
     assert "brief-verbatim" in page and "baseline" in page and "Rule: first sentence" in page
+    assert "rule · demo rules" in page and 'class="card-link"' in page  # each entry's prompter card, as published
     assert "scripted judge (demo)" in page and "smoke (random weights)" in page and "guided v1+" in page
     assert "Scripted (demo) — novice" in page and "Scripted (demo) — skilled" in page and "Scripted (demo) — all" in page
     assert "Humans — all" not in page  # the demo's participants are scripted rules: never labelled as people
@@ -77,6 +78,12 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     assert link and "Before you start" in client.get(link.group(1), follow=True).content.decode()  # the printed link opens the study
     judge_page = html.unescape(client.get("/judge/").content.decode())  # the demo's hand ratings are one developer's
     assert "the one rater's labels (one rater, not a majority of experts)" in judge_page and "experts' majority" not in judge_page
+    assert re.search(r'"scripted-like-for-like".*?<td>overall</td>\s*<td class="num">-?\d\.\d{3}<br><span class="ci">\[', judge_page, re.S)
+    tasks_page = html.unescape(client.get("/tasks/").content.decode())  # predicted difficulty by the demo's own predictor, labelled
+    assert (
+        re.search(r'<td class="num">-?\d\.\d\d</td>', tasks_page)
+        and "Demo predictor: trained on the demo's own scripted-judge" in tasks_page
+    )
     with network_browser(live_server.url) as browser:
         walk = DemoWalk(browser)
         walk.everything(study=link.group(1), staff_study=staff_link(printed.getvalue()))
@@ -113,6 +120,7 @@ class DemoWalk:
         "task": r"^/tasks/\d+/",
         "study": r"^/study/",
         "login": r"^/accounts/login/$",
+        "prompter page": r"^/prompters/\d+/$",
         "team": r"^demo: /teams/[\w-]+/$",
         "upload form": r"^demo: /teams/[\w-]+/submit/$",
         "endpoint": r"^demo: /teams/[\w-]+/endpoints/\d+/$",
@@ -188,7 +196,7 @@ class DemoWalk:
     def _everything(self, study: str, staff_study: str) -> None:
         for path in self.boards():
             self.visit(path, sections=("steerability",))
-            for page in self.links("main a", r"^/submissions/\d+/calls/$|^/about/"):  # its call log, what its badges mean
+            for page in self.links("main a", r"^/submissions/\d+/calls/$|^/about/|^/prompters/\d+/$"):  # call log, badges, prompter card
                 self.visit(page)
         self.nav()
         self.visit(study)

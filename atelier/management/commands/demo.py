@@ -8,6 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from atelier import demo_judge
+from atelier.demo_cards import demo_cards
 from atelier.demo_original import demo_original
 from atelier.demo_prompter import DemoPrompterServer, site_base_url
 from atelier.demo_showcase import showcase_entries, showcase_pack
@@ -38,8 +39,26 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         if not settings.DEBUG:
             raise CommandError("the demo creates a demo/demo superuser; run it with DEBUG=true only")
-        with self._scripted_judge():
+        with self._scripted_judge(), self._mail_kept():
             self._demo()
+
+    @contextmanager
+    def _mail_kept(self):
+        """The team e-mails the demo's runs send (done, failed, published) are kept while it builds, not printed between
+        its progress lines: it counts them and prints one as the configured backend would (the console's, in the demo)."""
+        from django.core import mail
+        from django.core.mail.backends.console import EmailBackend
+
+        backend = settings.EMAIL_BACKEND
+        settings.EMAIL_BACKEND, mail.outbox = "django.core.mail.backends.locmem.EmailBackend", []
+        try:
+            yield
+        finally:
+            settings.EMAIL_BACKEND, sent = backend, list(getattr(mail, "outbox", []))
+            self.stdout.write(f"Notification e-mails: {len(sent)} sent to the demo team while it built (kept here, not printed).")
+            if sent and backend.endswith("console.EmailBackend"):
+                self.stdout.write("The last of them, as the console backend prints it (the running site prints each one so):")
+                EmailBackend(stream=self.stdout._out).send_messages(sent[-1:])
 
     @contextmanager
     def _scripted_judge(self):
@@ -104,6 +123,7 @@ class Command(BaseCommand):
         except RuntimeError as exc:
             raise CommandError(str(exc)) from exc
         shown = [demo.pk, baseline.pk, *(r.pk for r in runs)]
+        demo_cards(team, self.stdout.write)  # before publishing: each entry is published with its card
         published = submissions_publish(submissions=Submission.objects.filter(pk__in=shown))
         demo.refresh_from_db()
         if demo.status == Status.DONE:
@@ -117,7 +137,13 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Expert queue: {queued.created} new assignment(s); log in as expert1 / expert1-demo or expert2 / expert2-demo and open /rate/."
             )
+        from atelier.demo_experts import demo_experts  # scripted raters (rules, not people): /judge/ shows them apart
+
+        demo_experts(showcase, Submission.objects.filter(pk__in=shown), self.stdout.write)
         study, token = demo_study(showcase, self.stdout.write)
+        from atelier.demo_predictor import demo_predictor  # the one hook: a predictor trained on what the demo judged
+
+        demo_predictor(self.stdout.write)
         for s in Submission.objects.filter(pk__in=shown):
             self.stdout.write(f"  submission #{s.pk} {s.prompter}: {s.status}{' — ' + s.error if s.error else ''}")
         self.stdout.write(f"{published} submission(s) published. Log in as demo / demo for the admin.")
