@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import logging
 import shutil
 import tempfile
 from collections import defaultdict
@@ -105,7 +106,13 @@ def _train(splits: Path, count: int, judge: str) -> dict:
                 bar.set_description(f"demo predictor: {what}", refresh=False)
                 bar.update(done - bar.n)
 
-            manifest = library.train_seeds(splits, staging, seeds=(0,), progress=progress, **HYPERPARAMETERS)
+            quiet = logging.getLogger(library.train_seeds.__module__)  # its per-epoch log lines: the bar says as much
+            level = quiet.level
+            quiet.setLevel(logging.WARNING)
+            try:
+                manifest = library.train_seeds(splits, staging, seeds=(0,), progress=progress, **HYPERPARAMETERS)
+            finally:
+                quiet.setLevel(level)
         label = LABEL.format(judge=judge, tasks=count)
         manifest |= {
             "version": VERSION_PREFIX + manifest["version"],
