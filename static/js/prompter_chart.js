@@ -5,7 +5,7 @@
   if (!source || typeof Plotly === "undefined") return;
   const chart = JSON.parse(source.textContent);
   const traces = chart.series.map((s) => ({
-    type: "scatter", mode: "lines+markers", name: s.name, x: s.x, y: s.y,
+    type: "scatter", mode: "markers", name: s.name, x: s.x, y: s.y,  // points: entries on different boards are not a line
     error_y: {
       type: "data", symmetric: false,
       array: s.high.map((h, i) => (h === null ? 0 : h - s.y[i])),
