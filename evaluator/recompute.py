@@ -46,7 +46,14 @@ from .metrics.scopes import Scope
 from .metrics.steerability import steerability
 from .tiers import ROW_TIERS, Tier
 
-ABOUT = ("prompter", "team", "condition", "origin", "published", "card")  # who an entry is (its card as published, when): named, not computed
+ABOUT = (
+    "prompter",
+    "team",
+    "condition",
+    "origin",
+    "published",
+    "card",
+)  # who an entry is (its card as published, when): named, not computed
 HUMAN_ABOUT = ("label", "judge_id", "judge_version", "judge_label")  # what a human row is called (its judge is checked apart)
 DESCRIBED = ("pack", "judge", "code_version", "backends", "coverage_settings")  # checked against the units, not recomputed
 STAMPS = ("entry", "participant", "judge_version", "config_hash")  # what a unit line carries besides the unit

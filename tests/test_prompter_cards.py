@@ -9,8 +9,8 @@ import re
 
 import pytest
 from django.db import connection
-from django.db.models import F
 from django.db.migrations.executor import MigrationExecutor
+from django.db.models import F
 
 from evaluation.models import Submission
 from leaderboard.filters import BoardFilter
@@ -51,7 +51,9 @@ def test_the_migration_attaches_every_existing_submission_to_a_card_per_team_and
     assert all(c.versions.count() == 1 for c in Prompter.objects.all())
 
 
-@pytest.mark.parametrize(("text", "count", "label"), [("7B", 7 * 10**9, "7B"), ("350m", 350 * 10**6, "350M"), ("1.5T", 15 * 10**11, "1.5T")])
+@pytest.mark.parametrize(
+    ("text", "count", "label"), [("7B", 7 * 10**9, "7B"), ("350m", 350 * 10**6, "350M"), ("1.5T", 15 * 10**11, "1.5T")]
+)
 def test_parameter_counts_read_and_print_with_their_unit(text: str, count: int, label: str) -> None:
     assert parameters_parse(text) == count and parameters_label(count) == label
     for bad in ("abc", "-1B", "7 billion", "0"):
