@@ -42,8 +42,11 @@ class RatingFileError(Exception):
         self.problems = problems
 
 
-@dataclass
-class _Rating:
+@dataclass(frozen=True)
+class Rating:
+    """One rater's scores (and checklist labels) of one prompt (render None) or one of its images, as read from a
+    ratings file or made by a scripted rater."""
+
     rater: str
     entry: PromptEntry
     render: Render | None
@@ -112,7 +115,7 @@ def expert_ratings_import(*, submission: Submission, filename: str, data: bytes)
     return len(ratings)
 
 
-def _parse(where: str, line: str, entries: dict, renders: dict, problems: list[str]) -> _Rating | None:
+def _parse(where: str, line: str, entries: dict, renders: dict, problems: list[str]) -> Rating | None:
     try:
         raw = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -140,7 +143,7 @@ def _parse(where: str, line: str, entries: dict, renders: dict, problems: list[s
     return (
         None
         if found
-        else _Rating(raw["rater"].strip(), entry, render, raw.get("scores", {}), raw.get("checklist", {}), str(raw.get("note", "")))
+        else Rating(raw["rater"].strip(), entry, render, raw.get("scores", {}), raw.get("checklist", {}), str(raw.get("note", "")))
     )
 
 
@@ -487,16 +490,7 @@ def _exemplars_rebuild(entry: PromptEntry, render: Render) -> None:
 SCRIPTED_MARK = "(demo)"  # every scripted rater's name says so, wherever it is shown
 
 
-@dataclass(frozen=True)
-class ScriptedRating:
-    """One scripted rater's scores (and checklist labels) of one prompt (render None) or one of its images."""
-
-    rater: str
-    entry: PromptEntry
-    render: Render | None
-    scores: dict[str, int]
-    checklist: dict[str, int]
-    note: str
+ScriptedRating = Rating  # a scripted rater's rating: the same fields, saved with scripted=True
 
 
 def scripted_ratings_save(*, ratings: Sequence[ScriptedRating], source: str) -> int:
