@@ -370,7 +370,6 @@ PATHS = {
                 *SUBMISSION_ID,
                 {"name": "fmt", "in": "path", "required": True, "schema": {"type": "string", "enum": ["csv", "jsonl"]}},
                 {"name": "judge", "in": "query", "required": False, "schema": {"type": "string"}},
-                *BOARD_FILTERS,
             ],
         )
     },
