@@ -5,10 +5,16 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+import pytest
+
 from teams.models import Prompter
 from tests.browser import check_page, network_browser
 from tests.test_board_stats import JUDGE
 from tests.test_prompter_cards import carded_board  # noqa: F401 (the fixture)
+
+pytestmark = pytest.mark.sqlite_pass(
+    reason="it checks how the pages render in a browser; their queries (the JSON filters included) are tested on both databases in tests/test_prompter_cards.py"
+)
 
 WIDTHS = (1400, 390)
 

@@ -7,11 +7,17 @@ from __future__ import annotations
 import html
 import re
 
+import pytest
+
 from evaluation.models import Submission
 from leaderboard.models import Release
 from leaderboard.releases import key_create
 from submissions.services import submissions_publish
 from tests.test_sota import entry
+
+pytestmark = pytest.mark.sqlite_pass(
+    reason="the block is text built in Python from the latest release row; releases themselves are tested on both databases (tests/test_releases.py)"
+)
 
 COPY_SCRIPT = 'src="/static/js/copy.js"'
 COPY_BUTTON = 'button[data-copy="cite-bibtex"]'

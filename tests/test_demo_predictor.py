@@ -26,6 +26,10 @@ from tasks import difficulty
 from tasks.models import PredictedDifficulty
 from tasks.services import pack_save
 
+pytestmark = pytest.mark.sqlite_pass(
+    reason="training and scoring run in Python; what it reads and writes are plain filters and the predictions table, tested on both databases in tests/test_difficulty.py"
+)
+
 JUDGE = f"openai:{DEMO_JUDGE_MODEL}"
 
 

@@ -63,6 +63,7 @@ def test_schemathesis_finds_nothing_wrong_with_the_api(served_api, tmp_path: Pat
     )
     assert done.returncode == 0, done.stdout[-8000:]
     assert cases["with_failures"] == 0 and cases["errored"] == 0 and summary["errors"] == []
-    # every operation the document names was exercised, but the document itself, which schemathesis leaves out as
-    # the schema it read (tests/test_cli.py validates it with openapi-spec-validator)
-    assert set(summary["valid_rates"]) == operations - {"GET /api/v1/openapi.json"} and tested and int(tested[1]) == len(operations) - 1
+    # every operation the document names was exercised; the document itself may be left out, as the schema it read
+    # (whether schemathesis exercises it varies with the document; tests/test_cli.py validates it either way)
+    assert set(summary["valid_rates"]) >= operations - {"GET /api/v1/openapi.json"} and set(summary["valid_rates"]) <= operations
+    assert tested and int(tested[1]) >= len(operations) - 1
