@@ -37,6 +37,12 @@ TEST_BACKENDS = ROOT / "tests" / "backends-test.json"
 DATABASE_FIXTURES = frozenset({"db", "transactional_db", "django_db_reset_sequences", "django_db_serialized_rollback", "live_server"})
 
 
+# The longest files (minutes each on this 2-core machine), collected first: with --dist loadfile xdist hands out files in
+# collection order, so the two workers begin with the long ones and end together on the short ones. The sort is here,
+# before pytest's own -m selection reads the `database` marks set below (a trylast hook would mark after it).
+LONGEST_FIRST = ("test_demo.py", "test_faults.py", "test_object_storage.py", "test_nginx.py")
+
+
 def pytest_collection_modifyitems(config, items):
     """Mark every test that touches the test database `database`, from the fixtures it uses (never by hand). A test
     marked `sqlite_pass` by hand must say why what it checks cannot differ on PostgreSQL (reason="...")."""
@@ -46,6 +52,8 @@ def pytest_collection_modifyitems(config, items):
         once = item.get_closest_marker("sqlite_pass")
         if once is not None and not once.kwargs.get("reason", "").strip():
             raise pytest.UsageError(f"{item.nodeid}: sqlite_pass needs reason='why it cannot differ on PostgreSQL'")
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 
 
 def service_missing(what: str) -> None:
