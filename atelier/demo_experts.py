@@ -172,21 +172,24 @@ def image_features(rater: Rater, image: Image.Image) -> dict[str, float]:
 def rate_prompt(rater: Rater, entry: PromptEntry) -> ScriptedRating:
     task, prompt = entry.task, entry.text
     features = prompt_features(rater, task, prompt)
-    scores = {d: _score(_weighed(features, rater.prompt_weights[d]), rater.strict) for d in PROMPT_DIMENSIONS}
     said = _words(prompt, rater.stem)
     checklist = {}
     for item in task.prompt_checklist:
         wanted = _words(item, rater.stem)
         checklist[item] = int(bool(wanted) and len(wanted & said) >= rater.met_at * len(wanted))
-    note = "scripted (demo) rule: " + ", ".join(f"{k} {v:.2f}" for k, v in features.items())
+    scores, note = _scored(rater, features, rater.prompt_weights, PROMPT_DIMENSIONS)
     return ScriptedRating(rater.name, entry, None, scores, checklist, note)
 
 
 def rate_image(rater: Rater, render: Render, image: Image.Image) -> ScriptedRating:
-    features = image_features(rater, image)
-    scores = {d: _score(_weighed(features, rater.image_weights[d]), rater.strict) for d in IMAGE_DIMENSIONS}
-    note = "scripted (demo) rule: " + ", ".join(f"{k} {v:.2f}" for k, v in features.items()) + " (from the pixels)"
-    return ScriptedRating(rater.name, render.entry, render, scores, {}, note)
+    scores, note = _scored(rater, image_features(rater, image), rater.image_weights, IMAGE_DIMENSIONS)
+    return ScriptedRating(rater.name, render.entry, render, scores, {}, f"{note} (from the pixels)")
+
+
+def _scored(rater: Rater, features: dict[str, float], weights: dict[str, dict[str, float]], dimensions) -> tuple[dict, str]:
+    """The rater's 1-5 score per dimension from its features, and the note that records the features."""
+    scores = {d: _score(_weighed(features, weights[d]), rater.strict) for d in dimensions}
+    return scores, "scripted (demo) rule: " + ", ".join(f"{k} {v:.2f}" for k, v in features.items())
 
 
 def _first_renders(entries: list[PromptEntry]) -> dict[int, Render]:
