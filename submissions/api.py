@@ -86,11 +86,11 @@ def token_required(view):
                 headers={"Retry-After": str(window)},
             )
         scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-        team = services.token_team(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
-        if team is None:
+        row = services.token_row(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
+        if row is None:
             ratelimit.count_failure(request)
             return JsonResponse({"error": "missing or invalid token: send 'Authorization: Bearer <token>'"}, status=401)
-        request.team = team
+        request.team, request.api_token = row.team, row
         return view(request, *args, **kwargs)
 
     return wrapper
@@ -417,7 +417,7 @@ def _card_saved(request: HttpRequest, card: Prompter | None, given: dict) -> Jso
         return _invalid(form)
     values = {name: value for name, value in form.values().items() if name in given}
     try:
-        saved, _ = card_save(team=request.team, user=None, values=values, card=card)  # None: by an API token
+        saved, _ = card_save(team=request.team, user=None, token=request.api_token, values=values, card=card)
     except CardRefused as exc:
         other = Prompter.objects.filter(team=request.team, name=values.get("name")).values_list("pk", flat=True).first()
         return JsonResponse({"error": f"{exc} (id {other}: change that one instead)", "field": "name", "id": other}, status=409)
@@ -452,13 +452,7 @@ def prompter(request: HttpRequest, prompter_id: int) -> JsonResponse:
 
 
 def _version(version: PrompterVersion) -> dict:
-    if version.user is not None:
-        by = version.user.get_username()
-    elif set(version.changed) <= set(CARD_FIELDS):  # a version keeps a user only: a change without one is an API token's
-        by = "API token"
-    else:  # the platform made the card (teams.services.card_for, evaluation/0006) and says how instead of naming fields
-        by = "the platform"
-    return {"number": version.number, "by": by, "when": version.created.isoformat(), "changed": version.changed, "values": version.values}
+    return {"number": version.number, "by": version.by, "when": version.created.isoformat(), "changed": version.changed, "values": version.values}
 
 
 @require_safe
@@ -466,5 +460,5 @@ def _version(version: PrompterVersion) -> dict:
 def prompter_versions(request: HttpRequest, prompter_id: int) -> JsonResponse:
     """A card's history, oldest first: who, when, which fields, and every value after each change."""
     card = get_object_or_404(Prompter, pk=prompter_id, team=request.team)
-    versions = card.versions.select_related("user").order_by("number")
+    versions = card.versions.select_related("user", "token").order_by("number")
     return JsonResponse({"id": card.pk, "name": card.name, "versions": [_version(v) for v in versions]})

@@ -165,7 +165,10 @@ SCHEMAS = {
                     "required": ["number", "by", "when", "changed", "values"],
                     "properties": {
                         "number": ID,
-                        "by": {"type": "string", "description": "a member's name, 'API token' or 'the platform'"},
+                        "by": {
+                            "type": "string",
+                            "description": "a member's name, the API token's name and prefix (\"API token 'ci' (atl_…)\"; 'API token' alone once it is deleted) or 'the platform'",
+                        },
                         "when": {"type": "string", "format": "date-time"},
                         "changed": {"type": "array", "items": {"type": "string"}},
                         "values": {"type": "object", "additionalProperties": True, "description": "every field after the change"},

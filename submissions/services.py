@@ -44,12 +44,17 @@ def token_create(*, team: Team, name: str) -> tuple[ApiToken, str]:
     return row, token
 
 
-def token_team(token: str) -> Team | None:
+def token_row(token: str) -> ApiToken | None:
+    """The live token (its team selected) a bearer token is, its use recorded; None for an unknown or revoked one."""
     row = ApiToken.objects.select_related("team").filter(digest=ApiToken.digest_of(token), revoked=False).first()
-    if row is None:
-        return None
-    ApiToken.objects.filter(pk=row.pk).update(last_used=timezone.now())
-    return row.team
+    if row is not None:
+        ApiToken.objects.filter(pk=row.pk).update(last_used=timezone.now())
+    return row
+
+
+def token_team(token: str) -> Team | None:
+    row = token_row(token)
+    return None if row is None else row.team
 
 
 def upload_limits() -> Limits:

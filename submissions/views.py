@@ -98,7 +98,7 @@ def prompter_edit(request: HttpRequest, slug: str, prompter_id: int | None = Non
         else:
             messages.success(request, f"Card {card.name} saved (version {version.number})." if version else "Nothing changed.")
             return redirect("prompter-edit", slug=team.slug, prompter_id=card.pk)
-    versions = card.versions.select_related("user").order_by("-number") if card else []
+    versions = card.versions.select_related("user", "token").order_by("-number") if card else []
     context = {"team": team, "card": card, "form": form, "versions": versions}
     return render(request, "submissions/prompter_edit.html", context, status=400 if request.method == "POST" else 200)
 

@@ -144,6 +144,9 @@ class PrompterVersion(models.Model):
     values = models.JSONField(help_text="every card field after this change, the contact included (staff only)")
     changed = models.JSONField(default=list, help_text="the fields this change set")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    token = models.ForeignKey(
+        ApiToken, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", help_text="the API token that made this change"
+    )
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -152,3 +155,14 @@ class PrompterVersion(models.Model):
 
     def public(self) -> dict:
         return {name: self.values.get(name) for name in PUBLIC_CARD_FIELDS}
+
+    @property
+    def by(self) -> str:
+        """Who made this version, in words: a member, a named API token, or the platform."""
+        if self.user is not None:
+            return self.user.get_username()
+        if self.token is not None:
+            return f"API token {self.token.name!r} ({self.token.prefix}…)"
+        if set(self.changed) <= set(CARD_FIELDS):  # a token's change whose token is deleted, or made before tokens were kept
+            return "API token"
+        return "the platform"  # teams.services.card_for and evaluation/0006 made it, and say how instead of naming fields

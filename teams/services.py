@@ -7,7 +7,7 @@ from decimal import Decimal, InvalidOperation
 
 from django.db import IntegrityError, transaction
 
-from .models import CARD_FIELDS, Prompter, PrompterVersion, Team
+from .models import CARD_FIELDS, ApiToken, Prompter, PrompterVersion, Team
 
 UNITS = {"": 1, "K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12}
 MAX_PARAMETERS = 10**16
@@ -59,9 +59,12 @@ def card_for(*, team: Team, name: str, kind: str = "") -> Prompter:
         return Prompter.objects.get(team=team, name=name)
 
 
-def card_save(*, team: Team, user, values: dict, card: Prompter | None = None) -> tuple[Prompter, PrompterVersion | None]:
-    """Make a card (card=None) or change one; `values` are cleaned form values (teams.forms.PrompterForm). Returns the
-    card and the version this call made (None when nothing changed). CardRefused: the name is another card's."""
+def card_save(
+    *, team: Team, user, values: dict, card: Prompter | None = None, token: ApiToken | None = None
+) -> tuple[Prompter, PrompterVersion | None]:
+    """Make a card (card=None) or change one; `values` are cleaned form values (teams.forms.PrompterForm); `user` or
+    `token` (an API change) is who asked, recorded on the version. Returns the card and the version this call made (None
+    when nothing changed). CardRefused: the name is another card's."""
     with transaction.atomic():
         if card is None:
             card = Prompter(team=team)
@@ -78,7 +81,9 @@ def card_save(*, team: Team, user, values: dict, card: Prompter | None = None) -
             raise CardRefused(f"name: the team already has a prompter called {card.name!r}")
         card.save()
         number = (card.versions.order_by("-number").values_list("number", flat=True).first() or 0) + 1
-        version = PrompterVersion.objects.create(prompter=card, number=number, values=card.values(), changed=changed, user=user)
+        version = PrompterVersion.objects.create(
+            prompter=card, number=number, values=card.values(), changed=changed, user=user, token=token
+        )
     return card, version
 
 

@@ -241,3 +241,7 @@ def test_prompter_add_list_and_edit_send_only_the_options_given(logged_in):
     assert taken.returncode == 1 and f"HTTP 409: name: the team already has a prompter called 'cli-model' (id {card.pk}" in taken.stderr
     nothing = atelier(logged_in, "prompter", "edit", str(card.pk))
     assert nothing.returncode == 2 and "nothing to change" in nothing.stderr and card.versions.count() == 2
+    history = atelier(logged_in, "prompter", "history", str(card.pk)).stdout.splitlines()
+    assert history[0] == f"prompter card {card.pk} (cli-model): 2 version(s)" and history[1].split() == ["version", "when", "by", "changed"]
+    assert [line.split("  ")[0] for line in history[2:]] == ["1", "2"] and "API token 'cli'" in history[3]
+    assert history[3].endswith("family, parameters") and history[2].endswith("name, kind, weights, parameters, contact")

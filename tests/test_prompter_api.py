@@ -8,7 +8,7 @@ import json
 import pytest
 
 from submissions.services import team_create, token_create
-from teams.models import Prompter
+from teams.models import ApiToken, Prompter
 from teams.services import card_for, card_save
 
 CARD = {
@@ -62,12 +62,18 @@ def test_patch_changes_only_the_given_fields_and_the_history_records_it(client, 
     card_save(team=team, user=owner, values={"licence": "MIT"}, card=Prompter.objects.get(pk=card_id))  # on the team page
     assert patch(client, token, card_id, {"weights": "open"}).json()["version"] == 3  # nothing changed: no version
     history = client.get(f"/api/v1/prompters/{card_id}/versions", **auth(token)).json()["versions"]
+    by_token = f"API token 'ci' ({token[:12]}…)"  # which token: its name and the prefix the team page shows
+    assert ApiToken.objects.get(name="ci").prefix == token[:12]
     assert [(v["number"], v["by"], v["changed"]) for v in history] == [
-        (1, "API token", list(CARD)),
-        (2, "API token", ["family", "parameters"]),
+        (1, by_token, list(CARD)),
+        (2, by_token, ["family", "parameters"]),
         (3, owner.username, ["licence"]),
     ]
     assert history[1]["values"]["parameters"] == 72_000_000_000 and history[0]["when"] <= history[2]["when"]
+    other = token_create(team=team, name="ci-2")[1]
+    ApiToken.objects.filter(name="ci").delete()  # a deleted token's changes stay, said to be a token's
+    history = client.get(f"/api/v1/prompters/{card_id}/versions", **auth(other)).json()["versions"]
+    assert [v["by"] for v in history] == ["API token", "API token", owner.username]
 
 
 def test_a_card_made_from_a_submission_is_listed_undescribed_and_described_by_patch(client, token, team):
@@ -77,7 +83,7 @@ def test_a_card_made_from_a_submission_is_listed_undescribed_and_described_by_pa
     described = patch(client, token, made.pk, {"kind": "human"}).json()
     assert described["described"] and described["name"] == "from-upload"
     history = client.get(f"/api/v1/prompters/{made.pk}/versions", **auth(token)).json()["versions"]
-    assert [v["by"] for v in history] == ["the platform", "API token"]
+    assert [v["by"] for v in history] == ["the platform", f"API token 'ci' ({token[:12]}…)"]
 
 
 @pytest.mark.parametrize(

@@ -279,6 +279,15 @@ def cards_table(cards: list[dict]) -> list[str]:
     return ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in [list(CARD_COLUMNS), *rows]]
 
 
+def history_lines(history: dict) -> list[str]:
+    """A card's versions, oldest first: number, when (UTC, to the minute), who, what changed."""
+    rows = [[str(v["number"]), v["when"][:16].replace("T", " "), v["by"], ", ".join(v["changed"])] for v in history["versions"]]
+    head = ["version", "when", "by", "changed"]
+    widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
+    lines = ["  ".join(value.ljust(width) for value, width in zip(row, widths)).rstrip() for row in [head, *rows]]
+    return [f"prompter card {history['id']} ({history['name']}): {len(rows)} version(s)", *lines]
+
+
 def cmd_prompter(args: argparse.Namespace) -> int:
     api = client()
     if args.action == "list":
@@ -287,6 +296,10 @@ def cmd_prompter(args: argparse.Namespace) -> int:
             print(json.dumps(cards, indent=2))
         else:
             print("\n".join(cards_table(cards)) if cards else "no prompter cards yet (atelier prompter add NAME --kind ...)")
+        return 0
+    if args.action == "history":
+        history = api.json("GET", f"/api/v1/prompters/{args.id}/versions")
+        print(json.dumps(history, indent=2) if args.json else "\n".join(history_lines(history)))
         return 0
     fields = card_fields(args)
     if args.action == "add":
@@ -302,10 +315,13 @@ def cmd_prompter(args: argparse.Namespace) -> int:
 
 
 def prompter_parser(sub) -> None:
-    prompter = sub.add_parser("prompter", help="describe the team's prompters (cards): list, add, edit").add_subparsers(
+    prompter = sub.add_parser("prompter", help="describe the team's prompters (cards): list, add, edit, history").add_subparsers(
         dest="action", required=True
     )
     prompter.add_parser("list", help="the team's cards").add_argument("--json", action="store_true")
+    history = prompter.add_parser("history", help="a card's changes: each version, when, by whom, what changed")
+    history.add_argument("id", type=int, metavar="ID")
+    history.add_argument("--json", action="store_true")
     add = prompter.add_parser("add", help="describe a new prompter (submissions under NAME use its card)")
     add.add_argument("name", metavar="NAME")
     edit = prompter.add_parser("edit", help="change a card: only the options given are sent ('' clears a field)")
