@@ -120,3 +120,55 @@ def email_enabled(user) -> bool:
 
 def email_setting_set(*, user_id: int, enabled: bool) -> None:
     NotificationSetting.objects.update_or_create(user_id=user_id, defaults={"email_enabled": enabled})
+
+
+# An address is used only once its owner opened a link sent to it: nobody can sign up with someone else's address and
+# have our mail sent there. The link carries the user, the new address and the one it replaces, so it works once and
+# an old link cannot undo a later change.
+ADDRESS_SALT = "notifications.address"
+ADDRESS_LINK_SECONDS = 3 * 24 * 3600
+
+
+class AddressRefused(Exception):
+    """The confirmation link is not valid, expired, or out of date; the message says which, in our words."""
+
+
+def address_confirmation_send(*, user, email: str) -> bool:
+    """Mail `email` a link that makes it `user`'s address. False (logged) when the mail backend refused it."""
+    token = signing.dumps({"u": user.pk, "e": email, "was": user.email}, salt=ADDRESS_SALT)
+    link = settings.ATELIER_SITE_URL + reverse("notifications-address", args=[token])
+    body = "\n".join(
+        [
+            f"Hello {user.get_username()},",
+            "",
+            "Open this link to use this address for your AtelierEval notifications (it works for 3 days):",
+            "",
+            f"    {link}",
+            "",
+            "If you did not ask for this, ignore this e-mail: nothing changes and you will get no other.",
+        ]
+    )
+    try:
+        EmailMessage("AtelierEval: confirm your e-mail address", body, to=[email]).send()
+    except Exception:  # noqa: BLE001 - SMTP, socket or a custom backend's error: logged, and the caller says it failed
+        log.exception("the mail backend refused the address confirmation for user %s", user.pk)
+        return False
+    return True
+
+
+def address_confirmed(token: str) -> tuple[int, str]:
+    """The user and address a confirmation link names, if it is still good. AddressRefused otherwise."""
+    try:
+        found = signing.loads(token, salt=ADDRESS_SALT, max_age=ADDRESS_LINK_SECONDS)
+    except signing.SignatureExpired:
+        raise AddressRefused("This link has expired (links work for 3 days). Ask for a new one on your e-mail settings.") from None
+    except signing.BadSignature:
+        raise AddressRefused("This link is not valid (it may have been cut when it was copied).") from None
+    user = get_user_model().objects.filter(pk=found.get("u"), is_active=True).first()
+    if user is None or user.email != found.get("was"):
+        raise AddressRefused("This link is out of date: the account's address changed after it was sent.")
+    return user.pk, found["e"]
+
+
+def address_set(*, user_id: int, email: str) -> None:
+    get_user_model().objects.filter(pk=user_id).update(email=email)

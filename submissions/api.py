@@ -452,7 +452,13 @@ def prompter(request: HttpRequest, prompter_id: int) -> JsonResponse:
 
 
 def _version(version: PrompterVersion) -> dict:
-    return {"number": version.number, "by": version.by, "when": version.created.isoformat(), "changed": version.changed, "values": version.values}
+    return {
+        "number": version.number,
+        "by": version.by,
+        "when": version.created.isoformat(),
+        "changed": version.changed,
+        "values": version.values,
+    }
 
 
 @require_safe

@@ -8,7 +8,6 @@ from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import UserCreationForm
 from django.core.paginator import Paginator
 from django.db.models import Count
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse, StreamingHttpResponse
@@ -23,13 +22,14 @@ from evaluation.trajectories import CALL_LOG_FIELDS, call_log, call_log_rows
 from evaluation.units import submission_cancel as cancel_run
 from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
+from notifications.views import address_change
 from tasks import difficulty
 from teams.forms import PrompterForm
 from teams.models import ApiToken, Endpoint, Prompter, Team
 from teams.services import CardRefused, card_save
 
 from . import services
-from .forms import EndpointForm, EndpointTestForm, RunForm, SubmitForm, TeamForm, TokenForm, add_refusal
+from .forms import EndpointForm, EndpointTestForm, RunForm, SignupForm, SubmitForm, TeamForm, TokenForm, add_refusal
 from .parsing import PromptFileError
 
 RETRY_AFTER = 30  # seconds, as the API's 503 says
@@ -47,9 +47,12 @@ def _queue_down(request: HttpRequest, submission_id: int) -> HttpResponse:
 
 
 def signup(request: HttpRequest) -> HttpResponse:
-    form = UserCreationForm(request.POST or None)
+    form = SignupForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        login(request, form.save(), backend="django.contrib.auth.backends.ModelBackend")
+        user = form.save()  # without the address: it is set when its link is opened
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        if form.cleaned_data["email"]:
+            address_change(request, form.cleaned_data["email"])
         return redirect("teams")
     return render(request, "registration/signup.html", {"form": form})
 

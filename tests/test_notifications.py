@@ -166,3 +166,55 @@ def test_the_unsubscribe_link_works_without_logging_in(members, judging, mailout
 
 def test_the_team_page_links_the_settings(members, owner_client, team):
     assert 'href="/account/notifications/"' in owner_client.get(f"/teams/{team.slug}/").content.decode()
+
+
+def test_signup_with_an_address_mails_a_link_and_the_address_is_used_only_once_it_is_opened(db, settings, mailoutbox, monkeypatch):
+    from django.contrib.auth import get_user_model
+
+    from notifications import services as notices
+
+    settings.ATELIER_SITE_URL = SITE
+    client = Client(enforce_csrf_checks=False)
+    form = {"username": "newcomer", "password1": "a-long-pass-phrase-9", "password2": "a-long-pass-phrase-9", "email": "new@example.org"}
+    assert client.post("/accounts/signup/", form)["Location"] == "/teams/"
+    user = get_user_model().objects.get(username="newcomer")
+    assert user.email == "" and to(mailoutbox) == ["new@example.org"]  # not used before its owner opens the link
+    assert "We sent a link to new@example.org" in client.get("/account/notifications/").content.decode()
+    path = re.search(r"https://atelier\.example\.org(/account/notifications/address/\S+/)", mailoutbox[0].body).group(1)
+    stranger = Client(enforce_csrf_checks=True)  # the link is the credential: no session needed
+    assert "address-form" in stranger.get(path).content.decode()  # a GET (a mail scanner) only asks
+    user.refresh_from_db()
+    assert user.email == ""
+    page = client.post(path).content.decode()
+    user.refresh_from_db()
+    assert "address-confirmed" in page and user.email == "new@example.org"
+    again = client.post(path)  # the address it replaced is no longer the account's: the link is spent
+    assert again.status_code == 400 and "out of date" in again.content.decode()
+    assert client.get(path[:-3] + "xx/").status_code == 400  # a cut or forged link
+    monkeypatch.setattr(notices, "ADDRESS_LINK_SECONDS", -1)
+    client.post("/account/notifications/", {"email": "other@example.org"})
+    late = re.search(r"(/account/notifications/address/\S+/)", mailoutbox[-1].body).group(1)
+    expired = client.post(late)
+    assert expired.status_code == 400 and "expired" in expired.content.decode()
+    user.refresh_from_db()
+    assert user.email == "new@example.org"
+
+
+def test_the_settings_page_changes_the_address_through_a_link_and_removes_it_at_once(members, judging, settings, mailoutbox):
+    client = Client()
+    client.force_login(members["ada"])
+    client.post("/account/notifications/", {"email": "ada@new.example.org"})
+    assert to(mailoutbox) == ["ada@new.example.org"] and "confirm your e-mail address" in mailoutbox[0].subject
+    submission_fail(judging.pk, "no image could be rendered")  # until the link is opened, mail goes where it went
+    assert "ada@example.org" in to(mailoutbox[1:]) and "ada@new.example.org" not in to(mailoutbox[1:])
+    assert (
+        "ada@example.org is already your address"
+        in client.post("/account/notifications/", {"email": "ada@example.org"}, follow=True).content.decode()
+    )
+    settings.EMAIL_BACKEND = "tests.test_notifications.BrokenBackend"
+    refused = client.post("/account/notifications/", {"email": "ada@else.example.org"}, follow=True).content.decode()
+    assert "could not be sent; nothing changed" in refused
+    assert "Enter a valid email address" in client.post("/account/notifications/", {"email": "not an address"}).content.decode()
+    assert "removed" in client.post("/account/notifications/", {"email": ""}, follow=True).content.decode().lower()
+    members["ada"].refresh_from_db()
+    assert members["ada"].email == "" and 'id="no-email"' in client.get("/account/notifications/").content.decode()
