@@ -65,7 +65,7 @@ from evaluation import runtime
 from ratings.services import expert_ratings_import
 from submissions.baselines import baseline_create
 from evaluation.models import PromptEntry, Render, Submission
-from submissions.services import submission_create, submissions_publish, team_create
+from submissions.services import submission_create, submissions_publish, team_create, token_create
 from tasks.loaders import read_own_pack
 from tasks.services import pack_save
 from tasks.targets import targets_render
@@ -91,7 +91,8 @@ Image.new("RGB", (8, 8), (200, 20, 30)).save(buffer, format="PNG")
 render = Render(entry=entry, backend="smoke-sd", image_index=0, seed=1, config_hash="h", prompt_sha="s", status="ok")
 render.image.save("private.png", ContentFile(buffer.getvalue()))
 public = Render.objects.filter(entry__submission=shown, status="ok").exclude(image="").first()
-print(json.dumps({"shown": shown.pk, "private": private.pk, "private_image": render.image.name, "public_image": public.image.name}))
+token = token_create(team=team, name="nginx")[1]
+print(json.dumps({"shown": shown.pk, "private": private.pk, "private_image": render.image.name, "public_image": public.image.name, "token": token}))
 """
 
 
@@ -378,9 +379,14 @@ def test_plain_http_is_redirected_and_an_oversized_upload_stops_at_nginx(site):
 
 
 def test_links_the_site_builds_keep_the_scheme_host_and_port_nginx_was_reached_on(site):
-    """The site is on a port other than 443 here: absolute links (the API's servers and every breakdown image,
-    built like an upload's status_url, from the request) must name it."""
+    """The site is on a port other than 443 here: absolute links (a submission's status_url and page_url, the API's
+    servers and every breakdown image, each built from the request) must name it."""
     visitor = Visitor(site)
+    status = visitor.get(f"/api/v1/submissions/{site.seeded['shown']}", Authorization=f"Bearer {site.seeded['token']}")
+    assert status.status == 200, status.body[:300]
+    links = json.loads(status.body)
+    assert site.https != 443 and links["status_url"] == f"{site.origin}/api/v1/submissions/{site.seeded['shown']}"
+    assert links["page_url"] == f"{site.origin}/submissions/{site.seeded['shown']}/"
     spec = json.loads(visitor.get("/api/v1/openapi.json").body)
     assert spec["servers"] == [{"url": f"{site.origin}/"}]
     rows = visitor.get(f"/submissions/{site.seeded['shown']}/breakdown.jsonl").body.decode().splitlines()
