@@ -26,7 +26,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 class PrompterVersionInline(admin.TabularInline):
     model = PrompterVersion
-    fields = ("number", "created", "user", "changed", "values")
+    fields = ("number", "created", "user", "token", "changed", "values")
     readonly_fields = fields
     extra = 0
     can_delete = False
