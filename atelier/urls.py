@@ -7,7 +7,7 @@ from django.views.generic.base import RedirectView
 
 from leaderboard.media import media_file
 
-from . import demo_judge, demo_prompter, health, team_api
+from . import accounts, demo_judge, demo_prompter, health, team_api
 
 
 class FaviconView(RedirectView):
@@ -24,6 +24,7 @@ urlpatterns = [
     path("django-rq/", include("django_rq.urls")),
     path("api/v1/submissions/<int:submission_id>/breakdown.<str:fmt>", team_api.breakdown, name="api-breakdown"),
     path("api/v1/boards", team_api.boards, name="api-boards"),
+    path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("favicon.ico", FaviconView.as_view()),
     path("healthz", health.healthz, name="healthz"),

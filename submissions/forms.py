@@ -1,5 +1,4 @@
 from django import forms
-from django.contrib.auth.forms import UserCreationForm
 
 from tasks.models import TaskPack
 from teams.models import Team
@@ -30,16 +29,6 @@ class EchoSafeForm(forms.Form):
             if name not in self.errors:
                 self.add_error(name, f"This field {problem}.")
         return super().clean()
-
-
-class SignupForm(UserCreationForm):
-    """Django's sign-up form and an optional address, which is used only once a link sent to it is opened."""
-
-    email = forms.EmailField(
-        required=False,
-        label="E-mail address (optional)",
-        help_text="For notifications about your teams' submissions. We send a link to it first; you can add one later.",
-    )
 
 
 class TeamForm(forms.ModelForm):

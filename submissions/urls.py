@@ -3,7 +3,6 @@ from django.urls import path
 from . import api, openapi, views
 
 urlpatterns = [
-    path("accounts/signup/", views.signup, name="signup"),
     path("teams/", views.teams, name="teams"),
     path("teams/<slug:slug>/", views.team, name="team"),
     path("teams/<slug:slug>/submit/", views.submit, name="submit"),

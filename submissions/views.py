@@ -6,7 +6,6 @@ from urllib.parse import urlparse
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.admin.views.decorators import staff_member_required
-from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.db.models import Count
@@ -22,14 +21,13 @@ from evaluation.trajectories import CALL_LOG_FIELDS, call_log, call_log_rows
 from evaluation.units import submission_cancel as cancel_run
 from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
-from notifications.views import address_change
 from tasks import difficulty
 from teams.forms import PrompterForm
 from teams.models import ApiToken, Endpoint, Prompter, Team
 from teams.services import CardRefused, card_save
 
 from . import services
-from .forms import EndpointForm, EndpointTestForm, RunForm, SignupForm, SubmitForm, TeamForm, TokenForm, add_refusal
+from .forms import EndpointForm, EndpointTestForm, RunForm, SubmitForm, TeamForm, TokenForm, add_refusal
 from .parsing import PromptFileError
 
 RETRY_AFTER = 30  # seconds, as the API's 503 says
@@ -44,17 +42,6 @@ def retry_later(response: HttpResponse) -> HttpResponse:
 
 def _queue_down(request: HttpRequest, submission_id: int) -> HttpResponse:
     return retry_later(render(request, "submissions/queue_down.html", {"submission_id": submission_id}))
-
-
-def signup(request: HttpRequest) -> HttpResponse:
-    form = SignupForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        user = form.save()  # without the address: it is set when its link is opened
-        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-        if form.cleaned_data["email"]:
-            address_change(request, form.cleaned_data["email"])
-        return redirect("teams")
-    return render(request, "registration/signup.html", {"form": form})
 
 
 def _my_team(request: HttpRequest, slug: str) -> Team:
