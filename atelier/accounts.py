@@ -1,17 +1,26 @@
-"""Sign-up: Django's form and an optional e-mail address. It lives on top of the apps because it joins two of them:
-the account (then the teams page, submissions/) and the address, which notifications/ confirms by a mailed link
-before any mail is sent to it."""
+"""Accounts: sign-up (Django's form and an optional e-mail address) and a rate-limited password reset. They live on
+top of the apps because they join them: the account (then the teams page, submissions/), the address, which
+notifications/ confirms by a mailed link before any mail is sent to it, and the limiter submissions/ keeps."""
 
 from __future__ import annotations
 
+import hashlib
+import logging
+
 from django import forms
+from django.conf import settings
 from django.contrib.auth import login
-from django.contrib.auth.forms import UserCreationForm
+from django.contrib.auth.forms import PasswordResetForm, UserCreationForm
+from django.contrib.auth.views import PasswordResetDoneView, PasswordResetView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
+from limits import RateLimitItemPerHour
 
 from notifications.views import address_change
+from submissions import ratelimit
+
+log = logging.getLogger(__name__)
 
 
 class SignupForm(UserCreationForm):
@@ -32,3 +41,26 @@ def signup(request: HttpRequest) -> HttpResponse:
             address_change(request, form.cleaned_data["email"])
         return redirect("teams")
     return render(request, "registration/signup.html", {"form": form})
+
+
+class LimitedPasswordResetForm(PasswordResetForm):
+    """Django's reset form, sending at most ATELIER_PASSWORD_RESET_LIMIT messages an hour to one address. The page
+    says the same whether or not a message went (and whether the address has an account): it tells nobody which
+    addresses are members'."""
+
+    def get_users(self, email: str):
+        users = list(super().get_users(email))  # active accounts with this address and a usable password
+        address = hashlib.sha256(email.strip().lower().encode()).hexdigest()  # no address is kept in the cache
+        if users and not ratelimit.take(RateLimitItemPerHour(settings.ATELIER_PASSWORD_RESET_LIMIT, namespace="password-reset"), address):
+            log.warning("password reset: the hourly limit for one address is spent; no message sent")
+            return []
+        return users
+
+
+password_reset = PasswordResetView.as_view(form_class=LimitedPasswordResetForm)
+
+
+def password_reset_done(request: HttpRequest) -> HttpResponse:
+    """The same page whatever happened, with the link's lifetime and the hourly limit as configured."""
+    days, limit = settings.PASSWORD_RESET_TIMEOUT / 86400, settings.ATELIER_PASSWORD_RESET_LIMIT
+    return PasswordResetDoneView.as_view(extra_context={"timeout_days": f"{days:g}", "limit": limit})(request)

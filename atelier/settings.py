@@ -324,6 +324,8 @@ AXES_VERBOSE = False
 AXES_CLIENT_IP_CALLABLE = "submissions.ratelimit.client_address"
 ATELIER_TOKEN_FAILURE_LIMIT = envint("ATELIER_TOKEN_FAILURE_LIMIT", "20", minimum=1)
 ATELIER_TOKEN_FAILURE_WINDOW = envint("ATELIER_TOKEN_FAILURE_WINDOW_SECONDS", "600", minimum=1)
+# Password-reset mail to one address: at most this many an hour (atelier/accounts.py), so the form cannot flood an inbox.
+ATELIER_PASSWORD_RESET_LIMIT = envint("ATELIER_PASSWORD_RESET_LIMIT", "3", minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

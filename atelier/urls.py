@@ -25,6 +25,8 @@ urlpatterns = [
     path("api/v1/submissions/<int:submission_id>/breakdown.<str:fmt>", team_api.breakdown, name="api-breakdown"),
     path("api/v1/boards", team_api.boards, name="api-boards"),
     path("accounts/signup/", accounts.signup, name="signup"),
+    path("accounts/password_reset/", accounts.password_reset, name="password_reset"),
+    path("accounts/password_reset/done/", accounts.password_reset_done, name="password_reset_done"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("favicon.ico", FaviconView.as_view()),
     path("healthz", health.healthz, name="healthz"),

@@ -104,3 +104,13 @@ def count_failure(request: HttpRequest) -> None:
         _fixed_window().hit(_policy(), address)
     except redis.RedisError as exc:
         log.warning("token limiter: cache unreachable, a bad token from %s not counted (%s: %s)", address, type(exc).__name__, exc)
+
+
+def take(limit: RateLimitItem, key: str) -> bool:
+    """Count one use of `limit` under `key`; False once the window's uses are spent. Fails open (True) when the
+    cache's Redis is unreachable, with a warning: the limits this serves are a second line of defence."""
+    try:
+        return _fixed_window().hit(limit, key)
+    except redis.RedisError as exc:
+        log.warning("limiter %s: cache unreachable, not counted (%s: %s)", limit.namespace, type(exc).__name__, exc)
+        return True

@@ -1,6 +1,7 @@
 """Signing up with an e-mail address in a real browser, at a phone's width and a desktop's: the address waits for its
-link; the link's page asks, its button confirms; the settings page then names the address. No console error, failed
-request or page wider than the window on the way."""
+link; the link's page asks, its button confirms; the settings page then names the address; then a forgotten password
+is reset from the login page through the mailed link. No console error, failed request or page wider than the window
+on the way."""
 
 from __future__ import annotations
 
@@ -47,4 +48,28 @@ def walk(browser, mailoutbox) -> list[str]:
         problems += [f"settings at {width} px: {p}" for p in found]
         assert browser.find("#email-address").text == "new@example.org"
         browser.shot(f"account-notifications-{width}")
+    problems += password_reset(browser, mailoutbox)
+    return problems
+
+
+def password_reset(browser, mailoutbox) -> list[str]:
+    """Forgot the password: from the login page's link, the mailed link's form sets a new one."""
+    problems = []
+    browser.driver.delete_all_cookies()  # logged out
+    _, found = check_page(browser, "/accounts/login/", 390)
+    problems += [f"login at 390 px: {p}" for p in found]
+    browser.click_and_wait("#password-reset-link")
+    browser.find("input[name=email]").send_keys("new@example.org")
+    browser.click_and_wait("#password-reset-form button")
+    assert "If that address belongs to an account" in browser.find("#password-reset-sent").text
+    link = re.search(r"https?://[^/\s]+(/accounts/reset/\S+/)", mailoutbox[-1].body).group(1)
+    for width in (1400, 390):
+        _, found = check_page(browser, link, width)  # the first visit swaps the token for a session key
+        problems += [f"the reset link's page at {width} px: {p}" for p in found]
+        link = browser.driver.current_url.removeprefix(browser.base_url)
+    browser.find("input[name=new_password1]").send_keys("another-pass-phrase-7")
+    browser.find("input[name=new_password2]").send_keys("another-pass-phrase-7")
+    browser.click_and_wait("#password-set-form button")
+    assert "Your new password is set" in browser.find("#password-reset-complete").text
+    assert get_user_model().objects.get(username="newcomer").check_password("another-pass-phrase-7")
     return problems
