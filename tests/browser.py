@@ -41,9 +41,12 @@ class Browser:
         return path
 
     def wait(self, condition, timeout: float = 20.0):
+        """Until `condition(driver)` is truthy. An element the condition found going stale (the page it was on was
+        replaced between finding it and reading it, as after a login's redirect) is one more try, as a missing one is."""
+        from selenium.common.exceptions import StaleElementReferenceException
         from selenium.webdriver.support.ui import WebDriverWait
 
-        return WebDriverWait(self.driver, timeout).until(condition)
+        return WebDriverWait(self.driver, timeout, ignored_exceptions=(StaleElementReferenceException,)).until(condition)
 
     def click_and_wait(self, css: str, timeout: float = 180.0) -> None:
         """Click something that loads a new page and wait until the new page has loaded (a click does not wait for the
