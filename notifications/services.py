@@ -126,7 +126,8 @@ def email_setting_set(*, user_id: int, enabled: bool) -> None:
 # have our mail sent there. The link carries the user, the new address and the one it replaces, so it works once and
 # an old link cannot undo a later change.
 ADDRESS_SALT = "notifications.address"
-ADDRESS_LINK_SECONDS = 3 * 24 * 3600
+ADDRESS_LINK_DAYS = 3
+ADDRESS_LINK_SECONDS = ADDRESS_LINK_DAYS * 24 * 3600
 
 
 class AddressRefused(Exception):
@@ -141,7 +142,7 @@ def address_confirmation_send(*, user, email: str) -> bool:
         [
             f"Hello {user.get_username()},",
             "",
-            "Open this link to use this address for your AtelierEval notifications (it works for 3 days):",
+            f"Open this link to use this address for your AtelierEval notifications (it works for {ADDRESS_LINK_DAYS} days):",
             "",
             f"    {link}",
             "",
@@ -161,7 +162,9 @@ def address_confirmed(token: str) -> tuple[int, str]:
     try:
         found = signing.loads(token, salt=ADDRESS_SALT, max_age=ADDRESS_LINK_SECONDS)
     except signing.SignatureExpired:
-        raise AddressRefused("This link has expired (links work for 3 days). Ask for a new one on your e-mail settings.") from None
+        raise AddressRefused(
+            f"This link has expired (links work for {ADDRESS_LINK_DAYS} days). Ask for a new one on your e-mail settings."
+        ) from None
     except signing.BadSignature:
         raise AddressRefused("This link is not valid (it may have been cut when it was copied).") from None
     user = get_user_model().objects.filter(pk=found.get("u"), is_active=True).first()

@@ -38,7 +38,9 @@ def address_change(request: HttpRequest, email: str) -> None:
     elif email == request.user.email:
         messages.info(request, f"{email} is already your address.")
     elif services.address_confirmation_send(user=request.user, email=email):
-        messages.success(request, f"We sent a link to {email}: open it to use that address (it works for 3 days).")
+        messages.success(
+            request, f"We sent a link to {email}: open it to use that address (it works for {services.ADDRESS_LINK_DAYS} days)."
+        )
     else:
         messages.error(request, "The confirmation e-mail could not be sent; nothing changed. Try again later.")
 

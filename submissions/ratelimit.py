@@ -99,11 +99,7 @@ def locked_out(request: HttpRequest) -> bool:
 
 
 def count_failure(request: HttpRequest) -> None:
-    address = client_address(request)
-    try:
-        _fixed_window().hit(_policy(), address)
-    except redis.RedisError as exc:
-        log.warning("token limiter: cache unreachable, a bad token from %s not counted (%s: %s)", address, type(exc).__name__, exc)
+    take(_policy(), client_address(request))
 
 
 def take(limit: RateLimitItem, key: str) -> bool:

@@ -52,11 +52,6 @@ def token_row(token: str) -> ApiToken | None:
     return row
 
 
-def token_team(token: str) -> Team | None:
-    row = token_row(token)
-    return None if row is None else row.team
-
-
 def upload_limits() -> Limits:
     return Limits(
         max_bytes=settings.ATELIER_MAX_UPLOAD_BYTES, max_chars=settings.ATELIER_MAX_PROMPT_CHARS, max_samples=settings.ATELIER_MAX_SAMPLES
