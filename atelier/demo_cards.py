@@ -32,11 +32,12 @@ CARDS = {
 }
 
 
-def demo_cards(team: Team, say: Callable[[str], None]) -> int:
-    """Describe the demo team's prompters that exist; returns how many cards this call changed."""
+def demo_cards(team: Team, user, say: Callable[[str], None]) -> int:
+    """Describe the demo team's prompters that exist, as `user` (the demo's member: each version names who made it);
+    returns how many cards this call changed."""
     changed = 0
     for card in Prompter.objects.filter(team=team, name__in=CARDS):
-        _, version = card_save(team=team, user=None, values=CARDS[card.name], card=card)
+        _, version = card_save(team=team, user=user, values=CARDS[card.name], card=card)
         changed += version is not None
     say(f"Prompter cards: {changed} described or updated ({len(CARDS)} demo prompters, all rules or hand-written; see /teams/demo-team/).")
     return changed

@@ -123,7 +123,7 @@ class Command(BaseCommand):
         except RuntimeError as exc:
             raise CommandError(str(exc)) from exc
         shown = [demo.pk, baseline.pk, *(r.pk for r in runs)]
-        demo_cards(team, self.stdout.write)  # before publishing: each entry is published with its card
+        demo_cards(team, user, self.stdout.write)  # before publishing: each entry is published with its card
         published = submissions_publish(submissions=Submission.objects.filter(pk__in=shown))
         demo.refresh_from_db()
         if demo.status == Status.DONE:
