@@ -118,6 +118,17 @@ def board_stats_rebuild(*, pack_id: int, revision: int) -> int:
     return len(judges)
 
 
+def _positions(entries: dict, overall: dict[int, float | None]) -> dict[int, int]:
+    """Each row's place in the board's default order: the ranked rows in their decided order, then the others by
+    overall score (none last), ties by submission."""
+    ranked = sorted((e["position"], int(pk)) for pk, e in entries.items() if e.get("position") is not None)
+    rest = sorted(
+        (pk for pk in overall if str(pk) not in entries or entries[str(pk)].get("position") is None),
+        key=lambda pk: (overall[pk] is None, -(overall[pk] or 0.0), pk),
+    )
+    return {pk: i for i, pk in enumerate([pk for _, pk in ranked] + rest)}
+
+
 FIGURE_FIELDS = ("value", "scale", "n", "failures", "ci_low", "ci_high")
 
 
@@ -144,6 +155,7 @@ def board_rows_rebuild(
             rows[f.submission_id][f.scope][f.key] = shown
     shared = Counter(e.get("rank") for e in data["entries"].values() if e.get("rank") is not None)
     gaps = {c["upper"]: c for c in data["comparisons"]}
+    positions = _positions(data["entries"], {pk: r.get(Scope.OVERALL, {}).get("value") for pk, r in rows.items()})
     BoardRow.objects.filter(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version).delete()
     made = []
     for submission in published.filter(pk__in=list(rows)).annotate(tasks=Count("entries__task", distinct=True)):
@@ -166,6 +178,7 @@ def board_rows_rebuild(
                 condition=submission.condition,
                 overall=overall,
                 score=stats.get("score"),
+                position=positions[submission.pk],
                 tasks_covered=submission.tasks,
                 figures=shown,
                 sort=sort,

@@ -352,11 +352,11 @@ class BoardStats(models.Model):
     judge_version = models.CharField(max_length=40)
     entries = models.JSONField(
         default=dict,
-        help_text="submission id -> {score, low, high, rank, rank_high, win_rate, win_low, win_high, lc, dev, test, gap, gap_low, gap_high, length, covers, of, missing}",
+        help_text="submission id -> {score, low, high, rank, rank_high, position, win_rate, win_low, win_high, lc, dev, test, gap, gap_low, gap_high, length, covers, of, missing}",
     )
     comparisons = models.JSONField(
         default=list,
-        help_text="neighbour pairs in score order: upper, lower, difference, tasks, low, high (simultaneous interval), separated",
+        help_text="neighbouring rows in board order, head to head: upper, lower, tasks, upper_wins, lower_wins, ties, low, high, level, separated",
     )
     wins = models.JSONField(default=dict, help_text="'a:b' -> [wins, ties, losses] of a against b on common tasks")
     length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
@@ -369,7 +369,12 @@ class BoardStats(models.Model):
         default=dict, help_text="{shown, confidence, method}: the intervals behind scores, rank ranges, neighbours, win rates and gaps"
     )
     separable = models.JSONField(
-        default=dict, help_text="{possible, best_low, tests}: whether any neighbour pair could be told apart at this board's task counts"
+        default=dict, help_text="{possible, tests, tasks, needed}: whether any pair could be told apart at this board's number of tasks"
+    )
+    decisions = models.JSONField(
+        default=dict,
+        help_text="head-to-head decisions held together (evaluator.metrics.decisions): tests, confidence, scopes, rest, "
+        "ahead [[ahead, behind, scope, level]], computed",
     )
     style = models.JSONField(
         default=dict, help_text="{identified, categories, minimum_tasks, minimum_dof}: where the length control is fitted"
@@ -398,7 +403,8 @@ class BoardRow(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="board_rows")
     condition = models.CharField(max_length=40, blank=True)
     overall = models.FloatField(null=True)
-    score = models.FloatField(null=True, help_text="the ranked score (BoardStats: test split or all tasks): the statistics' order")
+    score = models.FloatField(null=True, help_text="the ranked score (BoardStats: test split or all tasks), the paper's figure")
+    position = models.PositiveIntegerField(default=0, help_text="the row's place in the board's order (decided order, then unranked)")
     tasks_covered = models.PositiveIntegerField(default=0)
     figures = models.JSONField(default=dict, help_text="{overall: figure, category: {key: figure}, backend: {key: figure}}")
     sort = models.JSONField(default=dict, help_text="sort key -> value: OE, CO, IM, backend:<name>, lc, win_rate, test, dev, gap")
@@ -408,8 +414,11 @@ class BoardRow(models.Model):
     class Meta:
         db_table = "leaderboard_boardrow"
         constraints = [models.UniqueConstraint(fields=["submission", "judge_id", "judge_version"], name="unique_board_row")]
-        # Two indexes in the page's order (best first, no value last, ties by submission) are made by migration
-        # 0007 for each database: SQLite cannot say NULLS LAST in an index (its DESC already puts NULLs last).
+        indexes = [
+            models.Index(fields=["pack", "revision", "judge_id", "judge_version", "position", "submission"], name="board_row_by_position")
+        ]
+        # Two indexes in the order of the overall and ranked scores (best first, no value last, ties by submission) are
+        # made by leaderboard's migration 0007 for each database: SQLite cannot say NULLS LAST in an index.
 
 
 class Exemplar(models.Model):

@@ -1,7 +1,10 @@
 """Reads for the comparison page: two entries of one board side by side, task by task (the board's Compare button).
 
 Per category, the mean paired difference of the two entries' stored task scores (Scope.TASK, what the board's
-statistics read) with its interval (evaluator.metrics.paired); per task, each side's prompts, images and judgements.
+statistics read) with its interval (evaluator.metrics.paired), and who won more tasks head to head
+(evaluator.metrics.pairs): for two ranked entries on the board's ranked tasks, the board's own decision (one of all
+its decisions held together); otherwise a decision of this page alone. Per task, each side's prompts, images and
+judgements.
 What is shown follows the public pages' rules: an entry is shown to whoever may see its submission page (the view
 checks), and a test-split task's checklist items are named "item N" with their outcomes only (the breakdown download's
 rule), never their text; no rationale, raw reply or failure text is shown.
@@ -19,13 +22,15 @@ from django.db.models import F
 from django.http import QueryDict
 
 from evaluation.judges import JudgeKey, judges_of
-from evaluation.models import BoardRow, Figure, Judgement, PromptEntry, Status, Submission, UnitStatus
+from evaluation.models import BoardRow, BoardStats, Figure, Judgement, PromptEntry, Status, Submission, UnitStatus
 from evaluation.selectors import entry_breakdown
 from evaluator.categories import CATEGORIES, CATEGORY_NAMES
 from evaluator.judge.scales import scale_named
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import DIMENSIONS, Kind, Side
-from evaluator.metrics.paired import Difference, paired_differences
+from evaluator.metrics.decisions import board_pair
+from evaluator.metrics.paired import OVERALL, Difference, paired_differences
+from evaluator.metrics.pairs import HeadToHead, head_to_head, task_order
 from evaluator.metrics.scopes import Scope
 from tasks.models import TAG_GROUP_OF, Split, Task
 from tasks.selectors import browsable_tasks
@@ -116,6 +121,58 @@ def comparison(a: Submission, b: Submission, judge: JudgeKey | None, filters: di
         rows.sort(key=lambda r: (r.difference is None, -abs(r.difference or 0)))  # stable: ties keep the site order
     categories = {r.task.task_id: r.task.category for r in rows}
     return rows, paired_differences(*scores, categories, CATEGORIES)
+
+
+@dataclass(frozen=True)
+class Duel:
+    """A against B head to head on one row's tasks: the board's decision (`board`: one of its `tests` decisions held
+    together) or this page's own (its rows' decisions held together)."""
+
+    pair: HeadToHead
+    board: bool
+    tests: int
+
+    @property
+    def ahead(self) -> str:
+        return {"a": "A", "b": "B"}.get(self.pair.ahead or "", "")
+
+
+def duels(a: Submission, b: Submission, judge: JudgeKey | None, differences: list[Difference], filters: dict[str, str]) -> dict[str, Duel]:
+    """Each row of the differences table head to head: from the board's decisions where both entries are ranked and no
+    tag or split filter changes the ranked tasks, else over the row's common tasks, the page's rows held together."""
+    scores = task_scores(a, judge), task_scores(b, judge)
+    shown = dict(Task.objects.filter(pack=a.pack, task_id__in=set(scores[0]) & set(scores[1])).values_list("task_id", "category"))
+    if filters["category"]:
+        shown = {t: c for t, c in shown.items() if c == filters["category"]}
+    out = _board_duels(a, b, judge, scores, {d.category for d in differences}) if not (filters["tag"] or filters["split"]) else {}
+    rest = [d.category for d in differences if d.tasks and d.category not in out]
+    for scope in rest:
+        tasks = task_order(t for t, c in shown.items() if scope in (OVERALL, c))
+        out[scope] = Duel(head_to_head([scores[0][t] for t in tasks], [scores[1][t] for t in tasks], tests=len(rest)), False, len(rest))
+    return out
+
+
+def _board_duels(a: Submission, b: Submission, judge: JudgeKey | None, scores: tuple[dict, dict], scopes: set[str]) -> dict[str, Duel]:
+    stats = (
+        judge
+        and BoardStats.objects.filter(
+            pack=a.pack_id, revision=a.pack_revision, judge_id=judge.judge_id, judge_version=judge.version
+        ).first()
+    )
+    ids = (str(a.pk), str(b.pk))
+    if not stats or not stats.decisions.get("tests") or any(stats.entries.get(i, {}).get("rank") is None for i in ids):
+        return {}
+    ranked = Task.objects.filter(pack=a.pack, task_id__in=set(scores[0]) & set(scores[1]))
+    if stats.ranked_on.get("split") == Split.TEST:
+        ranked = ranked.filter(split=Split.TEST)
+    categories = dict(ranked.values_list("task_id", "category"))
+    out = {}
+    for scope in scopes & set(stats.decisions["scopes"]):
+        tasks = task_order(t for t, c in categories.items() if scope in (OVERALL, c))
+        found = board_pair(stats.decisions, scores[0], scores[1], ids, tasks, scope)
+        if found is not None:
+            out[scope] = Duel(found, True, stats.decisions["tests"])
+    return out
 
 
 def page_details(page: Page, a: Submission, b: Submission, judge: JudgeKey | None) -> None:

@@ -149,8 +149,8 @@ ROW_SORTS = ("lc", "win_rate", "test", "dev", "gap")
 
 
 def default_sort(stats: BoardStats | None) -> str:
-    """The board lists rows by their rank (the ranked score: the test split's where the statistics use it), the
-    unranked rows (partial coverage) after them; without statistics, by the overall score."""
+    """The board lists rows in their decided order (no row above an entry decided ahead of it; evaluator.metrics.
+    decisions), the unranked rows (partial coverage) after them; without statistics, by the overall score."""
     return "rank" if stats is not None else "overall"
 
 
@@ -185,11 +185,11 @@ def leaderboard_page(
     backends = stats.backends if stats else {}
     sortable = {*CATEGORIES, *ROW_SORTS, *(f"backend:{b}" for b in backends)}
     ranked = stats is not None and stats.ranked_on.get("split", RankedOn.ALL) == RankedOn.TEST
-    if sort == "rank" or (sort == "test" and ranked):
-        key = F("score")  # the ranked score (the test score when ranked on it): an indexed column, not a JSON key
+    if sort == "rank":  # the decided order (evaluator.metrics.decisions), then the unranked rows: an indexed column
+        ordered = stored.order_by("position" if descending else "-position", "submission_id")
     else:
-        key = Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
-    ordered = stored.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "submission_id")
+        key = F("score") if sort == "test" and ranked else Cast(KT(f"sort__{sort}"), FloatField()) if sort in sortable else F("overall")
+        ordered = stored.order_by(key.desc(nulls_last=True) if descending else key.asc(nulls_last=True), "submission_id")
     # The page's submission ids first (a range of the index, even deep in the board), then those rows with their joins.
     paginator = Paginator(ordered.values_list("submission_id", flat=True), per_page or BOARD_PAGE)
     if stats is not None and not condition and not (filters and filters.active):
@@ -393,7 +393,7 @@ class StatsSection:
 
     @cached_property
     def _top(self) -> list[tuple[int, str, dict]]:
-        rows = board_rows(self.board, self.judge, self.condition).order_by(F("score").desc(nulls_last=True), "submission_id")
+        rows = board_rows(self.board, self.judge, self.condition).order_by("position", "submission_id")
         return list(rows.values_list("submission_id", "submission__prompter", "stats", "submission__team__name")[:SCATTER_ENTRIES])
 
     @cached_property

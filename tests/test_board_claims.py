@@ -36,19 +36,19 @@ def test_an_upload_that_misses_tasks_is_warned_at_once_on_the_api_and_the_page(c
 
 
 def test_a_board_that_cannot_separate_neighbours_says_so():
-    """Two tasks a category (the issue's sample board): even entries 100 points apart on every task leave 0 inside
-    their difference's interval (three neighbour intervals at 1 - 0.05 / 3 together, each category at a third of
-    that), so the board says no pair can be told apart; with 40 tasks a category the same data can be."""
+    """Six tasks (the issue's sample board): even an entry that wins every task against another is not told apart
+    with the board's six pair decisions held together, so the board says so and how many tasks a clean sweep needs;
+    with 120 tasks the same kind of data is."""
     categories = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(6)}
     every = {f"e{k}": {t: 10.0 * k + i for i, t in enumerate(categories)} for k in range(4)}  # every entry far apart
     data = board_stats_compute(every, {}, categories, dict.fromkeys(categories, "test"))
-    assert data["separable"] == {"possible": False, "best_low": -100.0, "tests": 3}
+    assert data["separable"] == {"possible": False, "tests": 6, "tasks": 6, "needed": 14}
     assert not any(c["separated"] for c in data["comparisons"])
     more = {f"t{i:03d}": ("OE", "CO", "IM")[i % 3] for i in range(120)}
     every = {f"e{k}": {t: 30.0 * k + i % 5 for i, t in enumerate(more)} for k in range(3)}
     data = board_stats_compute(every, {}, more, dict.fromkeys(more, "test"))
-    assert data["separable"]["possible"] and data["separable"]["best_low"] > 0
-    assert all(c["separated"] and c["low"] > 0 for c in data["comparisons"])  # 30 points apart on 40 tasks a category
+    assert data["separable"]["possible"] and data["decisions"]["scopes"] == ["overall", "CO", "IM", "OE"]
+    assert all(c["separated"] and c["low"] > 0.5 and c["upper_wins"] == 120 for c in data["comparisons"])  # ahead on every task
 
 
 def test_counts_say_what_was_scored():

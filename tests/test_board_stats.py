@@ -103,14 +103,30 @@ def test_a_board_with_enough_tasks_shows_intervals_rank_ranges_and_style_control
     assert stats.intervals["shown"] and stats.style["identified"] and stats.ranked_on == {"split": "test", "tasks": 300, "entries": 3}
     rows = {s.prompter: stats.entries[str(s.pk)] for s in (strong, twin_a, twin_b)}
     assert (rows["strong"]["rank"], rows["strong"]["rank_high"]) == (1, 1) and rows["strong"]["win_rate"] > 0.9
-    assert rows["twin-a"]["rank"] == rows["twin-b"]["rank"] == 2 and rows["twin-a"]["rank_high"] == rows["twin-b"]["rank_high"] == 3
+    # The twins' means are 0.2 apart, but twin-b beats twin-a on 16 of every 23 tasks (the fixed noise's pattern): 300
+    # tasks decide that, so each has one rank, twin-b's above.
+    assert [(rows[n]["rank"], rows[n]["rank_high"], rows[n]["position"]) for n in ("twin-b", "twin-a")] == [(2, 2, 1), (3, 3, 2)]
     assert all(r["low"] <= r["score"] <= r["high"] and 0 <= r["lc"] <= 100 for r in rows.values())
     page = client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()
-    assert '2 <span class="ci">(2–3)</span>' in page and "tied" in page and "Length-controlled" in page and 'id="not-separable"' not in page
+    assert "(2–3)</span>" not in page and "badge tied" not in page and "Length-controlled" in page and 'id="not-separable"' not in page
+    assert page.index(">twin-b</a>") < page.index(">twin-a</a>") and page.count("ahead of next") == 2
     assert "300 tasks scored for each of the 3 ranked entries" in page
     by_lc = client.get(f"/?board={pack.pk}:{pack.revision}&sort=lc&dir=desc").content.decode()
     first = max(rows, key=lambda name: rows[name]["lc"])
     assert min(("strong", "twin-a", "twin-b"), key=lambda n: by_lc.index(f">{n}</a>")) == first
+
+
+def test_the_compare_view_states_the_boards_own_decision(client, wide_board):
+    pack, strong, twin_a, twin_b = wide_board
+    stats = BoardStats.objects.get(pack=pack, **JUDGE)
+    assert stats.decisions["tests"] == 3 * 4 and stats.decisions["scopes"] == ["overall", "CO", "IM", "OE"]  # 100 test tasks a category
+    a, b = (dict(Figure.objects.filter(submission=s, scope="task").values_list("key", "value")) for s in (twin_a, twin_b))
+    test = set(pack.tasks.filter(split="test").values_list("task_id", flat=True))
+    b_wins = sum(b[t] > a[t] for t in test)
+    page = client.get(f"/compare/?a={twin_a.pk}&b={twin_b.pk}").content.decode()
+    verdict = page.split('id="compare-verdict"')[1].split("</p>")[0]
+    assert f"B beats A on {b_wins} of 300 ranked tasks" in verdict and "B ahead" in verdict and "one of the board's 12" in verdict
+    assert page.count("(ranked tasks)") == 4  # overall and each category: the board's decisions
 
 
 def test_unpublishing_rebuilds_the_board_without_the_entry(admin_client, board):

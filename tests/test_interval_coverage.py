@@ -82,8 +82,9 @@ def test_every_shape_is_covered_at_every_n():
 
 def test_the_macro_and_the_paired_difference_intervals_cover_too():
     """An entry's board score (macro over three categories of different shapes) and a neighbour pair's macro paired
-    difference (on -100..100, two dependent entries) through the functions the board calls."""
-    from evaluator.metrics.ranking import adjacent_tests, macro_ci
+    difference (on -100..100, two dependent entries; the compare view's) through the functions the site calls."""
+    from evaluator.metrics.paired import paired_differences
+    from evaluator.metrics.ranking import macro_ci
 
     rng = np.random.default_rng(7)
     shapes = [SHAPES["skewed high"][0], SHAPES["rating piled at 100"][0], SHAPES["80 % at 0"][0]]
@@ -98,7 +99,7 @@ def test_the_macro_and_the_paired_difference_intervals_cover_too():
             # a second entry: the same tasks, 10 points lower where it can be, so the true macro difference is known
             other = {t: max(v - 10.0, 0.0) for t, v in scores.items()}
             shift = float(np.mean([np.mean([scores[t] - other[t] for t in categories if t.startswith(c)]) for c in ("OE", "CO", "IM")]))
-            (comparison,) = adjacent_tests({"a": scores, "b": other}, categories, ["a", "b"])
+            comparison = paired_differences(scores, other, categories, ("CO", "IM", "OE"))[-1]
             differences += comparison.low <= shift <= comparison.high and comparison.low <= comparison.difference <= comparison.high
         assert hits / 400 >= 0.93 and differences == 400, (n, hits / 400, differences)
 

@@ -7,17 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from evaluator.metrics.intervals import macro_intervals
-from evaluator.metrics.ranking import (
-    adjacent_tests,
-    board_score,
-    category_groups,
-    length_effect,
-    list_formatted,
-    rank_ranges,
-    win_intervals,
-    win_rates,
-)
+from evaluator.metrics.decisions import decide
+from evaluator.metrics.ranking import board_score, length_effect, list_formatted, rank_ranges, win_intervals, win_rates
 
 CATS = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(30)}
 WIDE = {f"t{i}": ("OE", "CO", "IM")[i % 3] for i in range(60)}  # 20 tasks a category: style control is identified
@@ -29,13 +20,18 @@ def test_board_score_is_the_macro_mean_over_categories():
     assert board_score(scores, CATS) == pytest.approx(35.0)
 
 
-def test_a_rank_is_one_plus_the_entries_wholly_above_and_lies_in_its_range():
+def _ranges(scores: dict, categories: dict) -> dict:
+    rates = {e: r.rate for e, r in win_rates(scores)[0].items()}
+    return {r.entry: r for r in rank_ranges(scores, categories, decide(scores, categories, rates), rates)}
+
+
+def test_a_rank_is_one_plus_the_entries_decided_ahead_and_lies_in_its_range():
     rng = np.random.default_rng(5)
     base = {t: 50 + rng.normal(0, 3) for t in MANY}
     scores = {"a": {t: v + 30 for t, v in base.items()}, "b": {t: v + rng.normal(0, 3) for t, v in base.items()}, "c": dict(base)}
-    ranges = {r.entry: r for r in rank_ranges(scores, MANY)}
-    assert (ranges["a"].rank, ranges["a"].rank_high) == (1, 1)
-    assert ranges["b"].rank == ranges["c"].rank == 2 and ranges["b"].rank_high == ranges["c"].rank_high == 3  # they overlap: tied
+    ranges = _ranges(scores, MANY)
+    assert (ranges["a"].rank, ranges["a"].rank_high) == (1, 1)  # a beats both on all 150 tasks
+    assert ranges["b"].rank == ranges["c"].rank == 2 and ranges["b"].rank_high == ranges["c"].rank_high == 3  # a coin toss each task
 
 
 def test_ranks_lie_inside_their_ranges_on_any_board():
@@ -45,37 +41,21 @@ def test_ranks_lie_inside_their_ranges_on_any_board():
             f"e{i}": {t: float(np.clip(rng.normal(rng.uniform(20, 80), rng.uniform(1, 30)), 0, 100)) for t in CATS}
             for i in range(int(rng.integers(2, 9)))
         }
-        for r in rank_ranges(entries, CATS):
+        for r in _ranges(entries, CATS).values():
             assert r.low <= r.score <= r.high and r.rank <= r.rank_high  # the shown rank lies inside its own range
 
 
 def test_few_tasks_give_wide_intervals_and_ranks_that_claim_nothing():
     few = dict(list(CATS.items())[:6])  # two tasks per category: 95 % cannot rule out any mean
     scores = {"a": {t: 60.0 + i for i, t in enumerate(few)}, "b": dict.fromkeys(few, 40.0)}
-    ranges = {r.entry: r for r in rank_ranges(scores, few)}
+    ranges = _ranges(scores, few)
     assert (ranges["a"].low, ranges["a"].high) == (0.0, 100.0)
-    assert [(ranges[e].rank, ranges[e].rank_high) for e in "ab"] == [(1, 2), (1, 2)]  # both may be first, both last
+    assert [(ranges[e].rank, ranges[e].rank_high) for e in "ab"] == [(1, 2), (1, 2)]  # 6 wins of 6 decide nothing
 
 
 def test_an_entry_without_scores_is_not_ranked():
-    ranges = {r.entry: r for r in rank_ranges({"a": {"t0": 50.0}, "b": {}}, CATS)}
+    ranges = _ranges({"a": {"t0": 50.0}, "b": {}}, CATS)
     assert set(ranges) == {"a"} and (ranges["a"].rank, ranges["a"].rank_high) == (1, 1)
-
-
-def test_neighbour_intervals_hold_together_and_separate_only_what_they_exclude():
-    # Three neighbour gaps on 50 tasks a category: each interval is the macro paired difference's at 1 - 0.05 / 3, so
-    # all three hold together at 95 %; 40 points apart is told apart, half a point is not.
-    rng = np.random.default_rng(7)
-    base = {t: rng.uniform(20, 50) for t in MANY}
-    shifts = (("w", 45), ("x", 5), ("y", 4.5), ("z", 0))
-    scores = {n: {t: v + shift + rng.normal(0, 2) for t, v in base.items()} for n, shift in shifts}
-    result = adjacent_tests(scores, MANY, ["w", "x", "y", "z"])
-    for c in result:
-        differences = {t: scores[c.upper][t] - scores[c.lower][t] for t in MANY}
-        (expected,) = macro_intervals([category_groups(differences, MANY)], 1 - 0.05 / 3, -100.0, 100.0)
-        assert (c.low, c.high) == pytest.approx(expected) and c.low <= c.difference <= c.high and c.tasks == len(MANY)
-        assert c.separated == (c.low > 0 or c.high < 0)
-    assert result[0].separated and not result[1].separated  # 40 points apart: told apart; half a point: not
 
 
 def test_win_rates_count_ties_half():

@@ -10,22 +10,21 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import asdict
 from statistics import fmean
 
 from evaluator.categories import CATEGORIES
 
+from .decisions import decide, neighbours, separable
 from .intervals import macro_intervals
 from .ranking import (
     MIN_STYLE_DOF,
     MIN_STYLE_TASKS,
-    adjacent_tests,
     board_score,
     category_groups,
     length_effect,
     list_formatted,
+    pair_records,
     rank_ranges,
-    separable,
     win_intervals,
     win_rates,
 )
@@ -85,15 +84,17 @@ def board_stats_compute(
         if ranked and covered[e]["covers"] == len(ranked) and e not in rounds
     }
     confidence = 1 - settings["alpha"]
-    ranges = rank_ranges(scores, categories, confidence)
+    field, _ = win_rates(scores, settings["tie_margin"], pairs_for=[])
+    rates = {e: w.rate for e, w in field.items() if w.rate is not None}
+    decisions = decide(scores, categories, rates, settings["alpha"])
+    ranges = rank_ranges(scores, categories, decisions, rates, confidence)
     order = [r.entry for r in ranges]
-    comparisons = adjacent_tests(scores, categories, order, alpha=settings["alpha"])
-    field, pairs = win_rates(scores, tie_margin=settings["tie_margin"], pairs_for=order[:PAIRWISE_ENTRIES])
+    pairs = pair_records(scores, order[:PAIRWISE_ENTRIES], settings["tie_margin"])
     wins = win_intervals(scores, settings["tie_margin"], confidence)
     effects = length_effect(scores, lengths, categories, lists)
     styled = {e.category for e in effects}
     identified = bool(scores) and styled == {categories[t] for t in ranked}
-    entries = {r.entry: _ranked_entry(r, field, wins, effects if identified else []) for r in ranges}
+    entries = {r.entry: _ranked_entry(r, field, wins, effects if identified else []) | {"position": i} for i, r in enumerate(ranges)}
     gaps = _gaps(every, categories, splits, confidence)
     for entry in every:  # every entry shows its split scores and what it covers, ranked or not
         length = fmean(v for v in lengths.get(entry, {}).values()) if lengths.get(entry) else None
@@ -103,7 +104,8 @@ def board_stats_compute(
     return {
         "ranked_on": {"split": split, "tasks": len({t for by_task in scores.values() for t in by_task}), "entries": len(scores)},
         "intervals": {"shown": bool(ranges), "confidence": confidence, "method": "betting"},
-        "separable": separable(comparisons, categories, scores, settings["alpha"]),
+        "separable": separable(decisions, len(ranked) if scores else 0),
+        "decisions": decisions,
         "style": {
             "identified": identified,
             "categories": sorted(styled, key=CATEGORIES.index),
@@ -111,7 +113,7 @@ def board_stats_compute(
             "minimum_dof": MIN_STYLE_DOF,
         },
         "entries": entries,
-        "comparisons": [asdict(c) for c in comparisons],
+        "comparisons": neighbours(scores, order, decisions),
         "wins": {f"{a}:{b}": [w.wins, w.ties, w.losses] for (a, b), w in pairs.items()},
         "length": [
             {

@@ -58,8 +58,12 @@ def mean_interval(values: Sequence[float], low: float, high: float, confidence: 
     return float(lows[0]), float(highs[0])
 
 
-def mean_interval_rows(rows: np.ndarray, low: float, high: float, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """mean_interval of each row of a (rows × n) array at once (n ≥ 1)."""
+def mean_interval_rows(
+    rows: np.ndarray, low: float, high: float, confidence: float = 0.95, design: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """mean_interval of each row of a (rows × n) array at once (n ≥ 1). `design`: the confidence the bet sizes are
+    tuned for (default `confidence`); any fixed design keeps the guarantee at any level, so a step-down procedure
+    (evaluator.metrics.pairs) can read one set of bets at several levels."""
     if not (math.isfinite(low) and math.isfinite(high) and high > low):
         raise ValueError(f"the range [{low}, {high}] must be finite and not empty")
     if not 0 < confidence < 1:
@@ -72,25 +76,35 @@ def mean_interval_rows(rows: np.ndarray, low: float, high: float, confidence: fl
         row, column = map(int, np.argwhere(outside)[0])
         raise ValueError(f"value {float(rows[row, column])!r} (row {row}, position {column}) lies outside [{low}, {high}]")
     width = high - low
-    lower, upper = _unit_rows((rows - low) / width, 1 - confidence)
+    lower, upper = _unit_rows((rows - low) / width, 1 - confidence, 1 - (design or confidence))
     return low + width * lower, low + width * upper
 
 
-def _unit_rows(x: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def bet_sizes(x: np.ndarray, design_alpha: float) -> np.ndarray:
+    """λ_i of each row of unit-scale values (predictable: λ_i reads x_1 … x_{i−1} only), tuned for `design_alpha`."""
     count, n = x.shape
     steps = np.arange(1, n + 1)
     mu = (0.5 + np.cumsum(x, axis=1)) / (steps + 1)
     sigma2 = (0.25 + np.cumsum((x - mu) ** 2, axis=1)) / (steps + 1)
     before = np.concatenate([np.full((count, 1), 0.25), sigma2[:, :-1]], axis=1)  # σ̂²_{i−1}: predictable
-    lam = np.sqrt(2 * math.log(2 / alpha) / (n * before))
+    return np.sqrt(2 * math.log(2 / design_alpha) / (n * before))
+
+
+def log_capital(x: np.ndarray, lam: np.ndarray, m: np.ndarray, sign: int) -> np.ndarray:
+    """The running maximum over t of log K⁺_t(m) (sign +1) or log K⁻_t(m) (sign −1), per row, unhedged."""
+    room = m if sign > 0 else 1 - m
+    bet = np.minimum(lam, TRUNCATION / np.maximum(room, 1e-300)[:, None])
+    return np.cumsum(np.log1p(sign * bet * (x - m[:, None])), axis=1).max(axis=1)
+
+
+def _unit_rows(x: np.ndarray, alpha: float, design_alpha: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    count = x.shape[0]
+    lam = bet_sizes(x, design_alpha or alpha)
     threshold = math.log(1 / alpha)
 
     def reaches(m: np.ndarray, sign: int) -> np.ndarray:
         """Whether the hedged side's capital (θK⁺ for sign +1, (1 − θ)K⁻ for −1) ever reaches 1/α at m (per row)."""
-        room = m if sign > 0 else 1 - m
-        bet = np.minimum(lam, TRUNCATION / np.maximum(room, 1e-300)[:, None])
-        log_capital = np.cumsum(np.log1p(sign * bet * (x - m[:, None])), axis=1)
-        return math.log(HEDGE) + log_capital.max(axis=1) >= threshold
+        return math.log(HEDGE) + log_capital(x, lam, m, sign) >= threshold
 
     # a = inf{m : θK⁺(m) never reaches 1/α}: K⁺ falls as m grows, so `reaches` is true below a and false above.
     below, above = np.zeros(count), np.ones(count)

@@ -7,12 +7,10 @@ Every interval here is one for means of bounded variables (evaluator.metrics.int
 distribution of scores on their range at every number of tasks, so one is given from one task per category on (wide
 when tasks are few). Values enter each interval in task-id order, an order that does not depend on them.
 
-- rank_ranges: each entry's score interval (macro: each category's interval at 1 - alpha / K, averaged, which covers
-  the macro mean whenever all K cover theirs), its rank as 1 + the entries whose interval lies wholly above (LMArena's
-  rule) and its range up to the entries less those wholly below, so a rank always lies inside its own range.
-- adjacent_tests: for each pair of neighbours in the ranking, the interval of their macro paired difference over
-  their common tasks (differences on [-100, 100]) at 1 - alpha / m for the board's m comparisons (Bonferroni), so all
-  m hold together with probability 1 - alpha; a pair is separated when its interval excludes 0.
+- score_intervals: each entry's score interval (macro: each category's interval at 1 - alpha / K, averaged, which
+  covers the macro mean whenever all K cover theirs): the paper's figure, with its uncertainty.
+- rank_ranges: ranks from the board's head-to-head decisions (evaluator.metrics.decisions): best 1 + the entries
+  decided ahead, worst N − the entries it is decided ahead of, in a row order that honours every decision.
 - win_rates: ECHO's pseudo-pairwise view: per common task a win, tie or loss on the task score; win_intervals gives
   each entry's field win rate (the mean over tasks of the share of the others it beats, ties half) its interval.
 - length_effect: per category, OLS of task score on entry (fixed effects), log prompt length and whether the
@@ -65,66 +63,28 @@ class RankRange:
     score: float
     low: float  # the score's 95 % interval (macro_intervals)
     high: float
-    rank: int  # 1 + entries whose interval lies wholly above this one's (LMArena's rule)
-    rank_high: int  # the worst rank the intervals allow: entries less those wholly below
+    rank: int  # 1 + the entries decided ahead of it (evaluator.metrics.decisions)
+    rank_high: int  # N − the entries it is decided ahead of
 
 
-def rank_ranges(scores: Scores, categories: dict[str, str], confidence: float = 0.95) -> list[RankRange]:
-    """Each entry's score with its interval, rank and rank range, built so the rank lies inside its range: the rank
-    is 1 + the entries whose interval lies wholly above (none can be worse placed than that), the range ends at the
-    number of entries less those wholly below. An entry without a single score is not ranked (the board ranks only
-    entries with a score on every ranked task)."""
+def score_intervals(scores: Scores, categories: dict[str, str], confidence: float = 0.95) -> dict[str, tuple[float, float, float]]:
+    """Each entry's macro score with its interval: entry -> (score, low, high). An entry without a score is left out."""
     entries = sorted(e for e in scores if scores[e])
-    observed = {e: board_score(scores[e], categories) for e in entries}
-    bounds = dict(zip(entries, macro_intervals([category_groups(scores[e], categories) for e in entries], confidence)))
-    lows = np.sort([b[0] for b in bounds.values()])
-    highs = np.sort([b[1] for b in bounds.values()])
-    out = []
-    for e in entries:
-        low, high = bounds[e]
-        above = len(lows) - int(np.searchsorted(lows, high, side="right"))  # others whose low exceeds this high
-        below = int(np.searchsorted(highs, low, side="left"))  # others whose high is under this low
-        out.append(RankRange(e, observed[e], low, high, 1 + above, len(entries) - below))
-    return sorted(out, key=lambda r: (-r.score, r.entry))
+    bounds = macro_intervals([category_groups(scores[e], categories) for e in entries], confidence)
+    return {e: (board_score(scores[e], categories), *b) for e, b in zip(entries, bounds)}  # type: ignore[misc]
 
 
-@dataclass(frozen=True)
-class Comparison:
-    upper: str
-    lower: str
-    difference: float | None  # upper − lower, macro mean of the per-category mean paired differences
-    tasks: int  # common tasks
-    low: float | None  # the difference's interval at 1 - alpha / m (m comparisons: Bonferroni); None without common tasks
-    high: float | None
-    separated: bool  # the interval excludes 0
+def rank_ranges(
+    scores: Scores, categories: dict[str, str], decisions: dict, rates: dict[str, float], confidence: float = 0.95
+) -> list[RankRange]:
+    """Each ranked entry's score with its interval and its rank range from the board's decisions, in row order
+    (decisions.row_order: never below an entry it is decided ahead of)."""
+    from .decisions import rank_bounds, row_order
 
-
-def adjacent_tests(scores: Scores, categories: dict[str, str], order: list[str], alpha: float = 0.05) -> list[Comparison]:
-    """Each neighbour pair's macro paired difference over its common tasks with its simultaneous interval."""
-    pairs = []
-    for upper, lower in zip(order, order[1:]):
-        common = set(scores[upper]) & set(scores[lower])
-        pairs.append((upper, lower, {t: scores[upper][t] - scores[lower][t] for t in common}))
-    tested = sum(1 for *_, d in pairs if d)
-    bounds = macro_intervals([category_groups(d, categories) for *_, d in pairs], 1 - alpha / max(tested, 1), -100.0, 100.0)
-    out = []
-    for (upper, lower, d), (low, high) in zip(pairs, bounds):
-        separated = low is not None and high is not None and (low > 0 or high < 0)
-        out.append(Comparison(upper, lower, board_score(d, categories), len(d), low, high, separated))
-    return out
-
-
-def separable(comparisons: list[Comparison], categories: dict[str, str], scores: Scores, alpha: float = 0.05) -> dict:
-    """Whether any neighbour pair could be separated at all at this board's numbers of common tasks: the interval that
-    the most extreme data (every common task's difference at +100) would get at the same level, computed by the same
-    function. Where even that interval holds 0, no data could separate a pair, and the page says so."""
-    tested = [c for c in comparisons if c.tasks]
-    if not tested:
-        return {"possible": False, "best_low": None, "tests": 0}
-    extreme = [category_groups(dict.fromkeys(set(scores[c.upper]) & set(scores[c.lower]), 100.0), categories) for c in tested]
-    lows = [low for low, _ in macro_intervals(extreme, 1 - alpha / len(tested), -100.0, 100.0) if low is not None]
-    best = max(lows) if lows else None
-    return {"possible": best is not None and best > 0, "best_low": best, "tests": len(tested)}
+    shown = score_intervals(scores, categories, confidence)
+    order, _ = row_order(list(shown), decisions, rates, {e: v[0] for e, v in shown.items()})
+    bounds = rank_bounds(order, decisions)
+    return [RankRange(e, *shown[e], *bounds[e]) for e in order]
 
 
 @dataclass(frozen=True)
@@ -164,7 +124,11 @@ def win_rates(
             above = len(column) - int(np.searchsorted(column, value + tie_margin, side="right"))
             wins, losses, ties = wins + below, losses + above, ties + len(column) - below - above - 1  # itself is level
         field[entry] = WinRecord(wins, ties, losses)
-    chosen = list(scores) if pairs_for is None else pairs_for
+    return field, pair_records(scores, list(scores) if pairs_for is None else pairs_for, tie_margin)
+
+
+def pair_records(scores: Scores, chosen: list[str], tie_margin: float = 0.0) -> dict[tuple[str, str], WinRecord]:
+    """Each ordered pair among `chosen`: wins, ties and losses on their common tasks."""
     pairs = {}
     for a in chosen:
         for b in chosen:
@@ -173,7 +137,7 @@ def win_rates(
                 pairs[(a, b)] = WinRecord(
                     sum(d > tie_margin for d in diffs), sum(abs(d) <= tie_margin for d in diffs), sum(d < -tie_margin for d in diffs)
                 )
-    return field, pairs
+    return pairs
 
 
 def win_intervals(scores: Scores, tie_margin: float = 0.0, confidence: float = 0.95) -> dict[str, tuple[float, float]]:
