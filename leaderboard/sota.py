@@ -8,14 +8,19 @@ every value and interval is the board's own.
 
 An entry is dated by when it was first published (Submission.published_at, kept when it is withdrawn and shown again);
 a row published without that date (before it was recorded) by when it finished, else when it was submitted, as the
-migration that added the field filled it in. An entry sets a step when its score is strictly above
-the best before it, in order of date then entry id, so on a tie the earlier entry keeps the step. A series counts the
-entries with a score for it: a withheld figure (too many units missing, shown without a value) is no score. Human rows
-and runs with feedback rounds (which saw their images and are never ranked beside single-turn runs) set no step.
+migration that added the field filled it in. In order of date then entry id, an entry sets a step when its score is
+strictly above the holder's AND the board decided it ahead of the holder head to head in that series (overall or the
+category: evaluator.metrics.decisions, all of the board's decisions held together at 95 %); a higher score that is not
+decided ahead is listed as "within noise of" the holder and sets no step. So on a tie the earlier entry keeps the
+step, and a +0.1 is progress only if the tasks show it. A series counts the entries with a score for it: a withheld
+figure (too many units missing, shown without a value) is no score. Human rows and runs with feedback rounds (which
+saw their images and are never ranked beside single-turn runs) set no step. Entries that share one publication
+instant (a demo publishes at once) are ordered among themselves by id, and the data says so (`shared`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -23,7 +28,7 @@ from datetime import UTC, datetime
 from django.db.models.functions import Coalesce
 
 from evaluation.judges import JudgeKey
-from evaluation.models import Origin
+from evaluation.models import BoardStats, Origin
 from evaluator.categories import CATEGORIES, CATEGORY_NAMES
 from evaluator.metrics.scopes import Scope
 
@@ -75,9 +80,13 @@ class Reference:
     figures: Mapping[str, Point] = field(default_factory=dict)
 
 
-def sota(entries: Iterable[Entry], references: Iterable[Reference] = ()) -> dict:
-    """For "overall" and each category: the steps of the best score by date, how many entries were scored, the date of
-    the latest of them (where the last step's line ends) and the human reference values."""
+Decided = frozenset[tuple[int, int, str]]  # (ahead, behind, series key): the board's decided head-to-head claims
+
+
+def sota(entries: Iterable[Entry], references: Iterable[Reference] = (), decided: Decided = frozenset()) -> dict:
+    """For "overall" and each category: the steps of the best score by date (each decided ahead of the step before
+    it), the higher scores within noise of their holder, how many entries were scored, the date of the latest of them
+    (where the last step's line ends), the human reference values, and the instants several entries share."""
     counted, left_out = [], {"human": 0, "feedback": 0}
     for e in entries:
         if e.origin == Origin.HUMAN:
@@ -88,16 +97,22 @@ def sota(entries: Iterable[Entry], references: Iterable[Reference] = ()) -> dict
             counted.append(e)
     counted.sort(key=lambda e: (e.date, e.entry))
     references = list(references)
-    return {"series": [_series(key, counted, references) for key in SERIES], "left_out": left_out}
+    instants = Counter(e.date for e in counted)
+    shared = [{"date": _date(at), "entries": n} for at, n in sorted(instants.items()) if n > 1]
+    return {"series": [_series(key, counted, references, decided) for key in SERIES], "left_out": left_out, "shared": shared}
 
 
-def _series(key: str, entries: list[Entry], references: list[Reference]) -> dict:
+def _series(key: str, entries: list[Entry], references: list[Reference], decided: Decided) -> dict:
     scored = [(e, e.figures[key]) for e in entries if key in e.figures and e.figures[key].scored]
     steps: list[dict] = []
+    within: list[dict] = []
     for e, point in scored:
-        best = steps[-1]["value"] if steps else None
-        if best is None or point.value > best:  # strictly above: on a tie the earlier entry keeps the step
+        holder = steps[-1] if steps else None
+        if holder is None or (point.value > holder["value"] and (e.entry, holder["entry"], key) in decided):
+            best = holder and holder["value"]
             steps.append({**_who(e), **_point(point), "previous": best, "gain": None if best is None else point.value - best})
+        elif point.value > holder["value"]:  # higher, but not told apart from the holder: noise, not progress
+            within.append({**_who(e), **_point(point), "holder": holder["entry"], "holder_prompter": holder["prompter"]})
     humans = [
         {"label": r.label, "tier": r.tier, "scripted": r.scripted, "participants": r.participants, **_point(r.figures[key])}
         for r in references
@@ -109,6 +124,7 @@ def _series(key: str, entries: list[Entry], references: list[Reference]) -> dict
         "scored": len(scored),
         "until": _date(scored[-1][0].date) if scored else None,
         "steps": steps,
+        "within_noise": within,
         "humans": humans,
     }
 
@@ -135,8 +151,15 @@ def board_sota(board: Board, judge: JudgeKey) -> dict:
         "board": {"pack": board.pack.name, "pack_version": board.pack.version, "revision": board.revision},
         "judge": {"id": judge.judge_id, "version": judge.version, "label": judge.label},
         "dated_by": DATED_BY,
-        **sota(board_entries(board, judge), board_references(board, judge)),
+        **sota(board_entries(board, judge), board_references(board, judge), board_decided(board, judge)),
     }
+
+
+def board_decided(board: Board, judge: JudgeKey) -> Decided:
+    """The board's decided head-to-head claims for this judge (BoardStats.decisions), with entry ids as numbers."""
+    stats = BoardStats.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    decisions = stats.values_list("decisions", flat=True).first() or {}
+    return frozenset((int(a), int(b), scope) for a, b, scope, _ in decisions.get("ahead", []))
 
 
 def board_entries(board: Board, judge: JudgeKey) -> list[Entry]:

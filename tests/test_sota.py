@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.core.files.storage import default_storage
 
-from evaluation.models import Figure, HumanRow, Origin, Status, Submission
+from evaluation.models import BoardStats, Figure, HumanRow, Origin, Status, Submission
 from leaderboard.models import Release
 from leaderboard.sota import Entry, Point, Reference, sota
 from submissions.services import submissions_publish
@@ -46,40 +46,51 @@ def steps(found: dict, key: str) -> list[tuple[int, float]]:
 # --- the pure function -------------------------------------------------------------------------------------------
 
 
-def test_steps_follow_the_date_not_the_entry_id_and_only_a_better_score_steps():
-    found = sota([made(1, 5, 70.0), made(2, 0, 50.0), made(3, 2, 45.0), made(4, 3, 60.0), made(5, 9, 69.0)])
+def test_steps_follow_the_date_not_the_entry_id_and_only_a_decided_better_score_steps():
+    decided = frozenset({(4, 2, "overall"), (1, 4, "overall"), (1, 6, "overall")})
+    entries = [made(1, 5, 70.0), made(2, 0, 50.0), made(3, 2, 45.0), made(4, 3, 60.0), made(5, 9, 69.0), made(6, 4, 65.0)]
+    found = sota(entries, decided=decided)
     assert steps(found, "overall") == [(2, 50.0), (4, 60.0), (1, 70.0)]
+    (noise,) = series(found, "overall")["within_noise"]  # 65 > 60, but not decided ahead of entry 4: no step
+    assert (noise["entry"], noise["holder"], noise["value"]) == (6, 4, 65.0)
+    assert steps(sota(entries), "overall") == [(2, 50.0)]  # nothing decided: the first entry holds, whatever the scores
     first, second, third = series(found, "overall")["steps"]
     assert (first["previous"], first["gain"], second["gain"]) == (None, None, 10.0)
     assert third["date"] == "2025-03-06T12:00:00+00:00" and (third["ci_low"], third["ci_high"]) == (65.0, 75.0)
-    assert series(found, "overall")["scored"] == 5 and series(found, "overall")["until"] == at(9).isoformat()
+    assert series(found, "overall")["scored"] == 6 and series(found, "overall")["until"] == at(9).isoformat()
 
 
 def test_on_a_tie_the_earlier_entry_keeps_the_step_and_on_the_same_date_the_lower_id():
-    found = sota([made(7, 1, 60.0), made(3, 4, 60.0), made(9, 0, 55.0), made(8, 1, 60.0)])
+    every = frozenset((a, b, "overall") for a in (3, 7, 8, 9) for b in (3, 7, 8, 9) if a != b)
+    found = sota([made(7, 1, 60.0), made(3, 4, 60.0), made(9, 0, 55.0), made(8, 1, 60.0)], decided=every)
     assert steps(found, "overall") == [(9, 55.0), (7, 60.0)]
+    assert found["shared"] == [{"date": at(1).isoformat(), "entries": 2}]  # 7 and 8: one instant, ordered by id
 
 
 def test_each_category_is_its_own_series_counting_the_entries_scored_in_it():
+    decided = frozenset((a, b, key) for key in ("overall", "OE", "CO", "IM") for a in range(1, 5) for b in range(1, 5) if a > b)
     found = sota(
         [
             made(1, 0, 50.0, OE=40.0, CO=70.0),
             made(2, 1, 55.0, OE=60.0),
             made(3, 2, 52.0, OE=50.0, CO=75.0, IM=30.0),
             Entry(4, "w", "t", at(3), {"IM": Point(99.0, standing="withheld"), "CO": Point(80.0, standing="partial")}),
-        ]
+        ],
+        decided=decided,
     )
     assert [s["key"] for s in found["series"]] == ["overall", "OE", "CO", "IM"]
     assert steps(found, "OE") == [(1, 40.0), (2, 60.0)]
     assert steps(found, "CO") == [(1, 70.0), (3, 75.0), (4, 80.0)] and series(found, "CO")["steps"][-1]["standing"] == "partial"
     assert steps(found, "IM") == [(3, 30.0)]  # a withheld figure is shown without a value: no score, no step
     assert [series(found, k)["scored"] for k in ("overall", "OE", "CO", "IM")] == [3, 3, 3, 1]
-    assert sota([])["series"][0] == {"key": "overall", "name": "Overall", "scored": 0, "until": None, "steps": [], "humans": []}
+    empty = {"key": "overall", "name": "Overall", "scored": 0, "until": None, "steps": [], "within_noise": [], "humans": []}
+    assert sota([])["series"][0] == empty
 
 
 def test_human_rows_are_references_never_steps_and_feedback_runs_set_none():
     people = Reference("Humans — all", "all", False, 12, {"overall": Point(90.0, 85.0, 95.0), "OE": Point(None)})
-    found = sota([made(1, 0, 50.0), made(2, 1, 99.0, origin=Origin.HUMAN), made(3, 2, 98.0, rounds=3), made(4, 3, 60.0)], [people])
+    entries = [made(1, 0, 50.0), made(2, 1, 99.0, origin=Origin.HUMAN), made(3, 2, 98.0, rounds=3), made(4, 3, 60.0)]
+    found = sota(entries, [people], frozenset({(4, 1, "overall"), (2, 1, "overall"), (3, 1, "overall")}))
     assert steps(found, "overall") == [(1, 50.0), (4, 60.0)]
     assert found["left_out"] == {"human": 1, "feedback": 1} and series(found, "overall")["scored"] == 2
     (reference,) = series(found, "overall")["humans"]
@@ -143,6 +154,12 @@ def board(team, sample_pack):
         **JUDGE,
     )
     submissions_publish(submissions=Submission.objects.filter(pk__in=[s.pk for s in made]))
+    # Six tasks decide nothing head to head; the page reads the board's stored decisions, so store some as a board
+    # with more tasks would have them: Beacon and then Slow burner ahead overall, Beacon and Candle on OE.
+    lantern, beacon, candle, slow = (str(s.pk) for s in made)
+    claims = [[beacon, lantern, "overall"], [slow, beacon, "overall"], [beacon, lantern, "OE"], [candle, beacon, "OE"]]
+    decisions = {"tests": 24, "confidence": 0.95, "scopes": ["overall", "OE"], "rest": 0.99, "ahead": [[*c, 0.99] for c in claims]}
+    BoardStats.objects.filter(pack=sample_pack, **JUDGE).update(decisions=decisions)
     return sample_pack, made
 
 
@@ -166,6 +183,9 @@ def test_the_page_shows_each_series_steps_and_the_human_reference(client, board)
     assert [s["entry"] for s in series(data, "CO")["steps"]] == [lantern.pk]
     assert series(data, "overall")["steps"][1]["ci_low"] == 54.0  # the board row's own interval
     assert [h["value"] for h in series(data, "IM")["humans"]] == [81.0]
+    noise = [(n["entry"], n["holder"]) for n in series(data, "IM")["within_noise"]]
+    assert noise == [(beacon.pk, lantern.pk), (candle.pk, lantern.pk), (slow.pk, lantern.pk)]  # above 40, none decided
+    assert "within noise of Lantern &lt;early&gt;" in content.split('id="sota-IM"')[1].split("</tbody>")[0]
     assert data["board"] == {"pack": pack.name, "pack_version": pack.version, "revision": pack.revision}
     table = content.split('id="sota-table"')[1]
     shown = table.split('id="sota-overall"')[1].split("</tbody>")[0]

@@ -37,8 +37,17 @@
         customdata: steps.map((s) => [escape(s.prompter), escape(s.team), s.entry, fixed(s.ci_low), fixed(s.ci_high)]),
         hovertemplate: "%{customdata[0]} · %{customdata[1]} (#%{customdata[2]})<br>%{y:.1f} [%{customdata[3]}, %{customdata[4]}] on %{x|%Y-%m-%d}<extra></extra>" });
     }
+    // Reference lines span the whole x range (one instant alone would draw a line of no length).
+    const range = first === null ? null : span(first, until);
+    const noise = series.within_noise || [];
+    if (noise.length) {
+      traces.push({ type: "scatter", mode: "markers", marker: { color: colour, size: 7, symbol: "circle-open" }, name: "higher, within noise (no step)",
+        x: noise.map((s) => day(s.date)), y: noise.map((s) => s.value),
+        customdata: noise.map((s) => [escape(s.prompter), s.entry, escape(s.holder_prompter)]),
+        hovertemplate: "%{customdata[0]} (#%{customdata[1]}): %{y:.1f}, within noise of %{customdata[2]}<extra></extra>" });
+    }
     series.humans.forEach((h, i) => {
-      const x = first === null ? [] : [first, until];
+      const x = range === null ? [] : range;
       traces.push({ type: "scatter", mode: "lines", name: `${escape(h.label)}: ${fixed(h.value)}`, x, y: x.map(() => h.value),
         line: { dash: "dash", width: 1.5, color: HUMANS[i % HUMANS.length] },
         hovertemplate: `${escape(h.label)} (reference): ${fixed(h.value)} [${fixed(h.ci_low)}, ${fixed(h.ci_high)}]<extra></extra>` });
@@ -52,6 +61,7 @@
     };
     if (!steps.length) {
       layout.annotations = [{ text: "no entry has a score here yet", showarrow: false, xref: "paper", yref: "paper", x: 0.5, y: 0.5 }];
+      layout.showlegend = false;  // nothing is drawn without a date: a legend would name lines that are not there
     }
     Plotly.react(el, traces, layout, config);
   }
