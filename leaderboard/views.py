@@ -184,6 +184,7 @@ def compare(request: HttpRequest) -> HttpResponse:
     comparisons.page_details(page, a, b, judge)
     query = {"a": a.pk, "b": b.pk, **({"judge": judge.key} if judge else {}), **{k: v for k, v in filters.items() if v}}
     context = {"a": a, "b": b, "judge": judge, "judges": judges, "filters": filters, "differences": differences, "page": page}
+    context["duels"] = comparisons.duels(a, b, judge, differences, filters)
     context |= {"query": urlencode(query), "swapped": urlencode(query | {"a": b.pk, "b": a.pk}), **comparisons.CHOICES}
     return render(request, "leaderboard/compare.html", context)
 
