@@ -20,8 +20,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from evaluator.metrics.intervals import HEDGE, mean_interval_rows  # noqa: E402
-from evaluator.metrics.pairs import design_level, head_to_head, one_sided_p, outcomes  # noqa: E402
+from evaluator.metrics.intervals import mean_interval_rows  # noqa: E402
+from evaluator.metrics.pairs import design_level, head_to_head, told_apart_rows  # noqa: E402
 
 GAPS = (2, 5, 10)
 SPREADS = (5, 10, 20)
@@ -31,9 +31,7 @@ TESTS = (1, 3)
 
 def told_apart(d: np.ndarray, tests: int) -> float:
     """Share of rows of per-task differences that head_to_head tells apart with `tests` decisions held together."""
-    design = design_level(0.95, tests)
-    up, down = one_sided_p(outcomes(d, np.zeros_like(d)), 1 - design)
-    return float((np.minimum(up, down) <= HEDGE * (1 - design)).mean())
+    return float(told_apart_rows(d, np.zeros_like(d), tests=tests).mean())
 
 
 def mean_difference_told_apart(d: np.ndarray, tests: int) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from django.db.models import Count, QuerySet
@@ -83,3 +84,21 @@ def prompter_title(task: Task) -> str:
     """The title a prompter sees. An IM task's own title describes its target ("Red sun over blue hills"), so a
     prompter could write from it without looking at the image: IM tasks are shown by a neutral one."""
     return f"Imitation task {task.task_id}" if task.category == IMITATION else task.title
+
+
+SPREAD = 10.0  # per-task spread of two entries' score differences the pack page assumes (the showcase shows 7.5-20)
+
+
+def separability(pack: TaskPack) -> dict:
+    """What the pack's ranked tasks can tell apart head to head (evaluator.metrics.pairs, seeded simulations): for a gap
+    of 2, 5 and 10 points at per-task spread SPREAD, the share of runs told apart over the ranked tasks and over the
+    smallest category's alone, one decision each."""
+    from evaluator.metrics.board import SETTINGS, ranked_tasks  # numpy: imported when the page asks
+    from evaluator.metrics.pairs import power, tasks_needed
+
+    rows = list(pack.tasks.values_list("task_id", "category", "split"))
+    categories, splits = {t: c for t, c, _ in rows}, {t: s for t, _, s in rows}
+    split, ranked = ranked_tasks(categories, splits, SETTINGS["ranked_split_min"])
+    smallest = min(Counter(categories[t] for t in ranked).values(), default=0)
+    cells = [{"gap": gap, "overall": power(len(ranked), gap, SPREAD), "category": power(smallest, gap, SPREAD)} for gap in (2, 5, 10)]
+    return {"split": split, "tasks": len(ranked), "smallest": smallest, "spread": SPREAD, "sweep": tasks_needed(), "cells": cells}

@@ -24,6 +24,7 @@ def task_list(request: HttpRequest) -> HttpResponse:
         "tasks": selectors.with_predictions(selectors.browsable_tasks(pack, **filters)) if pack else [],
         "predictor": difficulty.installed(),
         "coverage": selectors.coverage(pack) if pack else None,
+        "separability": selectors.separability(pack) if pack and pack.tasks.exists() else None,
     }
     return render(request, "tasks/list.html", context)
 

@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 
 from evaluator.metrics.decisions import board_pair, decide, rank_bounds, row_order, task_order
-from evaluator.metrics.intervals import HEDGE
-from evaluator.metrics.pairs import design_level, head_to_head, holm, one_sided_p, outcomes
+from evaluator.metrics.pairs import head_to_head, holm, power, told_apart_rows
 
 RUNS = 10_000
 SIZES = (1, 2, 3, 5, 8, 12, 20, 30, 50, 100, 200, 300)
@@ -58,13 +57,6 @@ SHAPES = {
 }
 
 
-def _told_apart(a: np.ndarray, b: np.ndarray, confidence: float = 0.95, tests: int = 1) -> np.ndarray:
-    """Which rows head_to_head tells apart, from the bettors' capital at ½ (what its interval excluding ½ means)."""
-    design = design_level(confidence, tests)
-    up, down = one_sided_p(outcomes(a, b), 1 - design)
-    return np.minimum(up, down) <= HEDGE * (1 - design)
-
-
 def test_exchangeable_pairs_are_told_apart_at_most_five_percent_of_the_time():
     """The guarantee (issue 40, item 3): 13 shapes × 12 sizes from 1 to 300 tasks, 10,000 runs a cell."""
     rng = np.random.default_rng(40)
@@ -72,7 +64,7 @@ def test_exchangeable_pairs_are_told_apart_at_most_five_percent_of_the_time():
     for name, draw in SHAPES.items():
         for n in SIZES:
             a, b = draw(rng, (RUNS, n))
-            worst[(name, n)] = float(_told_apart(a, b).mean())
+            worst[(name, n)] = float(told_apart_rows(a, b).mean())
     assert max(worst.values()) <= 0.05, sorted(worst.items(), key=lambda kv: -kv[1])[:5]
     assert max(worst.values()) > 0.005  # not vacuous: some cells come near the level
 
@@ -82,9 +74,13 @@ def test_the_fast_decision_is_head_to_heads_interval():
     for tests in (1, 3, 28):
         for n in (1, 5, 24, 100):
             a, b = rng.choice(FIVE, (60, n)), _clip(rng.choice(FIVE, (60, n)) + 10)
-            fast = _told_apart(a, b, tests=tests)
+            fast = told_apart_rows(a, b, tests=tests)
             slow = [head_to_head(x, y, tests=tests).told_apart for x, y in zip(a, b)]
             assert list(fast) == slow
+
+
+def test_power_at_the_packs_size_meets_the_goal():
+    assert power(100, 5, 10) >= 0.9 and power(24, 5, 10) < 0.5 and power(300, 2, 5) > 0.99  # bench/pairs_power.py's cells
 
 
 def test_a_clean_sweep_of_24_tasks_is_told_apart_and_a_coin_toss_is_not():

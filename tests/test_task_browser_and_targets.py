@@ -56,6 +56,10 @@ def test_task_list_filters_and_shows_coverage(client, sample_pack):
     assert "co-s02" in filtered and "co-s01" not in filtered and "oe-s02" not in filtered
     by_tag = client.get(f"/tasks/?pack={sample_pack.pk}&tag=Knolling_Layout").content.decode()
     assert "im-s02" in by_tag and "im-s01" not in by_tag
+    # What the pack's six tasks can tell apart: nothing, even a 10-point gap, and a clean sweep needs 10 tasks.
+    shown = page.split('id="separability"')[1].split("<h2>")[0]
+    assert "all 6 of its tasks (2 in its smallest category)" in shown and "only from 10 tasks on" in shown
+    assert shown.count('<td class="num">0 %</td>') == 6
 
 
 def test_dev_task_page_shows_everything(client, sample_pack):

@@ -27,6 +27,7 @@ Command line (one JSON object per line in, one out; `python -m evaluator.metrics
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import json
 import math
@@ -117,6 +118,22 @@ def tasks_needed(confidence: float = 0.95, tests: int = 1, limit: int = 100_000)
         middle = (low + n) // 2
         low, n = (low, middle) if best_possible(middle, confidence, tests) else (middle, n)
     return n
+
+
+def told_apart_rows(a: np.ndarray, b: np.ndarray, confidence: float = 0.95, tests: int = 1) -> np.ndarray:
+    """head_to_head's told_apart for each row of (runs × n) scores at once, read off the bettors' capital at ½ (the
+    interval excludes ½ exactly when one hedged bettor reaches 1/α there): no bisection, for simulations."""
+    design = design_level(confidence, tests)
+    up, down = one_sided_p(outcomes(a, b), 1 - design)
+    return np.minimum(up, down) <= HEDGE * (1 - design)
+
+
+@functools.lru_cache(maxsize=256)
+def power(n: int, delta: float, sigma: float, tests: int = 1, runs: int = 2000, seed: int = 0) -> float:
+    """The share of `runs` simulated pairs told apart on n tasks when A's task score minus B's is normal with mean
+    `delta` and spread `sigma` (points): bench/pairs_power.py's cell, seeded, so a page shows the same figure each time."""
+    d = np.random.default_rng(seed).normal(delta, sigma, (runs, n))
+    return float(told_apart_rows(d, np.zeros_like(d), tests=tests).mean())
 
 
 def one_sided_p(x: np.ndarray, design_alpha: float) -> tuple[np.ndarray, np.ndarray]:
