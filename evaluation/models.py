@@ -358,7 +358,10 @@ class BoardStats(models.Model):
         default=list,
         help_text="neighbouring rows in board order, head to head: upper, lower, tasks, upper_wins, lower_wins, ties, low, high, level, separated",
     )
-    wins = models.JSONField(default=dict, help_text="'a:b' -> [wins, ties, losses] of a against b on common tasks")
+    wins = models.JSONField(
+        default=dict,
+        help_text="'a:b' -> [wins, ties, losses, low, high] of a against b on common tasks, with the board's interval of P(a beats b)",
+    )
     length = models.JSONField(default=list, help_text="per category: coefficient, interval, n")
     settings = models.JSONField(default=dict, help_text="alpha, tie margin, ranked split minimum: what recomputes the same numbers")
     backends = models.JSONField(default=dict, help_text="the board's backend columns: name -> label")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import asdict
 
-from django.db.models import Avg, Count, Max, Min, Sum
+from django.db.models import Count, Max, Min, Sum
 from django.utils import timezone
 
 from evaluation.difficulty import submission_texts
@@ -72,14 +72,24 @@ def trajectories(submission: Submission, limit: int | None = None) -> list[dict]
 
 
 def round_scores(submission: Submission) -> list[dict]:
-    """Mean feedback score (0-100) by category and round (1-based): the data of the 'score by round' chart."""
-    rows = (
-        PromptCall.objects.filter(submission=submission, feedback_score__isnull=False)
-        .values("task__category", "round")
-        .annotate(n=Count("pk"), mean=Avg("feedback_score"))
-        .order_by("task__category", "round")
-    )
-    return [{"category": r["task__category"], "round": r["round"] + 1, "n": r["n"], "mean": r["mean"]} for r in rows]
+    """Mean feedback score (0-100) by category and round (1-based), the data of the 'score by round' chart: per task
+    the mean over its samples, then the mean over tasks with its 95 % interval over tasks (evaluator.metrics.intervals,
+    task-id order). n counts the scored calls, tasks the tasks they cover."""
+    from evaluator.metrics.intervals import mean_interval  # numpy: imported when the chart is asked for
+
+    calls = PromptCall.objects.filter(submission=submission, feedback_score__isnull=False)
+    by_task: dict[tuple[str, int], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for category, task, at, score in calls.values_list("task__category", "task__task_id", "round", "feedback_score"):
+        by_task[(category, at)][task].append(score)
+    out = []
+    for (category, at), tasks in sorted(by_task.items()):
+        means = [sum(v) / len(v) for _, v in sorted(tasks.items())]
+        low, high = mean_interval(means, 0.0, 100.0)  # type: ignore[misc]
+        n = sum(len(v) for v in tasks.values())
+        out.append(
+            {"category": category, "round": at + 1, "n": n, "tasks": len(means), "mean": sum(means) / len(means), "low": low, "high": high}
+        )
+    return out
 
 
 def submission_steerability(submission: Submission, seed: int = 0) -> list[dict]:

@@ -286,11 +286,22 @@ def prompting_section(submission: Submission) -> dict:
             by_category[point["category"]].append(point)
         section["rounds"] = [{"category": c, "points": points} for c, points in sorted(by_category.items())]
         section["chart"] = [
-            {"category": c, "x": [p["round"] for p in points], "y": [p["mean"] for p in points]}
+            {k: [p[field] for p in points] for k, field in (("x", "round"), ("y", "mean"), ("low", "low"), ("high", "high"))}
+            | {"category": c}
             for c, points in sorted(by_category.items())
         ]
-        section["steerability"] = submission_steerability(submission)
+        section["steerability"] = [_with_digits(row) for row in submission_steerability(submission)]
     return section
+
+
+def _with_digits(row: dict) -> dict:
+    """The decimals each estimate's noise supports: the running-best chain's from its interval's half-width,
+    Algorithm 1's from 1.96 standard errors."""
+    from evaluator.metrics.intervals import digits_supported
+
+    chain = (row["high"] - row["low"]) / 2 if row.get("low") is not None and row.get("high") is not None else None
+    se = row.get("artwhisperer_se")
+    return row | {"digits": digits_supported(chain), "artwhisperer_digits": digits_supported(None if se is None else 1.96 * se)}
 
 
 @dataclass
@@ -405,7 +416,8 @@ class StatsSection:
     def heatmap(self) -> dict:
         ids = [str(pk) for pk, _, stats, _ in self._top if stats.get("rank") is not None][:HEATMAP_ENTRIES]
         matrix = [[_rate(self.stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
-        return {"labels": [self._names[i] for i in ids], "z": matrix}
+        bounds = [[_bounds(self.stats.wins.get(f"{a}:{b}")) if a != b else None for b in ids] for a in ids]
+        return {"labels": [self._names[i] for i in ids], "z": matrix, "bounds": bounds}
 
     @cached_property
     def comparisons(self) -> list[dict]:
@@ -438,10 +450,24 @@ def row_name(prompter: str, team: str, rank: int | None) -> str:
 
 
 def _rate(record: list | None) -> float | None:
-    if not record or not sum(record):
+    if not record or not sum(record[:3]):
         return None
-    wins, ties, losses = record
+    wins, ties, losses = record[:3]
     return round(100 * (wins + 0.5 * ties) / (wins + ties + losses), 1)
+
+
+def _bounds(record: list | None) -> list[float] | None:
+    """A win-table cell's interval in percent (stored since the board decides pairs head to head), or None."""
+    if not record or len(record) < 5 or record[3] is None:
+        return None
+    return [round(100 * record[3]), round(100 * record[4])]
+
+
+def _interval(values: list[float]) -> tuple[float, float]:
+    """The 95 % interval of the mean of task scores on 0-100, in task-id order (evaluator.metrics.intervals)."""
+    from evaluator.metrics.intervals import mean_interval  # numpy: imported when a page needs an interval
+
+    return mean_interval(values, 0.0, 100.0)  # type: ignore[return-value]
 
 
 def entry_views(submission: Submission, judge: JudgeKey, figures: dict[str, list[Figure]]) -> dict:
@@ -458,10 +484,10 @@ def entry_views(submission: Submission, judge: JudgeKey, figures: dict[str, list
     )
     scores = dict(tasks.values_list("key", "value"))
     by_tag: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for task in submission.pack.tasks.filter(task_id__in=list(scores)).prefetch_related("tags"):
+    for task in submission.pack.tasks.filter(task_id__in=list(scores)).prefetch_related("tags").order_by("task_id"):
         for tag in task.tags.all():
             by_tag[(tag.group, tag.name)].append(scores[task.task_id])
-    tags = [{"group": g, "tag": t, "mean": fmean(v), "n": len(v)} for (g, t), v in sorted(by_tag.items())]
+    tags = [{"group": g, "tag": t, "mean": fmean(v), "n": len(v), "interval": _interval(v)} for (g, t), v in sorted(by_tag.items())]
     return {
         "backends": backends,
         "matrix": matrix,

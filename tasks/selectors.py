@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 
@@ -102,3 +103,20 @@ def separability(pack: TaskPack) -> dict:
     smallest = min(Counter(categories[t] for t in ranked).values(), default=0)
     cells = [{"gap": gap, "overall": power(len(ranked), gap, SPREAD), "category": power(smallest, gap, SPREAD)} for gap in (2, 5, 10)]
     return {"split": split, "tasks": len(ranked), "smallest": smallest, "spread": SPREAD, "sweep": tasks_needed(), "cells": cells}
+
+
+def prediction_spread(predicted: list[float], manifest: dict | None) -> dict | None:
+    """Whether the predictions on these tasks differ by more than the predictor's own typical error: the spread
+    (lowest to highest) beside the residual spread on its test split, σ_y √(1 − r²) (σ_y: the training target's
+    standard deviation, r: Pearson on the test split). None without predictions; error None where the manifest
+    does not give both (a demo predictor trained on this site's own scores: its error is unknown)."""
+    if not predicted or manifest is None:
+        return None
+    try:
+        sigma = float(manifest["normalisation"]["std"][0])
+        r = float(manifest["metrics"]["test"]["pearson"])
+        error = sigma * math.sqrt(max(0.0, 1 - r * r))
+    except (KeyError, IndexError, TypeError, ValueError):
+        error = None
+    low, high = min(predicted), max(predicted)
+    return {"count": len(predicted), "low": low, "high": high, "error": error, "apart": error is not None and high - low > 2 * error}

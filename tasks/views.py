@@ -26,6 +26,8 @@ def task_list(request: HttpRequest) -> HttpResponse:
         "coverage": selectors.coverage(pack) if pack else None,
         "separability": selectors.separability(pack) if pack and pack.tasks.exists() else None,
     }
+    predicted = [t.predicted for t in context["tasks"] if t.predicted is not None]
+    context["spread"] = selectors.prediction_spread(predicted, context["predictor"])
     return render(request, "tasks/list.html", context)
 
 

@@ -127,6 +127,10 @@ def test_the_compare_view_states_the_boards_own_decision(client, wide_board):
     verdict = page.split('id="compare-verdict"')[1].split("</p>")[0]
     assert f"B beats A on {b_wins} of 300 ranked tasks" in verdict and "B ahead" in verdict and "one of the board's 12" in verdict
     assert page.count("(ranked tasks)") == 4  # overall and each category: the board's decisions
+    low, high = stats.wins[f"{twin_b.pk}:{twin_a.pk}"][3:]  # the win table's cell, with the board's interval
+    assert 0.5 < low <= b_wins / 300 <= high and stats.wins[f"{twin_a.pk}:{twin_b.pk}"][3:] == [1 - high, 1 - low]
+    board = client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()
+    assert f'<br><span class="ci">[{round(100 * low)}, {round(100 * high)}]</span>' in board.split('id="win-table"')[1]
 
 
 def test_unpublishing_rebuilds_the_board_without_the_entry(admin_client, board):

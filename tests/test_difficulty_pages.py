@@ -100,6 +100,14 @@ def test_the_task_browser_shows_each_briefs_prediction_after_predict_difficulty(
     page = text_of(client.get("/tasks/"))
     scores = predictor.predict([difficulty.task_text(t) for t in tasks if difficulty.task_text(t)])
     assert all(f"{s:.2f}" in page for s in scores)
+    # whether the spread tells the tasks apart, against the predictor's own error on its test split
+    from tasks.selectors import prediction_spread
+
+    spread = prediction_spread(list(scores), difficulty.installed())
+    assert spread["error"] is not None and spread["error"] > 0
+    said = page.split('id="prediction-spread"')[1].split("</p>")[0]
+    assert f"span {min(scores):.2f} to {max(scores):.2f}" in said
+    assert ("are told apart" in said) == (max(scores) - min(scores) > 2 * spread["error"]) != ("do not tell" in said)
 
 
 @pytest.mark.django_db(transaction=True)

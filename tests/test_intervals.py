@@ -446,3 +446,10 @@ def test_the_command_line_names_each_bad_line_and_goes_on():
 def test_a_question_without_an_answer_is_refused_by_name(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_a_figure_is_printed_to_the_digits_its_noise_supports():
+    from evaluator.metrics.intervals import digits_supported
+
+    assert [digits_supported(w) for w in (2.4, 0.3, 0.04, 0.004, 12.0)] == [0, 1, 2, 2, 0]
+    assert digits_supported(None) == digits_supported(0.0) == 2  # no uncertainty given: the scale's own digits

@@ -14,7 +14,7 @@ from statistics import fmean
 
 from evaluator.categories import CATEGORIES
 
-from .decisions import decide, neighbours, separable
+from .decisions import decide, neighbours, pair_intervals, separable
 from .intervals import macro_intervals
 from .ranking import (
     MIN_STYLE_DOF,
@@ -90,6 +90,7 @@ def board_stats_compute(
     ranges = rank_ranges(scores, categories, decisions, rates, confidence)
     order = [r.entry for r in ranges]
     pairs = pair_records(scores, order[:PAIRWISE_ENTRIES], settings["tie_margin"])
+    bounds = pair_intervals(scores, order[:PAIRWISE_ENTRIES], decisions)
     wins = win_intervals(scores, settings["tie_margin"], confidence)
     effects = length_effect(scores, lengths, categories, lists)
     styled = {e.category for e in effects}
@@ -114,7 +115,7 @@ def board_stats_compute(
         },
         "entries": entries,
         "comparisons": neighbours(scores, order, decisions),
-        "wins": {f"{a}:{b}": [w.wins, w.ties, w.losses] for (a, b), w in pairs.items()},
+        "wins": {f"{a}:{b}": [w.wins, w.ties, w.losses, *bounds[(a, b)]] for (a, b), w in pairs.items()},
         "length": [
             {
                 "category": e.category,

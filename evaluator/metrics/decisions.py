@@ -148,3 +148,18 @@ def separable(decisions: dict, tasks: int) -> dict:
     if not tests:
         return {"possible": False, "tests": 0, "tasks": tasks, "needed": None}
     return {"possible": best_possible(tasks, confidence, tests), "tests": tests, "tasks": tasks, "needed": tasks_needed(confidence, tests)}
+
+
+def pair_intervals(scores: dict[str, dict[str, float]], chosen: list[str], decisions: dict) -> dict[tuple[str, str], tuple]:
+    """(a, b) -> the interval of P(a beats b) on the overall tasks as the board reads it (board_pair), for every ordered
+    pair among `chosen`; (None, None) where the pair is not in the family."""
+    if len(chosen) < 2:
+        return {}
+    tasks = task_order(set.intersection(*(set(scores[e]) for e in chosen)))
+    out: dict[tuple[str, str], tuple] = {}
+    for i, a in enumerate(chosen):
+        for b in chosen[i + 1 :]:
+            pair = board_pair(decisions, scores[a], scores[b], (a, b), tasks)
+            out[(a, b)] = (pair.low, pair.high) if pair else (None, None)
+            out[(b, a)] = (1 - pair.high, 1 - pair.low) if pair else (None, None)  # ties count half either way
+    return out

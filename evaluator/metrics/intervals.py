@@ -123,6 +123,14 @@ def _unit_rows(x: np.ndarray, alpha: float, design_alpha: float | None = None) -
     return np.minimum(lower, mean), np.maximum(upper, mean)
 
 
+def digits_supported(half_width: float | None, most: int = 2) -> int:
+    """Decimals a figure can be printed to when its uncertainty is ± half_width: its last digit at the order of the
+    half-width's leading digit (± 2.4 → 0 decimals, ± 0.3 → 1), at most `most`; `most` where there is no uncertainty."""
+    if half_width is None or not math.isfinite(half_width) or half_width <= 0:
+        return most
+    return max(0, min(most, -math.floor(math.log10(half_width))))
+
+
 def macro_intervals(
     many: list[list[list[float]]], confidence: float = 0.95, low: float = 0.0, high: float = 100.0
 ) -> list[tuple[float | None, float | None]]:

@@ -6,6 +6,8 @@
   const series = JSON.parse(source.textContent);
   const traces = series.map((s) => ({
     type: "scatter", mode: "lines+markers", name: s.category, x: s.x, y: s.y,
+    // each round's 95 % interval over tasks, as in the table
+    error_y: s.low ? { type: "data", symmetric: false, thickness: 1, array: s.high.map((h, i) => h - s.y[i]), arrayminus: s.low.map((l, i) => s.y[i] - l) } : undefined,
     hovertemplate: s.category + " · round %{x}: %{y:.1f}<extra></extra>",
   }));
   Plotly.newPlot("round-chart", traces, {
