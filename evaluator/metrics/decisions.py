@@ -60,9 +60,8 @@ def decide(scores: dict[str, dict[str, float]], categories: dict[str, str], rate
         a_ahead, b_ahead = one_sided_p(x, 1 - design) if len(pairs) else (np.ones(0), np.ones(0))
         claims += [(a, b, scope) for a, b in pairs] + [(b, a, scope) for a, b in pairs]
         p += [*a_ahead, *b_ahead]
-    padded = np.concatenate([np.asarray(p, dtype=float), np.ones(2 * family - len(p))])  # uncomputed claims: p = 1
-    decided, levels, rest = holm(padded, alpha)
-    ahead = [[*claims[i], float(levels[i])] for i in np.flatnonzero(decided[: len(claims)])]
+    decided, levels, rest = holm(np.asarray(p, dtype=float), alpha, total=2 * family)  # uncomputed claims: p = 1
+    ahead = [[*claims[i], float(levels[i])] for i in np.flatnonzero(decided)]
     ahead.sort(key=lambda c: (c[2] != OVERALL, c[2], c[3], c[0], c[1]))
     return {"tests": family, "confidence": 1 - alpha, "scopes": list(scopes), "rest": rest, "ahead": ahead, "computed": len(chosen)}
 

@@ -144,20 +144,21 @@ def one_sided_p(x: np.ndarray, design_alpha: float) -> tuple[np.ndarray, np.ndar
     return tuple(np.minimum(1.0, np.exp(-log_capital(x, lam, m, sign))) for sign in (+1, -1))  # type: ignore[return-value]
 
 
-def holm(p: np.ndarray, alpha: float) -> tuple[np.ndarray, np.ndarray, float]:
+def holm(p: np.ndarray, alpha: float, total: int | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Holm's step-down over one-sided p-values: (decided, the two-sided level each decided claim is read at, the
-    level the rest are read at). Step j (from 0) decides p ≤ α/(m − j); a one-sided claim at α' is the hedged
-    two-sided interval at 1 − 2α' (intervals.HEDGE = ½), so its interval excludes ½ exactly when it is decided."""
-    m = len(p)
+    level the rest are read at). Step j (from 0) decides p ≤ α/(m − j); `total` (default len(p)) counts claims not
+    computed as well, whose p-value is 1 (they come last and are never decided). A one-sided claim at α' is the
+    hedged two-sided interval at 1 − 2α' (intervals.HEDGE = ½), so its interval excludes ½ exactly when decided."""
+    m = len(p) if total is None else total
     order = np.argsort(p, kind="stable")
-    thresholds = alpha / (m - np.arange(m))
+    thresholds = alpha / (m - np.arange(len(p)))
     passed = p[order] <= thresholds
-    stop = int(np.argmin(passed)) if not passed.all() else m
-    decided = np.zeros(m, dtype=bool)
+    stop = int(np.argmin(passed)) if not passed.all() else len(p)
+    decided = np.zeros(len(p), dtype=bool)
     decided[order[:stop]] = True
-    levels = np.ones(m)
+    levels = np.ones(len(p))
     levels[order[:stop]] = 1 - thresholds[:stop] / HEDGE
-    rest = 1 - thresholds[stop] / HEDGE if stop < m else 1 - alpha / HEDGE
+    rest = 1 - alpha / (m - stop) / HEDGE if stop < m else 1 - alpha / HEDGE
     return decided, levels, float(rest)
 
 
