@@ -49,6 +49,7 @@ def _row(row: selectors.Row) -> dict:
     s = row.submission
     return {
         "rank": row.stats.get("rank"),
+        **{k: row.stats.get(k) for k in ("rank_high", "win_rate", "win_low", "win_high")},
         "submission": s.pk,
         "prompter": s.prompter,
         "team": s.team.name,

@@ -26,6 +26,7 @@ from evaluation.trajectories import call_log_rows, prompting_progress
 from evaluation.units import submission_cancel
 from evaluation.workqueue import QueueUnavailable
 from evaluator.metrics.coverage import FULL, WITHHELD
+from evaluator.metrics.scopes import Scope
 from tasks.models import TaskPack
 from teams.forms import PrompterForm
 from teams.models import CARD_FIELDS, Endpoint, Prompter, PrompterVersion, Team
@@ -181,15 +182,38 @@ def _status(request: HttpRequest, submission: Submission) -> dict:
 
 
 def _figure(figure) -> dict:
-    """A figure with what it rests on: a withheld one has no value; a partial one says so (evaluator.metrics.coverage)."""
+    """A figure with what it rests on: a withheld one has no value; a partial one says so (evaluator.metrics.coverage).
+    Its 95 % interval (`low`, `high`, on the figure's own scale) as stored, or `interval_note` saying why there is none."""
     covered = {"scored": figure.coverage["scored"], "planned": figure.coverage["planned"]} if figure.coverage else None
+    withheld = figure.standing == WITHHELD
+    note = _interval_note(figure, withheld)
     return {
-        "value": None if figure.standing == WITHHELD else figure.value,
+        "value": None if withheld else figure.value,
         "scale": figure.scale,
+        "low": None if note else figure.ci_low,
+        "high": None if note else figure.ci_high,
+        "interval_note": note,
         "partial": figure.standing != FULL,
-        "withheld": figure.standing == WITHHELD,
+        "withheld": withheld,
         "coverage": covered,
     }
+
+
+NO_INTERVAL_SCOPES = (Scope.PART, Scope.CATEGORY_BACKEND, Scope.TASK)  # evaluator.metrics.aggregate gives these none
+
+
+def _interval_note(figure, withheld: bool) -> str | None:
+    """Why a figure has no interval, in the API's words; None when it has one. evaluator.metrics.aggregate gives an interval
+    to every overall, category, backend, skill and top-1 figure with at least one scored task, from one task on."""
+    if withheld:
+        return "no interval: withheld, as its value is (too many of its planned units are missing)"
+    if figure.ci_low is not None and figure.ci_high is not None:
+        return None
+    if figure.scope in NO_INTERVAL_SCOPES:
+        return "no interval: none is computed for this kind of figure"
+    if figure.value is None or not figure.n:
+        return "no interval: none of its tasks has a score"
+    return "no interval: computed by an older version of the scoring, which gave none here (a rescore adds one)"
 
 
 def _jsonable(progress: dict | None) -> dict | None:

@@ -7,6 +7,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
 
 from evaluation.models import Origin, Status
+from evaluator.judge.scales import SCALES
 from teams.models import PrompterKind, Weights
 
 ID = {"type": "integer"}
@@ -43,6 +44,7 @@ IDEMPOTENCY = {
     "description": "a retry with the same key returns the same submission instead of a second one",
 }
 FIELDS = {"type": "object", "additionalProperties": True, "description": "JSON object (or form fields, as on the pages)"}
+SCALE_WORDS = "the value's scale: " + ", ".join(f"{name} ({scale.label})" for name, scale in SCALES.items())
 
 
 def _path_id(name: str) -> dict:
@@ -71,9 +73,22 @@ SCHEMAS = {
     },
     "Figure": {
         "type": "object",
+        "description": "a figure with its 95 % interval: `low` and `high` on the figure's own scale, or both null and "
+        "`interval_note` saying why there is none (e.g. no task has a score, or the figure is withheld)",
         "properties": {
-            "value": {"type": "number", "nullable": True},
-            "scale": {"type": "string"},
+            "value": {
+                "type": "number",
+                "nullable": True,
+                "description": "on the figure's scale; null when withheld or when no task has a score",
+            },
+            "scale": {"type": "string", "description": SCALE_WORDS},
+            "low": {"type": "number", "nullable": True, "description": "the 95 % interval's lower end, on the figure's scale"},
+            "high": {"type": "number", "nullable": True, "description": "the 95 % interval's upper end, on the figure's scale"},
+            "interval_note": {
+                "type": "string",
+                "nullable": True,
+                "description": "why `low` and `high` are null, in words; null when the figure has an interval",
+            },
             "partial": {"type": "boolean"},
             "withheld": {"type": "boolean"},
             "coverage": {"type": "object", "nullable": True, "properties": {"scored": ID, "planned": ID}},
@@ -183,8 +198,8 @@ SCHEMAS = {
         "properties": {
             "value": {"type": "number", "nullable": True},
             "scale": {"type": "string"},
-            "ci_low": {"type": "number", "nullable": True},
-            "ci_high": {"type": "number", "nullable": True},
+            "ci_low": {"type": "number", "nullable": True, "description": "the 95 % interval's lower end, on the cell's scale"},
+            "ci_high": {"type": "number", "nullable": True, "description": "the 95 % interval's upper end, on the cell's scale"},
             "standing": {"type": "string", "enum": ["full", "partial", "withheld"]},
         },
     },
@@ -199,7 +214,23 @@ SCHEMAS = {
                 "items": {
                     "type": "object",
                     "properties": {
-                        "rank": {"type": "integer", "nullable": True},
+                        "rank": {
+                            "type": "integer",
+                            "nullable": True,
+                            "description": "the best place the board's head-to-head decisions allow (1 + the entries decided ahead); null: unranked",
+                        },
+                        "rank_high": {
+                            "type": "integer",
+                            "nullable": True,
+                            "description": "the worst place they allow (the ranked entries less those it is decided ahead of); equal to rank when decided",
+                        },
+                        "win_rate": {
+                            "type": "number",
+                            "nullable": True,
+                            "description": "the share of common tasks won against the other ranked entries, ties half (0-1)",
+                        },
+                        "win_low": {"type": "number", "nullable": True, "description": "the win rate's 95 % interval, lower end (0-1)"},
+                        "win_high": {"type": "number", "nullable": True, "description": "the win rate's 95 % interval, upper end (0-1)"},
                         "submission": ID,
                         "prompter": {"type": "string"},
                         "team": {"type": "string"},

@@ -1,4 +1,5 @@
-"""The JSON API: bearer tokens (stored hashed), submit, status with progress counts."""
+"""The JSON API: bearer tokens (stored hashed), submit, status with progress counts, each figure with its 95 % interval
+or the reason it has none."""
 
 from __future__ import annotations
 
@@ -6,9 +7,12 @@ import json
 
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from evaluation.models import Submission
-from submissions.services import team_create, token_create
+from evaluation.models import Figure, Status, Submission
+from evaluation.selectors import DETAIL_SCOPES, submission_figures
+from submissions.api import _figure
+from submissions.services import submission_create, team_create, token_create
 from teams.models import ApiToken
+from tests.openai_server import Reply
 
 
 def auth(token: str) -> dict:
@@ -50,6 +54,60 @@ def test_submit_returns_id_and_status_url_then_progress(client, team, sample_pac
     assert status["progress"]["judgements"]["pending"] == 0
     overall = status["figures"]["overall:overall"]
     assert overall["scale"] == "score_0_100" and 0 <= overall["value"] <= 100
+    assert 0 <= overall["low"] <= overall["high"] <= 100 and overall["interval_note"] is None
+
+
+def test_every_figure_carries_its_stored_interval_on_its_own_scale(client, team, sample_pack, example_prompts):
+    _, token = token_create(team=team, name="ci")
+    file = SimpleUploadedFile("prompts.jsonl", example_prompts)
+    body = client.post("/api/v1/submissions", {"file": file, "prompter": "m", "pack": "sample"}, **auth(token)).json()
+    figures = body["figures"]
+    stored = Figure.objects.filter(submission_id=body["id"]).exclude(scope__in=DETAIL_SCOPES)
+    assert len(figures) == stored.count() >= 5 and {f.scale for f in stored} > {"score_0_100"}  # checklist rates on 0-1 too
+    for figure in stored:
+        shown = figures[f"{figure.scope}:{figure.key}"]
+        assert figure.ci_low is not None and (shown["low"], shown["high"]) == (figure.ci_low, figure.ci_high), figure.key
+        assert shown["interval_note"] is None and shown["scale"] == figure.scale
+    rate = figures["skill:prompt_objective"]  # a share: its interval is on 0-1, as its value is
+    assert rate["scale"] == "rate_0_1" and 0 <= rate["low"] <= rate["high"] <= 1 and rate["high"] - rate["low"] > 0.01
+
+    # a figure stored without an interval (as an older scoring left some): the answer says so, and rescoring is the cure
+    stored.filter(scope="overall").update(ci_low=None, ci_high=None)
+    overall = client.get(f"/api/v1/submissions/{body['id']}", **auth(token)).json()["figures"]["overall:overall"]
+    assert overall["value"] is not None and overall["low"] is None and overall["high"] is None
+    assert overall["interval_note"] == "no interval: computed by an older version of the scoring, which gave none here (a rescore adds one)"
+
+    # the detail figures (parts, category x backend, tasks) never get one; the API leaves them out, _figure still says why
+    task = submission_figures(Submission.objects.get(pk=body["id"]), every=True)["task"][0]
+    assert _figure(task)["interval_note"] == "no interval: none is computed for this kind of figure" and _figure(task)["low"] is None
+
+
+# One IM and one OE prompt; every model call fails, so only IM's target similarity (a metric, no call) is scored.
+ONE_IM_ONE_OE = b'{"task_id": "im-s01", "prompt": "A red sun over three blue hills"}\n{"task_id": "oe-s01", "prompt": "Gouache bread loaves in warm light"}\n'
+
+
+def test_a_figure_without_an_interval_says_why(client, team, sample_pack, scripted_judge, settings):
+    settings.ATELIER_MAX_MISSING_RATE = 1.0  # the run finishes done: nothing is withheld, the figures stand as computed
+    scripted_judge.default = lambda request: Reply(status=500, content="scripted outage")
+    submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=ONE_IM_ONE_OE)
+    submission.refresh_from_db()
+    assert submission.status == Status.DONE, submission.error
+    _, token = token_create(team=team, name="ci")
+    figures = client.get(f"/api/v1/submissions/{submission.pk}", **auth(token)).json()["figures"]
+    oe = figures["category:OE"]  # every OE unit failed: no task has a score, so there is no value and no interval
+    assert (oe["value"], oe["low"], oe["high"]) == (None, None, None) and submission.figures.get(scope="category", key="OE").n == 0
+    assert oe["interval_note"] == "no interval: none of its tasks has a score"
+    im, overall = figures["category:IM"], figures["overall:overall"]  # one IM task scored: an interval, wide
+    stored = submission.figures.get(scope="category", key="IM")
+    assert (im["low"], im["high"], im["interval_note"]) == (stored.ci_low, stored.ci_high, None) and stored.n == 1
+    assert overall["value"] is not None and overall["low"] is not None and overall["interval_note"] is None
+
+    settings.ATELIER_MAX_MISSING_RATE = 0.05  # as deployed: too much is missing, so the figures are withheld, intervals too
+    figures = client.get(f"/api/v1/submissions/{submission.pk}", **auth(token)).json()["figures"]
+    overall = figures["overall:overall"]
+    assert overall["withheld"] and (overall["value"], overall["low"], overall["high"]) == (None, None, None)
+    assert overall["interval_note"] == "no interval: withheld, as its value is (too many of its planned units are missing)"
+    assert submission.figures.get(scope="overall").ci_low is not None  # stored, not shown: it would give the value away
 
 
 def test_submit_bad_file_is_400_with_line_errors_and_nothing_stored(client, team, sample_pack):

@@ -131,6 +131,9 @@ def test_the_compare_view_states_the_boards_own_decision(client, wide_board):
     assert 0.5 < low <= b_wins / 300 <= high and stats.wins[f"{twin_a.pk}:{twin_b.pk}"][3:] == [1 - high, 1 - low]
     board = client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()
     assert f'<br><span class="ci">[{round(100 * low)}, {round(100 * high)}]</span>' in board.split('id="win-table"')[1]
+    api = {r["prompter"]: r for r in client.get(f"/api/v1/boards?pack={pack.name}").json()["rows"]}  # the API says the same
+    assert [(api[n]["rank"], api[n]["rank_high"]) for n in ("strong", "twin-b", "twin-a")] == [(1, 1), (2, 2), (3, 3)]
+    assert api["twin-b"]["win_low"] <= api["twin-b"]["win_rate"] <= api["twin-b"]["win_high"]
 
 
 def test_unpublishing_rebuilds_the_board_without_the_entry(admin_client, board):

@@ -65,18 +65,54 @@ def test_submit_wait_draws_progress_and_prints_the_figures_then_status_agrees(lo
     assert submission.status == "done" and submission.prompter == "cli-model"
     assert "units  done" in result.stderr and "[" + "#" * 30 + "]" in result.stderr
     assert "\r" not in result.stderr and "0/0 units" not in result.stderr  # stderr is a pipe here: plain lines, as in a log
-    overall = f"{submission_overall(logged_in, submission.pk):.1f}"
-    assert f"submission {submission.pk}: done" in result.stdout and overall in result.stdout.split("overall:overall")[1].splitlines()[0]
+    figures = submission_figures(logged_in, submission.pk)
+    overall = figures["overall:overall"]  # each figure with its 95 % interval and its scale's range
+    assert f"submission {submission.pk}: done" in result.stdout
+    assert f"  {'overall:overall':<24} {overall['value']:.1f} [{overall['low']:.1f}, {overall['high']:.1f}] (0-100)" in result.stdout
+    rate = figures["skill:prompt_objective"]  # a share, shown as the site shows it: three decimals, its range 0-1
+    assert f"skill:prompt_objective   {rate['value']:.3f} [{rate['low']:.3f}, {rate['high']:.3f}] (0-1)" in result.stdout
+    assert "no interval" not in result.stdout
     shown = atelier(logged_in, "status", str(submission.pk))
     assert shown.returncode == 0 and shown.stdout == result.stdout
 
 
-def submission_overall(config_dir: Path, submission_id: int) -> float:
+def submission_figures(config_dir: Path, submission_id: int) -> dict:
     from django.test import Client
 
     token = json.loads((config_dir / "config.json").read_text())["token"]
     body = Client().get(f"/api/v1/submissions/{submission_id}", HTTP_AUTHORIZATION=f"Bearer {token}").json()
-    return body["figures"]["overall:overall"]["value"]
+    return body["figures"]
+
+
+# One IM and one OE prompt; with every model call failing only IM's target similarity (a metric, no call) is scored.
+ONE_IM_ONE_OE = '{"task_id": "im-s01", "prompt": "A red sun over three blue hills"}\n{"task_id": "oe-s01", "prompt": "Gouache bread loaves in warm light"}\n'
+
+
+def test_status_says_why_a_figure_has_no_interval(logged_in, scripted_judge, settings, tmp_path):
+    from tests.openai_server import Reply
+
+    settings.ATELIER_MAX_MISSING_RATE = 1.0  # the run finishes done, its figures as computed: OE rests on no scored task
+    scripted_judge.default = lambda request: Reply(status=500, content="scripted outage")
+    prompts = tmp_path / "p.jsonl"
+    prompts.write_text(ONE_IM_ONE_OE)
+    assert atelier(logged_in, "submit", str(prompts), "--pack", "sample", "--prompter", "m").returncode == 0
+    submission = Submission.objects.get()
+    figures = submission_figures(logged_in, submission.pk)
+    shown = atelier(logged_in, "status", str(submission.pk))
+    assert shown.returncode == 0, shown.stderr
+    print(shown.stdout)  # the figures, shown with -s
+    lines = {line.split()[0]: line for line in shown.stdout.splitlines() if line.startswith("  ")}
+    oe = figures["category:OE"]["coverage"]
+    assert lines["category:OE"].endswith(f"—  (partial: {oe['scored']}/{oe['planned']} scored)  no interval: none of its tasks has a score")
+    im = figures["category:IM"]
+    assert f"{im['value']:.1f} [{im['low']:.1f}, {im['high']:.1f}] (0-100)" in lines["category:IM"]
+
+    settings.ATELIER_MAX_MISSING_RATE = 0.05  # as deployed: too much is missing, the figures are withheld with their intervals
+    lines = {
+        line.split()[0]: line for line in atelier(logged_in, "status", str(submission.pk)).stdout.splitlines() if line.startswith("  ")
+    }
+    assert lines["overall:overall"].split(None, 1)[1].startswith("withheld  (partial: ")
+    assert lines["overall:overall"].endswith("no interval: withheld, as its value is (too many of its planned units are missing)")
 
 
 def test_download_writes_the_breakdown_as_csv_and_jsonl(logged_in, tmp_path):
@@ -174,6 +210,12 @@ def test_board_table_has_the_sites_category_order_and_a_long_name_whole(logged_i
     title, header, row = table.stdout.splitlines()
     assert header.split()[-3:] == ["OE", "CO", "IM"] and long in row.split()
     assert ("(* partial)" in title) == ("*" in row)  # the legend only with a marked figure
+    # no terminal to fit: every cell with its 95 % interval beside it, on the row's one line, and the title says so
+    cells = json.loads(atelier(logged_in, "board", "sample", "--json").stdout)["rows"][0]
+    for shown in (cells["overall"], *cells["categories"].values()):
+        mark = "*" if shown["standing"] == "partial" else ""
+        assert f"{shown['value']:.1f}{mark} [{shown['ci_low']:.1f}, {shown['ci_high']:.1f}]" in row
+    assert "([low, high]: 95 % interval)" in title
 
 
 def api_routes(patterns, prefix: str = "") -> set[str]:

@@ -85,6 +85,9 @@ def test_an_incomplete_run_shows_partial_and_withheld_figures_with_their_coverag
         "partial": True,
         "withheld": True,
         "coverage": {"scored": 2, "planned": 12},
+        "low": None,
+        "high": None,
+        "interval_note": "no interval: withheld, as its value is (too many of its planned units are missing)",
     }
     assert figures["skill:target_similarity"]["partial"] and not figures["skill:target_similarity"]["withheld"]
     assert (
@@ -110,6 +113,9 @@ def test_an_incomplete_run_shows_partial_and_withheld_figures_with_their_coverag
         "partial": False,
         "withheld": False,
         "coverage": {"scored": 12, "planned": 12},
+        "low": overall.ci_low,
+        "high": overall.ci_high,
+        "interval_note": None,
     }
 
     assert submissions_publish(submissions=Submission.objects.filter(pk=submission.pk)) == 1

@@ -84,18 +84,54 @@ class ProgressLine:
             self.stream.flush()
 
 
+# Each scale the site scores on (evaluator/judge/scales.py): the decimals its values are shown with and its range. A
+# scale the client does not know is named as the server spells it, with one decimal.
+SCALES = {"score_0_100": (1, "0-100"), "likert_1_5": (2, "1-5"), "rate_0_1": (3, "0-1"), "distance_0_1": (3, "0-1, lower is closer")}
+
+
+def on_scale(value: float, scale: str) -> str:
+    return f"{value:.{SCALES.get(scale, (1, scale))[0]}f}"
+
+
+def interval_text(low, high, scale: str) -> str:
+    """'[low, high]' on the scale's decimals, or '' when either end is missing."""
+    if not isinstance(low, (int, float)) or not isinstance(high, (int, float)):
+        return ""
+    return f"[{on_scale(low, scale)}, {on_scale(high, scale)}]"
+
+
+def partial_text(figure: dict) -> str:
+    coverage = figure.get("coverage")
+    if not figure.get("partial"):
+        return ""
+    return f"  (partial: {coverage['scored']}/{coverage['planned']} scored)" if coverage else " (partial)"
+
+
 def figure_text(figure: dict) -> str:
+    """A figure as `atelier status` prints it: its value with its 95 % interval and its scale's range, e.g.
+    '62.4 [48.1, 74.9] (0-100)', or the server's reason for having no interval. From a site that sends no interval
+    fields (older than them) the text is as it was then."""
+    if "low" not in figure and "interval_note" not in figure:
+        return older_figure_text(figure)
+    scale, value = figure.get("scale") or "", figure.get("value")
+    interval = interval_text(figure.get("low"), figure.get("high"), scale)
+    if figure.get("withheld"):
+        text = "withheld"
+    elif isinstance(value, (int, float)):
+        named = SCALES.get(scale, (1, scale))[1]
+        text = on_scale(value, scale) + (f" {interval}" if interval else "") + (f" ({named})" if named else "")
+    else:
+        text = "—"
+    note = "" if interval else figure.get("interval_note") or ""
+    return text + partial_text(figure) + (f"  {note}" if note else "")
+
+
+def older_figure_text(figure: dict) -> str:
+    """figure_text for a site that sends no interval: the value alone, to one decimal."""
     if figure.get("withheld"):
         return "withheld"
     text = f"{figure['value']:.1f}" if isinstance(figure.get("value"), (int, float)) else "—"
-    coverage = figure.get("coverage")
-    return text + (
-        f"  (partial: {coverage['scored']}/{coverage['planned']} scored)"
-        if figure.get("partial") and coverage
-        else " (partial)"
-        if figure.get("partial")
-        else ""
-    )
+    return text + partial_text(figure)
 
 
 def print_status(status: dict) -> None:
@@ -153,6 +189,19 @@ def cell(c: dict | None) -> str:
     return f"{c['value']:.1f}" + ("*" if c.get("standing") == "partial" else "") if c.get("value") is not None else "—"
 
 
+def cell_interval(c: dict | None) -> str:
+    """A board cell's 95 % interval, '' where it has none (none sent, withheld, no value)."""
+    if not c or c.get("standing") == "withheld" or c.get("value") is None:
+        return ""
+    return interval_text(c.get("ci_low"), c.get("ci_high"), c.get("scale") or "score_0_100")
+
+
+def rank_range(row: dict) -> str:
+    """'(2-3)' when the head-to-head decisions leave the row more than one place (rank_high, from sites that send it)."""
+    rank, high = row.get("rank"), row.get("rank_high")
+    return f"({rank}-{high})" if isinstance(rank, int) and isinstance(high, int) and high > rank else ""
+
+
 def board_categories(rows: list[dict]) -> list[str]:
     present = {k for r in rows for k in r["categories"]}
     return [c for c in SITE_CATEGORIES if c in present] + sorted(present - set(SITE_CATEGORIES))
@@ -178,20 +227,66 @@ def fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def packed(pieces: list[str], limit: int | None, indent: str) -> list[str]:
+    """The pieces on as few lines as `limit` allows, two spaces apart; lines after the first start with `indent`."""
+    lines = [pieces[0]]
+    for piece in pieces[1:]:
+        if limit and len(lines[-1]) + 2 + len(piece) > limit:
+            lines.append(indent + piece)
+        else:
+            lines[-1] += "  " + piece
+    return lines
+
+
+CELL = 8  # a figure column's least width: "withheld"
+
+
 def board_lines(board: dict, limit: int | None) -> list[str]:
+    """The board as a table: rank (with its range where wider than one place), names, then the overall and category
+    cells, each with its 95 % interval beside it when the table fits `limit` with the names at their least width, else
+    on a line under the row, each named by its column (more lines where even that would not fit). The title says
+    what the marks mean."""
     rows, categories = board["rows"], board_categories(board["rows"])
-    cells = [[cell(r["overall"]), *(cell(r["categories"].get(c)) for c in categories)] for r in rows]
-    prompter, team = name_widths(rows, 4 + 2 + 1 + 1 + 9 * (1 + len(categories)) - 1, limit)
+    heads = ["overall", *categories]
+    figures = [[r["overall"], *(r["categories"].get(c) for c in categories)] for r in rows]
+    values = [[cell(f) for f in row_figures] for row_figures in figures]
+    intervals = [[cell_interval(f) for f in row_figures] for row_figures in figures]
+    ranges = [rank_range(r) for r in rows]
+    range_width = max(map(len, ranges), default=0)
+    rank_width = 4 + (1 + range_width if range_width else 0)
 
-    def line(rank: str, name: str, team_name: str, figures: list[str]) -> str:
-        return f"{rank:>4}  {fit(name, prompter):<{prompter}} {fit(team_name, team):<{team}} " + " ".join(f"{f:>8}" for f in figures)
+    def others(widths: list[int]) -> int:  # every character of a line but the two names
+        return rank_width + 2 + 1 + 1 + sum(widths) + len(widths) - 1
 
-    partial = any(c.endswith("*") for row_cells in cells for c in row_cells)
-    return [
-        f"{board['pack']}  judge {board['judge']}" + ("  (* partial)" if partial else ""),
-        line("rank", "prompter", "team", ["overall", *categories]),
-        *(line(str(r["rank"] or "-"), r["prompter"], r["team"], c) for r, c in zip(rows, cells)),
+    beside = [[f"{v} {i}" if i else v for v, i in zip(vs, ivs)] for vs, ivs in zip(values, intervals)]
+    widths = [max([CELL, len(h), *(len(row[k]) for row in beside)]) for k, h in enumerate(heads)]  # each interval beside
+    prompter, team = name_widths(rows, others(widths), limit)
+    inline = limit is None or others(widths) + prompter + team <= limit
+    if not inline:  # the values alone in their columns, the intervals on lines of their own
+        widths = [max(CELL, len(h)) for h in heads]
+        prompter, team = name_widths(rows, others(widths), limit)
+
+    def line(rank: str, name: str, team_name: str, shown: list[str]) -> str:
+        return f"{rank:<{rank_width}}  {fit(name, prompter):<{prompter}} {fit(team_name, team):<{team}} " + " ".join(
+            f"{f:>{w}}" for f, w in zip(shown, widths)
+        )
+
+    def rank(r: dict, shown_range: str) -> str:
+        return f"{r['rank'] or '-':>4}" + (f" {shown_range}" if range_width else "")
+
+    lines = [line(f"{'rank':>4}", "prompter", "team", heads)]
+    for r, shown_range, vs, ivs, both in zip(rows, ranges, values, intervals, beside):
+        lines.append(line(rank(r, shown_range), r["prompter"], r["team"], both if inline else vs))
+        if limit is not None and not inline and any(ivs):
+            indent = " " * 6  # where the names start when no rank has a range: short, so that the line fits
+            lines += [indent + text for text in packed([f"{h} {i}" for h, i in zip(heads, ivs) if i], limit - len(indent), "")]
+    legends = [
+        *(["(* partial)"] if any(v.endswith("*") for vs in values for v in vs) else []),
+        *(["([low, high]: 95 % interval)"] if any(i for ivs in intervals for i in ivs) else []),
+        *(["(rank (a-b): between places a and b, by head-to-head decisions)"] if range_width else []),
     ]
+    title = packed([f"{board['pack']}  judge {board['judge']}", *legends], limit, "  ")
+    return [*title, *lines]
 
 
 def cmd_board(args: argparse.Namespace) -> int:
