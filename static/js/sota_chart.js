@@ -56,7 +56,9 @@
       title: { text: `${escape(series.name)} · ${series.steps.length} step${series.steps.length === 1 ? "" : "s"}`, font: { size: 14 }, x: 0.02 },
       margin: { t: 40, l: 10, r: 10, b: 10 }, height: 320, showlegend: traces.length > 1,
       legend: { orientation: "h", x: 0, y: -0.2, yanchor: "top", font: { size: 11 } },
-      xaxis: { type: "date", automargin: true, tickformat: "%Y-%m-%d", ...(first === null ? {} : { range: span(first, until) }) },
+      // within a few days, ticks name the hour too: a day alone repeats on every tick (a demo publishes at one instant)
+      xaxis: { type: "date", automargin: true, tickformat: range && Date.parse(`${range[1].replace(" ", "T")}Z`) - Date.parse(`${range[0].replace(" ", "T")}Z`) < 3 * 86400000 ? "%m-%d %H:%M" : "%Y-%m-%d",
+        ...(first === null ? {} : { range }) },
       yaxis: { title: { text: "score (0–100)", font: { size: 12 } }, automargin: true },
     };
     if (!steps.length) {
