@@ -124,15 +124,22 @@ def betting(x: np.ndarray, alpha: float) -> Interval:
 
 
 def star_log_wealth(x: np.ndarray, delta: float, grid: np.ndarray) -> np.ndarray:
-    """STaR-Bets' final log-wealth against each candidate mean m in `grid` (rows × grid points), as the authors
-    describe it (Voráček & Orabona 2025, arXiv 2505.22422; V. Voráček's post "STaR-Bets", 2025): wealth
-    W ← W · (1 + ℓ (x_t − m)), 0 ≤ ℓ ≤ 1/m, with the bet recomputed before each x_t from the wealth W and the s = t − 1
-    values seen, n − s rounds left:
+    """STaR-Bets' final log-wealth against each candidate mean m in `grid` (rows × grid points): Algorithm 4 of
+    Voráček & Orabona, "STaR-Bets: Sequential Target-Recalculating Bets for Tighter Confidence Intervals" (NeurIPS 2025,
+    arXiv 2505.22422) with the implementation details of its Appendix D, as its authors' code runs it
+    (github.com/vvoracek/STaR-bets-confidence-interval, star.py): wealth W ← W · (1 + ℓ (x_t − m)), 0 ≤ ℓ ≤ 1/m, with
+    the bet recomputed before each x_t from the wealth W and the s = t − 1 values seen, n − s rounds left:
 
-        ℓ = sqrt(2 · max(log(1/(W δ)), 0) / ((n − s) · min{m(1 − m), n/s² + (1/s) Σ_{i ≤ s} (x_i − m)²})),
+        ℓ = min(1/m, sqrt(2 · max(log(1/(W δ)), 0) / ((n − s) · v))),
+        v = min{m(1 − m), (1/s) Σ_{i ≤ s} (x_i − m)² + c·m·n/s²},   c = 1,
 
-    (for s = 0 the minimum is m(1 − m)). The bet uses past values only, so under mean m the wealth is a nonnegative
-    martingale and P(W_n ≥ 1/δ) ≤ δ (Markov). Once W reaches 1/δ the bet is 0: the wealth stays."""
+    (for s = 0, v = m(1 − m)). The second-moment estimate's additive term is Appendix D.3's c·m·n/(t − 1)² with c = 1 (the
+    main text's 10·log(8/α)·n/(t − 1)² instantiated); its clipping at m(1 − m) is Appendix D.1's. The cap 1/m on ℓ is
+    the authors' code's (1/(m + 10⁻⁴) there) and the end of the range the paper's Section 4 allows, ℓ ∈ [1/(m − 1), 1/m]
+    (a smaller cap, such as 1, would be valid too but bet less). The bet uses past values only, so under mean m the
+    wealth is a nonnegative martingale and P(W_n ≥ 1/δ) ≤ δ (Markov; the paper's Theorem 2). Once W reaches 1/δ the bet
+    is 0: the wealth stays. evaluator.metrics.star gives the same ends without running every candidate
+    (tests/test_star.py)."""
     count, n = x.shape
     m = grid[None, :]
     target = math.log(1 / delta)
@@ -141,7 +148,7 @@ def star_log_wealth(x: np.ndarray, delta: float, grid: np.ndarray) -> np.ndarray
     squares = np.zeros((count, grid.size))
     with np.errstate(divide="ignore"):
         for seen in range(n):
-            spread = cap if seen == 0 else np.minimum(cap, n / seen**2 + squares / seen)
+            spread = cap if seen == 0 else np.minimum(cap, m * n / seen**2 + squares / seen)
             bet = np.sqrt(2 * np.maximum(target - log_wealth, 0) / ((n - seen) * spread))
             step = x[:, seen, None] - m
             log_wealth += np.log1p(np.maximum(np.minimum(bet, 1 / m) * step, -1.0))  # ℓ = 1/m and x = 0: wealth 0

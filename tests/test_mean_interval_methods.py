@@ -3,7 +3,8 @@
 Coverage by simulation on a few shapes at small n (fixed seed, a few hundred draws: each method's true coverage is at
 least 0.95, so a share under 0.93 would be about 2 standard errors short), and each formula against a closed form or a
 plain reimplementation: Hoeffding's width, Bentkus's bound when every value is 1, Maurer-Pontil's on a point mass,
-and STaR-Bets' wealth against a scalar loop over one candidate mean.
+STaR-Bets' wealth against a scalar loop over one candidate mean, and its lower bound against a transcription of the
+authors' code.
 """
 
 from __future__ import annotations
@@ -51,10 +52,13 @@ def test_maurer_pontil_on_a_point_mass():
 
 
 def _star_wealth(values, delta, m):
-    """STaR-Bets' wealth against mean m, one value at a time (see bench/mean_intervals.star_log_wealth)."""
+    """STaR-Bets' wealth against mean m, one value at a time, as Algorithm 4 of Voráček & Orabona (arXiv 2505.22422)
+    with its Appendix D (second-moment estimate (1/s) Σ (x_i − m)² + c·m·n/s², c = 1, clipped at m(1 − m)) and the
+    authors' code (github.com/vvoracek/STaR-bets-confidence-interval, star.py) run it (see
+    bench/mean_intervals.star_log_wealth)."""
     n, wealth, squares = len(values), 1.0, 0.0
     for seen, value in enumerate(values):
-        spread = m * (1 - m) if seen == 0 else min(m * (1 - m), n / seen**2 + squares / seen)
+        spread = m * (1 - m) if seen == 0 else min(m * (1 - m), m * n / seen**2 + squares / seen)
         need = max(math.log(1 / (wealth * delta)), 0.0) if wealth > 0 else math.inf
         wealth = max(wealth * (1 + min(math.sqrt(2 * need / ((n - seen) * spread)), 1 / m) * (value - m)), 0.0)
         squares += (value - m) ** 2
@@ -80,3 +84,30 @@ def test_star_bounds_sit_on_the_grid_below_the_first_kept_mean():
         assert low[row] == pytest.approx(first / 200) and (wealth[row, :first] >= math.log(2 / ALPHA)).all()
     assert (low <= values.mean(axis=1)).all() and (values.mean(axis=1) <= high).all()
     assert (low_random >= low).all()  # a lower threshold rejects more
+
+
+def _authors_lower(values, delta):
+    """The lower bound of the authors' star() (github.com/vvoracek/STaR-bets-confidence-interval, star.py at its last
+    commit), transcribed with the deterministic threshold log(1/δ) in place of log(U/δ); their 1e-4 guards kept."""
+    ms = np.linspace(0, 1, 10000)
+    target, log_wealth, squares, n = math.log(1 / delta), np.zeros(ms.shape), 0.0, len(values)
+    with np.errstate(all="ignore"):
+        for t, x in enumerate(values):
+            t += 0.0001
+            spread = np.minimum(squares / t + (ms + 0.0001) * n / t / t, 0.0001 + ms * (1 - ms))
+            bet = np.clip(np.sqrt(2 * np.maximum(target - log_wealth, 0) / ((n - t) * spread)), 1 / (ms - 1 - 0.0001), 1 / (ms + 0.0001))
+            log_wealth += np.log(1 + bet * (x - ms))
+            squares += (x - ms) ** 2
+    kept = ms[log_wealth < target]
+    return kept.min() - ms[1] + ms[0] if kept.size else 1.0
+
+
+@pytest.mark.parametrize("n", [5, 20, 60])
+def test_star_lower_bound_is_the_authors_code_up_to_the_grids(n):
+    # theirs: 10,000 candidates, ours 1,000 (rounded down a step each): within one of our steps and a bit
+    rng = np.random.default_rng([5, n])
+    for shape in ("uniform", "Bernoulli(0.97)", "five levels", "spike 0.99 / 0"):
+        values = SHAPES[shape][0](rng, (8, n))
+        ((low, _),) = star_intervals(values, ALPHA, [np.zeros((8, 2))])
+        theirs = np.array([_authors_lower(row, ALPHA / 2) for row in values])
+        assert np.abs(low - theirs).max() <= 0.0012, (shape, low - theirs)
