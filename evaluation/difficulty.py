@@ -26,6 +26,16 @@ def predict_submission(submission_id: int) -> int:
     return predict_missing(submission_texts(submission_id))
 
 
+def boards_of_texts(texts: list[str]) -> set[tuple[int, int]]:
+    """The boards (pack id, revision) with a published entry holding one of these prompts."""
+    published = Submission.objects.filter(published=True, status=Status.DONE)
+    found: set[tuple[int, int]] = set()
+    for start in range(0, len(texts), difficulty.CHUNK):
+        holding = published.filter(entries__text__in=texts[start : start + difficulty.CHUNK])
+        found |= set(holding.values_list("pack_id", "pack_revision").distinct())
+    return found
+
+
 def board_entries(pack_id: int, revision: int, judge_id: str, judge_version: str) -> QuerySet[Submission]:
     """A board's entries as its page and release list them: published, done, with this judge's overall figure."""
     published = Submission.objects.filter(published=True, status=Status.DONE, pack_id=pack_id, pack_revision=revision)

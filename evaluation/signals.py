@@ -16,3 +16,7 @@ submission_published = Signal()
 
 # Sent inside board_stats_rebuild's transaction once a board's statistics are rewritten, with `pack_id` and `revision`.
 board_rebuilt = Signal()
+
+# Sent when what a board shows besides its statistics is rewritten (studies rebuilds its human baseline rows), inside
+# that transaction, with `pack_id` and `revision`: a board's release carries it too (leaderboard releases the board).
+board_changed = Signal()

@@ -1,9 +1,11 @@
 """Signed, chained whole-board releases (docs/releases.md; the format and the checks are evaluator/signing.py).
 
-A release is made when a board's statistics are rebuilt (release_job) or when its download is asked for and the
-boards changed since its board's latest release was found current. Its members are hashed as they are written; when
-they equal the latest release's, no release is made. A new one is numbered one more, names the latest's digest, is
-stored under releases/<digest>.zip in the media storage and only then recorded, so a row always has its file.
+A release is made by the release_job whenever what a board's release carries changes (its statistics rebuilt, its
+human rows rebuilt, its difficulty predictions made or a predictor installed: leaderboard/apps.py), and, as a last
+resort, when its download is asked for and the boards changed since its board's latest release was found current.
+Its members are hashed as they are written; when they equal the latest release's, no release is made. A new one is
+numbered one more, names the latest's digest, is stored under releases/<digest>.zip in the media storage and only
+then recorded, so a row always has its file.
 """
 
 from __future__ import annotations
@@ -118,6 +120,12 @@ def board_releases(board: Board, judge: JudgeKey):
     return Release.objects.filter(pack=board.pack, revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
 
 
+def latest_of(release: Release) -> Release:
+    """The latest release of the board `release` is of (itself when none followed it)."""
+    same = {f: getattr(release, f) for f in ("pack_id", "revision", "judge_id", "judge_version")}
+    return Release.objects.filter(**same).select_related("key").order_by("-number").first() or release
+
+
 def _state() -> str:
     """What a release's content follows besides the code: the boards' version (statistics and human rows) and the
     difficulty predictions shown in the breakdown (the installed predictor and how many prompts it has scored)."""
@@ -191,7 +199,8 @@ def release_make(board: Board, judge: JudgeKey) -> Release:
 
 
 def write_members(path: Path, files: Iterable[tuple[str, Iterator[str]]]) -> list[dict]:
-    """Write each (name, text lines) into a new zip at `path`; each member's name, SHA-256 and size, in order."""
+    """Write each (name, text lines) into a new zip at `path`; each member's name, SHA-256 and size, in order.
+    ValueError when two members (or a member and the manifest or signature to come) would be one file."""
     members = []
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         for name, lines in files:
@@ -203,6 +212,9 @@ def write_members(path: Path, files: Iterable[tuple[str, Iterator[str]]]) -> lis
                     sha.update(data)
                     size += len(data)
             members.append({"name": name, "sha256": sha.hexdigest(), "size": size})
+    twice = signing.repeated([m["name"] for m in members] + [signing.MANIFEST, signing.SIGNATURE])
+    if twice:  # every reader refuses such a zip (signing.open_zip): never make one
+        raise ValueError(f"a release would hold {'; '.join(twice)}")
     return members
 
 
@@ -216,10 +228,11 @@ def _absolute(path: str) -> str:
     return settings.ATELIER_SITE_URL + path if path.startswith("/") else path
 
 
-def releases_make(pack_id: int, revision: int) -> int:
-    """A current release of every judge's board of this pack revision (release_job); how many are new or current."""
+def releases_make(pack_id: int | None = None, revision: int | None = None) -> int:
+    """A current release of every judge's board of this pack revision, or of every board when none is named
+    (release_job); how many are new or current."""
     signing_key()  # NoReleaseKey before any work
-    boards = [b for b in leaderboard_boards() if b.pack.pk == pack_id and b.revision == revision]
+    boards = [b for b in leaderboard_boards() if pack_id is None or (b.pack.pk == pack_id and b.revision == revision)]
     made = 0
     for board in boards:
         for judge in board_judges(board, humans=False):

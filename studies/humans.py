@@ -5,7 +5,8 @@ Each participant is one sample of the pooled units, so evaluator.metrics.aggrega
 interval is computed exactly as for a prompter. Scripted demo participants (rules, not people:
 Participant.scripted) are pooled only with each other, in rows of their own labelled
 "Scripted (demo)"; real people's rows never include them. Rebuilt whenever a participant's
-submission finishes or a participant withdraws; rows of a tier with nobody left are deleted.
+submission finishes or a participant withdraws; rows of a tier with nobody left are deleted. Each rebuild
+sends evaluation.signals.board_changed, so the board's signed release follows (leaderboard).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.db import transaction
 
 from evaluation.figures import submission_units
 from evaluation.models import HumanRow, Origin, Status, Submission
+from evaluation.signals import board_changed
 from evaluator.metrics.aggregate import figures, task_figures
 from evaluator.tiers import ROW_TIERS, Tier
 from tasks.models import TaskPack
@@ -39,7 +41,9 @@ def human_rows_rebuild(*, pack: TaskPack, revision: int) -> list[HumanRow]:
             members = [p for p in group if tier == Tier.ALL or p.tier == tier]
             if members:
                 rows.append(_row(pack, revision, tier, pool, members))
-    return HumanRow.objects.bulk_create(rows)
+    made = HumanRow.objects.bulk_create(rows)
+    board_changed.send(sender=HumanRow, pack_id=pack.pk, revision=revision)  # its release follows, once this commits
+    return made
 
 
 def _pools(participants) -> dict[Pool, list[Participant]]:

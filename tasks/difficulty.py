@@ -22,6 +22,7 @@ from evaluator import difficulty
 from evaluator.difficulty.artefact import verify
 
 from .models import Category, PredictedDifficulty, Split, Task
+from .signals import difficulty_changed
 
 log = logging.getLogger(__name__)
 BATCH = 256
@@ -106,4 +107,17 @@ def predict_missing(texts: Iterable[str], *, progress: Callable[[int], None] | N
         PredictedDifficulty.objects.bulk_create(rows, ignore_conflicts=True)  # another worker may have scored one
         if progress:
             progress(len(batch))
+    boards_follow(todo)
     return len(todo)
+
+
+def boards_follow(texts: list[str] | None) -> None:
+    """What the boards show of difficulty may have changed: predictions of `texts` were stored, or (None) a predictor
+    was installed or applied. The apps above hear it (signals.difficulty_changed): a board's release follows."""
+    difficulty_changed.send(sender=PredictedDifficulty, texts=texts)
+
+
+def predictor_written(folder: str | Path) -> None:
+    """A command wrote a predictor into `folder`: when that is the one the site uses, every board may show it now."""
+    if Path(folder).resolve() == Path(settings.ATELIER_DIFFICULTY_MODEL).resolve():
+        boards_follow(None)

@@ -119,7 +119,10 @@ def test_importing_the_package_does_not_import_torch():
     assert found.stdout.strip() == "[]"
 
 
-def test_command_trains_seeds_and_prints_the_table(splits_dir, trained, tmp_path, settings, capsys):
+@pytest.mark.sqlite_pass(
+    reason="training reads and writes files; installing into the site's folder only enqueues the boards' release (test_release_follows.py runs that on both databases)"
+)
+def test_command_trains_seeds_and_prints_the_table(splits_dir, trained, tmp_path, settings, capsys, db):
     settings.ATELIER_DIFFICULTY_MODEL = tmp_path / "models" / "difficulty"
     shutil.copytree(trained[0], settings.ATELIER_DIFFICULTY_MODEL)  # an installed predictor, which the new one replaces
     options = [f"--set={k}={v}" for k, v in QUICK.items() if k != "epochs"]

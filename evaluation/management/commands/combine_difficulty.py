@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from evaluator.difficulty import PredictorInvalid, PredictorMissing, SplitsError
 from evaluator.difficulty.combine import combine
 from evaluator.difficulty.report import GOAL, PUBLISHED, Row, table
+from tasks.difficulty import predictor_written
 
 
 class Command(BaseCommand):
@@ -23,6 +24,7 @@ class Command(BaseCommand):
             rows, kept = combine(folders, target, pqpp)
         except (ValueError, SplitsError, PredictorMissing, PredictorInvalid) as exc:
             raise CommandError(str(exc)) from None
+        predictor_written(target)  # installed: the boards' releases follow
         ours = [
             Row(
                 f"{'kept: ' if r['name'] == kept else ''}{r['name']} (validation {r['validation']['pearson']:.3f} / {r['validation']['kendall']:.3f})",

@@ -23,4 +23,5 @@ class Command(BaseCommand):
         todo = len(texts) - len(difficulty.scores(texts, manifest["version"]))
         with tqdm(total=todo, unit="prompt", file=self.stderr, dynamic_ncols=True, desc="predicting") as bar:
             done = difficulty.predict_missing(texts, progress=bar.update)
+        difficulty.boards_follow(None)  # applied: a predictor installed by hand shows on every board now, so each is released
         self.stdout.write(f"{manifest['version']}: {done} prompt(s) scored now, {len(texts) - done} already scored, {len(texts)} in all")

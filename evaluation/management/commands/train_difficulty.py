@@ -6,6 +6,7 @@ from tqdm import tqdm
 
 from evaluator import difficulty
 from evaluator.difficulty.report import meets_goal, rows, table
+from tasks.difficulty import predictor_written
 
 
 class Command(BaseCommand):
@@ -40,6 +41,7 @@ class Command(BaseCommand):
                 bar.update(done - bar.n)
 
             manifest = difficulty.train_seeds(pqpp, target, seeds=seeds, progress=progress, **chosen)
+        predictor_written(target)  # installed: the boards' releases follow
         self.stdout.write(table(rows(manifest)))
         goal = "meets" if meets_goal(manifest) else "does not meet"
         self.stdout.write(
