@@ -12,6 +12,12 @@ not, one line per difference. What cannot be recomputed is checked against what 
 spec must hash to the judge version every unit was scored by, each backend config to the config hash every image
 unit was rendered with; the statistics settings must be the ones this code uses (evaluator.metrics.board.SETTINGS:
 the recompute uses them, so the numbers of a board computed with other settings would not match anyway).
+
+With `--key` it checks a signed release too (docs/releases.md): its signature, its chain and, when the key list was
+given by the site's URL, whether the site has released the board again since (`superseded by release N <digest>`, a
+difference unless `--allow-superseded`). Exit status: 0 when everything agrees; 1 with one line per difference; 2 with
+one line `cannot check: …` when the zip cannot be read (cut short, a member missing, renamed or named twice, a member
+that does not parse) or a key, a release or the site cannot be reached.
 """
 
 from __future__ import annotations
@@ -78,6 +84,7 @@ class Download:
     statistics_inputs: dict = field(default_factory=dict)  # board_stats_compute's other keywords (statistics_inputs.json)
     unit_lines: list[dict] = field(default_factory=list)  # units.jsonl as written (the breakdown files are checked against it)
     breakdown: dict[str, list[dict]] = field(default_factory=dict)  # "breakdown.jsonl" / "breakdown.csv" -> rows
+    names: list[str] = field(default_factory=list)  # every member's name, in the zip's order
 
     @property
     def categories(self) -> dict[str, str]:
@@ -90,13 +97,32 @@ class Download:
         return found
 
 
+# What a member that is there but not what it should be raises as it is parsed: text that is not UTF-8 or JSON
+# (ValueError), a row without a field the recompute needs (KeyError) or with one a unit does not have (TypeError).
+MALFORMED = (ValueError, KeyError, TypeError, AttributeError, csv.Error)
+
+
 def _lines(archive: zipfile.ZipFile, name: str) -> Iterator[dict]:
     if name not in archive.namelist():
         return
     with archive.open(name) as handle:
-        for line in io.TextIOWrapper(handle, encoding="utf-8"):
+        for number, line in enumerate(io.TextIOWrapper(handle, encoding="utf-8"), start=1):
             if line.strip():
-                yield json.loads(line)
+                yield _json_object(line, f"line {number}: ")
+
+
+def _json_object(text: str | bytes, where: str = "") -> dict:
+    try:
+        found = json.loads(text)
+    except ValueError as error:
+        raise ValueError(f"{where}not JSON ({error})") from None
+    if not isinstance(found, dict):
+        raise ValueError(f"{where}a JSON {type(found).__name__}, not an object")
+    return found
+
+
+def _csv(archive: zipfile.ZipFile, name: str) -> list[dict]:
+    return list(csv.DictReader(io.TextIOWrapper(archive.open(name), encoding="utf-8")))
 
 
 def _unit(row: dict, stamps: list[tuple]) -> Unit:
@@ -105,26 +131,43 @@ def _unit(row: dict, stamps: list[tuple]) -> Unit:
 
 
 def read(path) -> Download:
-    with zipfile.ZipFile(path) as archive:
-        tasks = list(csv.DictReader(io.TextIOWrapper(archive.open("tasks.csv"), encoding="utf-8")))
-        found = Download(board=json.loads(archive.read("board.json")), tasks=tasks)
-        for row in _lines(archive, "units.jsonl"):
-            found.units.setdefault(row["entry"], []).append(_unit(row, found.stamps))
-            found.unit_lines.append(row)
-        for row in _lines(archive, "human_units.jsonl"):
-            found.human_units.setdefault(row["participant"], []).append(_unit(row, found.stamps))
-        found.prompts = list(_lines(archive, "prompts.jsonl"))
-        for row in _lines(archive, "trajectories.jsonl"):
-            found.trajectories.setdefault(row["entry"], []).append(row)
-        found.participants = list(_lines(archive, "humans.jsonl"))
-        found.statistics_inputs = (
-            json.loads(archive.read("statistics_inputs.json")) if "statistics_inputs.json" in archive.namelist() else {}
-        )
-        if "breakdown.jsonl" in archive.namelist():
-            found.breakdown["breakdown.jsonl"] = list(_lines(archive, "breakdown.jsonl"))
-        if "breakdown.csv" in archive.namelist():
-            found.breakdown["breakdown.csv"] = list(csv.DictReader(io.TextIOWrapper(archive.open("breakdown.csv"), encoding="utf-8")))
+    """The download's files, parsed; signing.ReleaseUnreadable, naming the member and what is wrong with it, when the
+    zip is not whole, names a member twice, lacks board.json or tasks.csv, or holds a member that does not parse."""
+    with signing.open_zip(path) as archive:
+        signing.require(archive, ("board.json", "tasks.csv"))
+        with signing.reading("board.json", *MALFORMED):
+            found = Download(board=_json_object(archive.read("board.json")), tasks=[], names=archive.namelist())
+        with signing.reading("tasks.csv", *MALFORMED):
+            found.tasks = _csv(archive, "tasks.csv")
+        with signing.reading("units.jsonl", *MALFORMED):
+            for row in _lines(archive, "units.jsonl"):
+                found.units.setdefault(row["entry"], []).append(_unit(row, found.stamps))
+                found.unit_lines.append(row)
+        with signing.reading("human_units.jsonl", *MALFORMED):
+            for row in _lines(archive, "human_units.jsonl"):
+                found.human_units.setdefault(row["participant"], []).append(_unit(row, found.stamps))
+        with signing.reading("trajectories.jsonl", *MALFORMED):
+            for row in _lines(archive, "trajectories.jsonl"):
+                found.trajectories.setdefault(row["entry"], []).append(row)
+        _read_rest(archive, found)
     return found
+
+
+def _read_rest(archive: zipfile.ZipFile, found: Download) -> None:
+    """The members read whole as they are: prompts, participants, statistics inputs and the breakdowns."""
+    with signing.reading("prompts.jsonl", *MALFORMED):
+        found.prompts = list(_lines(archive, "prompts.jsonl"))
+    with signing.reading("humans.jsonl", *MALFORMED):
+        found.participants = list(_lines(archive, "humans.jsonl"))
+    with signing.reading("statistics_inputs.json", *MALFORMED):
+        if "statistics_inputs.json" in found.names:
+            found.statistics_inputs = _json_object(archive.read("statistics_inputs.json"))
+    with signing.reading("breakdown.jsonl", *MALFORMED):
+        if "breakdown.jsonl" in found.names:
+            found.breakdown["breakdown.jsonl"] = list(_lines(archive, "breakdown.jsonl"))
+    with signing.reading("breakdown.csv", *MALFORMED):
+        if "breakdown.csv" in found.names:
+            found.breakdown["breakdown.csv"] = _csv(archive, "breakdown.csv")
 
 
 # --- recompute ---------------------------------------------------------------------------------------------------
@@ -584,66 +627,107 @@ def backend_differences(backends: Any, stamps: list[tuple]) -> list[str]:
     ]
 
 
-def signature_differences(path, key_source: str, previous: str | None = None) -> tuple[list[str], list[str]]:
-    """What is wrong with a release's signature, its members' hashes, what its manifest says of the board and its link
-    to the previous release; and notes on what could not be checked. ReleaseUnreadable when a key or release cannot
-    be read at all."""
+def signature_differences(
+    path, key_source: str, previous: str | None = None, allow_superseded: bool = False
+) -> tuple[list[str], list[str]]:
+    """What is wrong with a release's signature, its members' hashes, what its manifest says of the board, its link
+    to the previous release and whether the site has a newer one; and notes on what could not be checked.
+    ReleaseUnreadable when a key, a release or the site's record of it cannot be read at all."""
     keys = signing.read_keys(key_source)
     manifest, found = signing.verify(Path(path), keys)
     if manifest is None:
         return found, []
-    with zipfile.ZipFile(path) as archive:
-        board = json.loads(archive.read("board.json")) if "board.json" in archive.namelist() else {}
+    found += _manifest_differences(path, manifest)
+    linked, notes = chain_differences(manifest, key_source, previous, keys)
+    newer, more = superseded(path, manifest, key_source, allow_superseded)
+    return found + linked + newer, notes + more
+
+
+def _manifest_differences(path, manifest: dict) -> list[str]:
+    """The signed manifest's board, judge and code version against board.json's."""
+    with signing.open_zip(path) as archive, signing.reading("board.json", *MALFORMED):
+        board = _json_object(archive.read("board.json")) if "board.json" in archive.namelist() else {}
     pack, judge = board.get("pack") or {}, board.get("judge") or {}
     said = {
         "board": {"pack": pack.get("name"), "pack_version": pack.get("version"), "revision": pack.get("revision")},
         "judge": {"id": judge.get("id"), "version": judge.get("version")},
         "code_version": board.get("code_version"),
     }
-    found += [
+    return [
         f"signature: the signed manifest's {part} is {_short(manifest.get(part))}, board.json says {_short(value)}"
         for part, value in said.items()
         if manifest.get(part) != value
     ]
+
+
+def chain_differences(manifest: dict, key_source: str, previous: str | None, keys: list) -> tuple[list[str], list[str]]:
+    """The link to the release before it (given, or fetched from the site whose key list was given by URL)."""
     source = previous or signing.previous_url(key_source, manifest)
     if source is not None and (manifest.get("previous") or previous):
         before, folder = signing.release_path(source)
         with folder or contextlib.nullcontext():
-            found += signing.chain(manifest, before, keys)
-        return found, []
+            return signing.chain(manifest, before, keys), []
     if manifest.get("previous"):
-        return found, [f"chain: not checked: release {manifest.get('number')} follows {manifest['previous']}; give --previous FILE|URL"]
+        return [], [f"chain: not checked: release {manifest.get('number')} follows {manifest['previous']}; give --previous FILE|URL"]
     if manifest.get("number") != 1:
-        found.append(f"chain: release {manifest.get('number')} names no previous release (only a board's first may)")
-    return found, []
+        return [f"chain: release {manifest.get('number')} names no previous release (only a board's first may)"], []
+    return [], []
 
 
-def main(argv: list[str] | None = None) -> int:
+def superseded(path, manifest: dict, key_source: str, allowed: bool) -> tuple[list[str], list[str]]:
+    """Whether the board has a newer release than this one, asked of the site whose key list was given by URL (its
+    record of this release names the board's latest). A superseded release is a difference unless `allowed`."""
+    digest = signing.release_digest(Path(path))
+    url = signing.record_url(key_source, digest)
+    if url is None:
+        return [], [
+            f"latest: not checked: give --key the site's keys.json by URL to learn whether release {manifest.get('number')} is its board's latest"
+        ]
+    latest = signing.latest_release(url)
+    if latest["digest"] == digest:
+        return [], []
+    line = f"superseded by release {latest['number']} {latest['digest']} (made {latest['created']}; this is release {manifest.get('number')}): {latest['url']}"
+    return ([], [f"{line} (allowed by --allow-superseded)"]) if allowed else ([line], [])
+
+
+def arguments(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("zip")
     parser.add_argument("--check", action="store_true", help="compare every published number with the recomputed one")
     parser.add_argument("--key", help="the site's public key (PEM) or key list (keys.json), by path or URL: check the signature")
     parser.add_argument("--previous", help="the release this one follows, by path or URL (default with a --key URL: fetched from the site)")
-    args = parser.parse_args(argv)
-    if not args.check:
-        json.dump(recompute(args.zip), sys.stdout, indent=1)
-        return 0
-    notes: list[str] = []
+    parser.add_argument(
+        "--allow-superseded", action="store_true", help="with a --key URL: a release the site has a newer one of is a note, not a failure"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """0 when everything checks, 1 with one line per difference, 2 with one line `cannot check: …` (or `cannot
+    recompute: …`) when the zip, a member of it, a key or the site cannot be read."""
+    args = arguments(argv)
     try:
-        found, notes = signature_differences(args.zip, args.key, args.previous) if args.key else ([], [])
+        if not args.check:
+            json.dump(recompute(args.zip), sys.stdout, indent=1)
+            return 0
+        found, notes = check_all(args)
     except signing.ReleaseUnreadable as error:
-        print(f"cannot check the signature: {error}", file=sys.stderr)
+        print(f"cannot {'check' if args.check else 'recompute'}: {error}", file=sys.stderr)
         return 2
-    with zipfile.ZipFile(args.zip) as archive:
-        signed = signing.MANIFEST in archive.namelist()
-    if signed and not args.key:
-        notes.append("signature: not checked: give --key with the site's keys.json (or its public key) to check it")
-    found += differences(args.zip)
     agreed = "every published figure and statistic recomputes to the same number" + (", and the signature holds" if args.key else "")
     print("\n".join(found) or agreed)
     for line in notes:
         print(f"note: {line}")
     return 1 if found else 0
+
+
+def check_all(args: argparse.Namespace) -> tuple[list[str], list[str]]:
+    """Every difference and note of `--check`: the zip is read whole first, so a damaged one says nothing else."""
+    download = read(args.zip)
+    found, notes = signature_differences(args.zip, args.key, args.previous, args.allow_superseded) if args.key else ([], [])
+    if signing.MANIFEST in download.names and not args.key:
+        notes.append("signature: not checked: give --key with the site's keys.json (or its public key) to check it")
+    return found + check(download, _plain(recompute_download(download))), notes
 
 
 if __name__ == "__main__":

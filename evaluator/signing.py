@@ -6,18 +6,24 @@ the board's previous release (null for the first) and the fingerprint of the key
 Ed25519 signature of the manifest's exact bytes (base64). A release's digest is the SHA-256 of those bytes, so a
 chain of digests covers every member of every release before it.
 
-A public key is given as a PEM file, or as the site's key list (`/releases/keys.json`: every key the site has
-signed with, with the dates it was in use), by path or URL.
+Every reader here opens a zip through open_zip, which refuses one that is cut short or names a member twice (tools
+differ on which of two same-named members they read). A public key is given as a PEM file, or as the site's key list
+(`/releases/keys.json`: every key the site has signed with, with the dates it was in use), by path or URL.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
+import posixpath
 import tempfile
 import urllib.request
 import zipfile
+import zlib
+from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -34,7 +40,8 @@ FETCH_LIMIT = 2 * 1024**3  # a release fetched by URL larger than this is refuse
 
 
 class ReleaseUnreadable(Exception):
-    """A key or release that cannot be read at all (a missing file, an unreachable URL, not PEM nor a key list)."""
+    """A key or release that cannot be read at all (a missing file, an unreachable URL, not PEM nor a key list, a zip
+    that is cut short or names a member twice, a member that is not what it should be)."""
 
 
 @dataclass(frozen=True)
@@ -143,17 +150,88 @@ def release_path(source: str) -> tuple[Path, tempfile.TemporaryDirectory | None]
     return path, folder
 
 
+# --- opening a zip: every reader of a board download or release goes through these ----------------------------------
+
+# What reading a member of a damaged zip raises: a bad CRC or a header that names another file (BadZipFile), deflate
+# data cut short (EOFError, zlib.error), a compression method zipfile lacks (NotImplementedError), a file that went away
+# (OSError).
+DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError)
+
+
+def open_zip(path) -> zipfile.ZipFile:
+    """A board download or release opened for reading. ReleaseUnreadable when it is not a whole zip, or when two members
+    would be one file: zipfile reads the last member of a name and a streaming reader (or an unzip to disk) the first,
+    so a forged board.json placed before the signed one would be checked by one tool and read by another."""
+    name = Path(path).name
+    try:
+        archive = zipfile.ZipFile(path)
+    except (*DAMAGED, ValueError) as error:  # ValueError: a directory whose offsets point outside the file
+        raise ReleaseUnreadable(f"{name}: not a whole zip file ({error})") from None
+    twice = repeated(archive.namelist())
+    if twice:
+        archive.close()
+        raise ReleaseUnreadable(f"{name}: holds {'; '.join(twice)}: readers differ on which of them they read, so it is refused")
+    return archive
+
+
+def repeated(names: list[str]) -> list[str]:
+    """Each file that more than one member would be (the same name twice; or ./name, a\\b for a/b, another case), in words."""
+    files: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        files[posixpath.normpath(name.replace("\\", "/")).lstrip("/").casefold()].append(name)
+    return [
+        f"{found[0]} {len(found)} times" if len(set(found)) == 1 else " and ".join(map(repr, found)) + " as one file"
+        for found in files.values()
+        if len(found) > 1
+    ]
+
+
+def require(archive: zipfile.ZipFile, names: tuple[str, ...]) -> None:
+    missing = [n for n in names if n not in archive.namelist()]
+    if missing:
+        raise ReleaseUnreadable(f"{Path(str(archive.filename)).name}: has no {' and no '.join(missing)}")
+
+
+@contextlib.contextmanager
+def reading(name: str, *errors: type[Exception]) -> Iterator[None]:
+    """ReleaseUnreadable naming member `name` for a damaged zip or any of `errors` raised while it is read."""
+    try:
+        yield
+    except (*DAMAGED, *errors) as error:
+        raise ReleaseUnreadable(f"{name}: {_why(error)}") from None
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, KeyError):
+        return f"a line or row without the field {error}"
+    if isinstance(error, (ValueError, zipfile.BadZipFile)) and str(error):
+        return str(error)  # what the parser or zipfile says: not JSON (...), Bad CRC-32 for file ..., File name in directory ...
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def read_member(archive: zipfile.ZipFile, name: str) -> bytes:
+    require(archive, (name,))
+    with reading(name):
+        return archive.read(name)
+
+
+def release_digest(path: Path) -> str:
+    """A release's digest: the SHA-256 of its MANIFEST.json."""
+    with open_zip(path) as archive:
+        return digest(read_member(archive, MANIFEST))
+
+
 # --- verifying ----------------------------------------------------------------------------------------------------
 
 
 def verify(path: Path, keys: list[PublicKey]) -> tuple[dict | None, list[str]]:
     """The release's manifest (None when it has none that verifies) and every problem with its signature: the manifest
     must be signed by one of `keys` while that key was in use, and every member must be listed with its SHA-256."""
-    with zipfile.ZipFile(path) as archive:
+    with open_zip(path) as archive:
         names = archive.namelist()
         if MANIFEST not in names or SIGNATURE not in names:
             return None, [f"signature: {path.name} has no {MANIFEST} and {SIGNATURE}: it is not a signed release"]
-        raw, signature = archive.read(MANIFEST), archive.read(SIGNATURE)
+        raw, signature = read_member(archive, MANIFEST), read_member(archive, SIGNATURE)
         try:
             manifest = json.loads(raw)
             signer = str(manifest["key"])
@@ -200,7 +278,7 @@ def _members(archive: zipfile.ZipFile, manifest: dict, names: list[str]) -> list
         if name not in listed:
             found.append(f"signature: {name} is in the zip but not in the signed manifest: it was added after signing")
             continue
-        actual = digest(archive.read(name))
+        actual = digest(read_member(archive, name))
         if actual != listed[name].get("sha256"):
             found.append(
                 f"signature: {name} has SHA-256 {actual}, the signed manifest says {listed[name].get('sha256')}: changed after signing"
@@ -218,8 +296,7 @@ def chain(manifest: dict, previous: Path, keys: list[PublicKey]) -> list[str]:
     before, found = verify(previous, keys)
     if before is None:
         return [f"chain: the previous release: {line}" for line in found]
-    with zipfile.ZipFile(previous) as archive:
-        actual = digest(archive.read(MANIFEST))
+    actual = release_digest(previous)
     if actual != named:
         return [f"chain: the release given as previous has digest {actual}, this release names {named}"]
     found = [f"chain: the previous release: {line}" for line in found]
@@ -236,8 +313,31 @@ def chain(manifest: dict, previous: Path, keys: list[PublicKey]) -> list[str]:
     return found
 
 
+def _releases_url(key_source: str) -> str:
+    """The site's /releases/ beside a key given by URL: its key list (/releases/keys.json) or one key
+    (/releases/keys/<fingerprint>.pem)."""
+    folder = urljoin(key_source, ".")
+    return urljoin(folder, "..") if folder.rstrip("/").endswith("/keys") else folder
+
+
 def previous_url(key_source: str, manifest: dict) -> str | None:
-    """Where the site serves the release this one names, when the keys came from the site's key list by URL."""
+    """Where the site serves the release this one names, when the keys came from the site by URL."""
     if not _is_url(key_source) or not manifest.get("previous"):
         return None
-    return urljoin(key_source, f"{manifest['previous']}.zip")
+    return urljoin(_releases_url(key_source), f"{manifest['previous']}.zip")
+
+
+def record_url(key_source: str, release: str) -> str | None:
+    """Where the site says what it knows of a release (`/releases/<digest>.json`: the release and its board's latest),
+    when the keys came from the site by URL."""
+    return urljoin(_releases_url(key_source), f"{release}.json") if _is_url(key_source) else None
+
+
+def latest_release(url: str) -> dict:
+    """The board's latest release as the site's record of a release names it: number, digest, created and url."""
+    data = _fetch(url, 1024**2)
+    try:
+        latest = json.loads(data)["latest"]
+        return {"number": int(latest["number"]), "digest": str(latest["digest"]), "created": latest["created"], "url": latest["url"]}
+    except (ValueError, KeyError, TypeError) as error:
+        raise ReleaseUnreadable(f"{url}: not the site's record of a release ({type(error).__name__}: {error})") from None

@@ -23,11 +23,11 @@ from teams.models import Prompter, PrompterKind, Weights
 from . import comparisons, selectors
 from .board_download import board_files
 from .cache import board_page_cache
-from .cite import board_cite
+from .cite import absolute, board_cite
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
 from .filters import FILTER_PARAMS, BoardFilter
 from .models import Release, SigningKey
-from .releases import NoReleaseKey, board_releases, current_key, release_current
+from .releases import NoReleaseKey, board_releases, current_key, latest_of, release_current
 from .sota import board_sota
 from .team_rows import team_rows
 
@@ -245,6 +245,46 @@ def release_list(request: HttpRequest) -> HttpResponse:
     return render(
         request, "leaderboard/releases.html", {"board": board, "judge": judge, "releases": releases, "keys": SigningKey.objects.all()}
     )
+
+
+def release_record(request: HttpRequest, release: Release | None) -> dict | None:
+    """A release as the site's JSON gives it: number, digest, the digest it follows, when, the key and its file's URL."""
+    if release is None:
+        return None
+    return {
+        "number": release.number,
+        "digest": release.digest,
+        "previous": release.previous or None,
+        "created": release.created.isoformat(),
+        "key": release.key.fingerprint,
+        "url": absolute(request, reverse("release", args=[release.digest])),
+    }
+
+
+def _fresh(data: dict) -> JsonResponse:
+    response = JsonResponse(data)
+    response["Cache-Control"] = "no-cache"  # the board's latest release moves: a cache asks again every time
+    return response
+
+
+@require_safe
+def release_json(request: HttpRequest, digest: str) -> JsonResponse:
+    """The site's record of a release, with its board and judge and the board's latest release (`recompute --check
+    --key URL` asks it whether the release it checks was superseded)."""
+    release = get_object_or_404(Release.objects.select_related("pack", "key"), digest=digest)
+    board = {"pack": release.pack.name, "pack_version": release.pack.version, "revision": release.revision}
+    judge = {"id": release.judge_id, "version": release.judge_version}
+    return _fresh(
+        {**release_record(request, release), "board": board, "judge": judge, "latest": release_record(request, latest_of(release))}
+    )
+
+
+@require_safe
+def release_latest(request: HttpRequest) -> JsonResponse:
+    """The board's latest release (null before its first): /releases/latest.json?board=…&judge=…, as the release list."""
+    board, judge = _board_and_judge(request)
+    latest = board_releases(board, judge).select_related("key").order_by("-number").first()
+    return _fresh({"board": board.key, "judge": judge.key, "latest": release_record(request, latest)})
 
 
 @require_safe

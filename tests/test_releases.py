@@ -23,6 +23,8 @@ from evaluator.recompute import main
 from leaderboard.models import Release, SigningKey
 from submissions.services import submission_create, submissions_publish
 
+LATEST_NOT_CHECKED = "note: latest: not checked: give --key the site's keys.json by URL to learn whether release {} is its board's latest"
+
 
 def _publish(team, pack, data: bytes, name: str) -> Submission:
     made = submission_create(team=team, pack=pack, prompter=name, filename="p.jsonl", data=data)
@@ -84,7 +86,7 @@ def test_releases_are_signed_chained_listed_and_checked_by_url(client, team, sam
     keys.write_bytes(client.get("/releases/keys.json").content)
     assert _check(capsys, str(first), "--check", "--key", str(keys)) == (
         0,
-        ["every published figure and statistic recomputes to the same number, and the signature holds"],
+        ["every published figure and statistic recomputes to the same number, and the signature holds", LATEST_NOT_CHECKED.format(1)],
     )
 
     call_command("release_key", "create", "--rotate", stdout=out)  # the old key stays listed, retired from now
@@ -99,7 +101,7 @@ def test_releases_are_signed_chained_listed_and_checked_by_url(client, team, sam
     assert listing.index('id="release-2"') < listing.index('id="release-1"') and one.digest in listing and "(retired)" in listing
 
     # by URL: the key list from the site, the previous release fetched from it by its digest
-    served = ["/releases/keys.json", f"/releases/{one.digest}.zip"]
+    served = ["/releases/keys.json", f"/releases/{one.digest}.zip", f"/releases/{two.digest}.json"]
     with site_copy(tmp_path / "site", client, served) as site:
         code, lines = _check(capsys, str(second), "--check", "--key", f"{site}/releases/keys.json")
     assert (code, lines) == (0, ["every published figure and statistic recomputes to the same number, and the signature holds"])
@@ -107,7 +109,10 @@ def test_releases_are_signed_chained_listed_and_checked_by_url(client, team, sam
     keys.write_bytes(client.get("/releases/keys.json").content)
     assert _check(capsys, str(second), "--check", "--key", str(keys), "--previous", str(first))[0] == 0
     code, lines = _check(capsys, str(second), "--check", "--key", str(keys))
-    assert code == 0 and lines[-1] == f"note: chain: not checked: release 2 follows {one.digest}; give --previous FILE|URL"
+    assert code == 0 and lines[-2:] == [
+        f"note: chain: not checked: release 2 follows {one.digest}; give --previous FILE|URL",
+        LATEST_NOT_CHECKED.format(2),
+    ]
     code, lines = _check(capsys, str(second), "--check", "--key", str(keys), "--previous", str(second))
     assert code == 1 and lines[0].startswith("chain: the release given as previous has digest")
     # the first release still verifies with the key list: its key was in use when it was signed
