@@ -12,6 +12,7 @@ from evaluation.models import Judgement, Submission
 from ratings.models import ExpertRating
 from ratings.services import RatingFileError, expert_ratings_import
 from submissions.services import submission_create, submissions_publish
+from tests.conftest import ROOT
 from tests.test_expert_queue import expert
 
 PROMPTS = [
@@ -39,6 +40,18 @@ def judged(team, sample_pack, scripted_judge):
 
 def ratings_file(rows) -> bytes:
     return "\n".join(json.dumps(r) for r in rows).encode()
+
+
+def test_no_template_comment_spans_lines():
+    """Django's {# … #} ends on its own line; one that goes on to the next is printed on the page as it stands (the
+    like-for-like table printed its comment twice on /judge/): a longer comment is {% comment %}."""
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in (ROOT / "templates").rglob("*.html")
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if line.count("{#") > line.count("#}")
+    ]
+    assert found == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -83,6 +96,7 @@ def test_judge_page_shows_agreement_with_intervals(judged, client, tmp_path, cap
 
     page = html.unescape(client.get("/judge/").content.decode())
     assert "12 ratings by 2 raters" in page
+    assert "{#" not in page and "#}" not in page and "table_id the table's id" not in page  # a template's comment stays unprinted
     assert not any(f'id="{gap}"' in page for gap in ("one-rater", "no-rubric-correlation", "no-like-for-like"))  # nothing to explain
     clarity = page.split("<td>instructional_clarity</td>")[1].split("</tr>")[0]
     cells = [c.split("</td>")[0].split("<br>")[0] for c in clarity.split('<td class="num">')[1:]]
