@@ -64,6 +64,14 @@ def mean_interval_rows(
     """mean_interval of each row of a (rows × n) array at once (n ≥ 1). `design`: the confidence the bet sizes are
     tuned for (default `confidence`); any fixed design keeps the guarantee at any level, so a step-down procedure
     (evaluator.metrics.pairs) can read one set of bets at several levels."""
+    rows = checked_rows(rows, low, high, confidence)
+    width = high - low
+    lower, upper = _unit_rows((rows - low) / width, 1 - confidence, 1 - (design or confidence))
+    return low + width * lower, low + width * upper
+
+
+def checked_rows(rows: np.ndarray, low: float, high: float, confidence: float) -> np.ndarray:
+    """`rows` as a 2-d float array with a value in each row, all within [low, high]; a ValueError names what is not."""
     if not (math.isfinite(low) and math.isfinite(high) and high > low):
         raise ValueError(f"the range [{low}, {high}] must be finite and not empty")
     if not 0 < confidence < 1:
@@ -75,9 +83,7 @@ def mean_interval_rows(
     if outside.any():
         row, column = map(int, np.argwhere(outside)[0])
         raise ValueError(f"value {float(rows[row, column])!r} (row {row}, position {column}) lies outside [{low}, {high}]")
-    width = high - low
-    lower, upper = _unit_rows((rows - low) / width, 1 - confidence, 1 - (design or confidence))
-    return low + width * lower, low + width * upper
+    return rows
 
 
 def bet_sizes(x: np.ndarray, design_alpha: float) -> np.ndarray:

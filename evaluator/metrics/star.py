@@ -74,6 +74,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .intervals import checked_rows
+
 GRID = 1000  # candidate means k/GRID: each end conservative by at most 1/GRID of the range (0.1 point on 0-100)
 SEARCH = 8  # candidates per row run at once while searching (fewer rounds of n steps vs more work per round)
 FIRST, GUESS = 0.3, 1.3  # the first round's factors: FIRST · GUESS^j
@@ -99,19 +101,9 @@ def mean_interval_rows(
     """mean_interval of each row of a (rows × n) array at once (n ≥ 1), the same calling convention as
     evaluator.metrics.intervals.mean_interval_rows. Each end lies on the grid low + k (high − low)/grid, rounded outwards,
     then widened to hold the row's mean should it fall outside (a superset keeps the guarantee)."""
-    if not (math.isfinite(low) and math.isfinite(high) and high > low):
-        raise ValueError(f"the range [{low}, {high}] must be finite and not empty")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie strictly between 0 and 1, not {confidence}")
     if not (isinstance(grid, int) and grid >= 2):
         raise ValueError(f"grid must be an integer of at least 2, not {grid!r}")
-    rows = np.asarray(rows, dtype=float)
-    if rows.ndim != 2 or rows.shape[1] == 0:
-        raise ValueError("expected a 2-d array with at least one value per row")
-    outside = ~((rows >= low) & (rows <= high))  # NaN counts as outside
-    if outside.any():
-        row, column = map(int, np.argwhere(outside)[0])
-        raise ValueError(f"value {float(rows[row, column])!r} (row {row}, position {column}) lies outside [{low}, {high}]")
+    rows = checked_rows(rows, low, high, confidence)
     width = high - low
     x = np.clip((rows - low) / width, 0.0, 1.0)  # rounding can step a hair outside [0, 1]
     delta = (1 - confidence) / 2
