@@ -198,3 +198,13 @@ def test_a_zip_that_cannot_be_read_gives_one_line_and_exit_2(release, tmp_path):
     ):
         with pytest.raises(signing.ReleaseUnreadable, match=re.escape(said)):
             recompute.read(_replaced(path, name, data, tmp_path / "more.zip"))
+
+
+@pytest.mark.parametrize(
+    "query", ["", "?board=%00&judge=%00", "?board=1:1&judge=a%00b", "?board=99999999999999999999:1&judge=x", "?board=" + "9" * 500]
+)
+def test_the_latest_release_route_answers_strangers_without_a_500(db, client, query):
+    """A public parameter: NUL bytes, overflowing ids and unknown boards are a 404 naming no internals (on each database)."""
+    response = client.get(f"/releases/latest.json{query}")
+    assert response.status_code in (400, 404), (query, response.status_code)
+    assert "Traceback" not in response.content.decode(errors="replace")
