@@ -78,6 +78,21 @@ class AtelierWorker(SimpleWorker):
             _goodbye_within_heartbeat(self.connection)
         super().teardown()
 
+    def unsubscribe(self) -> None:
+        """rq's unsubscribe, with the listener told to stop before the UNSUBSCRIBE instead of after.
+
+        rq unsubscribes, then stops the listener thread and waits for it without a limit (redis-py 8). The thread
+        wakes on UNSUBSCRIBE's reply and, still told to run, goes back to wait up to rq's 60 s sleep for a new
+        subscription: one stop in about twenty took a minute (tests/test_worker_shutdown.py). Told first, it leaves
+        on that reply; a thread that does not is a daemon and is not waited for past a second."""
+        if self.pubsub_thread is None:
+            return
+        self.log.info("Worker %s: unsubscribing from channel %s", self.name, self.pubsub_channel_name)
+        self.pubsub_thread.stop(timeout=0)  # clears its running flag; the join with no time is a no-op
+        self.pubsub.unsubscribe()
+        self.pubsub_thread.join(timeout=1)
+        self.pubsub.close()
+
     def stop_was_requested(self) -> bool:
         """SIGINT/SIGTERM arrived. rq sets _stop_requested only for a worker that was busy (it stops after the
         job); an idle one leaves its loop at once with only the request's date set."""
