@@ -45,13 +45,14 @@ LONGEST_FIRST = ("test_demo.py", "test_faults.py", "test_object_storage.py", "te
 
 def pytest_collection_modifyitems(config, items):
     """Mark every test that touches the test database `database`, from the fixtures it uses (never by hand). A test
-    marked `sqlite_pass` by hand must say why what it checks cannot differ on PostgreSQL (reason="...")."""
+    marked `sqlite_pass` or `sqlite_too` by hand must say why it runs on SQLite (reason="...")."""
     for item in items:
         if item.get_closest_marker("django_db") or DATABASE_FIXTURES.intersection(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.database)
-        once = item.get_closest_marker("sqlite_pass")
-        if once is not None and not once.kwargs.get("reason", "").strip():
-            raise pytest.UsageError(f"{item.nodeid}: sqlite_pass needs reason='why it cannot differ on PostgreSQL'")
+        for name in ("sqlite_pass", "sqlite_too"):
+            mark = item.get_closest_marker(name)
+            if mark is not None and not mark.kwargs.get("reason", "").strip():
+                raise pytest.UsageError(f"{item.nodeid}: {name} needs reason='why it runs on SQLite'")
     rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the rest keep their order
 

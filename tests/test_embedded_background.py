@@ -56,6 +56,7 @@ def status_on_page(browser, submission: Submission) -> str:
     return status
 
 
+@pytest.mark.sqlite_too(reason="the embedded default (`make demo`) runs its background thread on SQLite")
 def test_an_upload_returns_at_once_and_the_page_follows_the_work(
     browser, client, owner, team, sample_pack, example_prompts, tmp_path, stepped_background
 ):
