@@ -1,4 +1,5 @@
-"""The board's interval (betting, evaluator/metrics/intervals.py) against the Student t interval it replaced.
+"""The board's interval (STaR-Bets since issue 40, evaluator/metrics/intervals.py) against the Student t interval of
+before issue 29.
 
     .venv/bin/python bench/intervals.py [--runs 10000] [--seed 20261129]
 

@@ -8,7 +8,7 @@ scaled by 1/100), two-sided at α = 0.05:
 - Hoeffding (1963): x̄ ± sqrt(log(2/α) / (2n));
 - Bentkus (2004), the binomial-tail bound e·P°(B ≥ s), inverted for each side at α/2;
 - Maurer & Pontil (2009), Theorem 4 (empirical Bernstein), α/2 per side;
-- the board's betting interval (evaluator.metrics.intervals, Waudby-Smith & Ramdas's hedged capital);
+- the betting interval (evaluator.metrics.betting, Waudby-Smith & Ramdas's hedged capital: the head-to-head decisions');
 - STaR-Bets (Voráček & Orabona, 2025), α/2 per side, deterministic (reject at wealth 1/δ);
 - STaR-Bets with the authors' code's randomised threshold (wealth U/δ, U uniform): also valid, but two runs on the
   same scores give different intervals, so it is shown for reference and never recommended;
@@ -34,7 +34,7 @@ from scipy import stats
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from evaluator.metrics.intervals import mean_interval_rows  # noqa: E402
+from evaluator.metrics.betting import betting_rows  # noqa: E402
 
 ALPHA = 0.05
 SIZES = (1, 2, 4, 8, 12, 16, 20, 30, 50, 100)
@@ -118,9 +118,9 @@ def bentkus(x: np.ndarray, alpha: float) -> Interval:
 
 
 def betting(x: np.ndarray, alpha: float) -> Interval:
-    """The board's interval: evaluator.metrics.intervals.mean_interval_rows (Waudby-Smith & Ramdas 2024, hedged
+    """The betting interval: evaluator.metrics.betting.betting_rows (Waudby-Smith & Ramdas 2024, hedged
     capital, predictable plug-in bets, truncation c = 1/2)."""
-    return mean_interval_rows(x, 0.0, 1.0, 1 - alpha)
+    return betting_rows(x, 0.0, 1.0, 1 - alpha)
 
 
 def star_log_wealth(x: np.ndarray, delta: float, grid: np.ndarray) -> np.ndarray:
@@ -194,14 +194,14 @@ SINGLE: dict[str, Method] = {
     "Hoeffding": hoeffding,
     "Bentkus": bentkus,
     "Maurer-Pontil": maurer_pontil,
-    "betting (board)": betting,
+    "betting": betting,
     "STaR-Bets": star_bets,
 }
 RANDOMISED = "STaR-Bets, randomised"
 PAIRS = {
-    "Bentkus ∩ betting": ("Bentkus", "betting (board)"),
+    "Bentkus ∩ betting": ("Bentkus", "betting"),
     "Bentkus ∩ STaR": ("Bentkus", "STaR-Bets"),
-    "betting ∩ STaR": ("betting (board)", "STaR-Bets"),
+    "betting ∩ STaR": ("betting", "STaR-Bets"),
 }
 METHODS = [*SINGLE, RANDOMISED, *PAIRS]
 RECOMMENDABLE = [name for name in METHODS if name != RANDOMISED]

@@ -20,7 +20,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from evaluator.metrics.intervals import mean_interval_rows  # noqa: E402
+from evaluator.metrics.betting import betting_rows  # noqa: E402
 from evaluator.metrics.pairs import design_level, head_to_head, told_apart_rows  # noqa: E402
 
 GAPS = (2, 5, 10)
@@ -36,7 +36,7 @@ def told_apart(d: np.ndarray, tests: int) -> float:
 
 def mean_difference_told_apart(d: np.ndarray, tests: int) -> float:
     """Share the mean-difference interval on [−100, 100] (the board's old neighbour test) tells apart."""
-    low, high = mean_interval_rows(np.clip(d, -100, 100), -100.0, 100.0, design_level(0.95, tests))
+    low, high = betting_rows(np.clip(d, -100, 100), -100.0, 100.0, design_level(0.95, tests))
     return float(((low > 0) | (high < 0)).mean())
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import asdict
+from statistics import fmean
 
 from django.db.models import Count, Max, Min, Sum
 from django.utils import timezone
@@ -12,6 +13,7 @@ from django.utils import timezone
 from evaluation.difficulty import submission_texts
 from evaluation.models import CallStatus, PromptCall, Submission, UnitStatus
 from evaluation.units import prompts_missing
+from evaluator.metrics.order import task_order
 from evaluator.metrics.steerability import steerability
 from tasks import difficulty
 
@@ -74,7 +76,7 @@ def trajectories(submission: Submission, limit: int | None = None) -> list[dict]
 def round_scores(submission: Submission) -> list[dict]:
     """Mean feedback score (0-100) by category and round (1-based), the data of the 'score by round' chart: per task
     the mean over its samples, then the mean over tasks with its 95 % interval over tasks (evaluator.metrics.intervals,
-    task-id order). n counts the scored calls, tasks the tasks they cover."""
+    order.task_order). n counts the scored calls, tasks the tasks they cover."""
     from evaluator.metrics.intervals import mean_interval  # numpy: imported when the chart is asked for
 
     calls = PromptCall.objects.filter(submission=submission, feedback_score__isnull=False)
@@ -83,7 +85,7 @@ def round_scores(submission: Submission) -> list[dict]:
         by_task[(category, at)][task].append(score)
     out = []
     for (category, at), tasks in sorted(by_task.items()):
-        means = [sum(v) / len(v) for _, v in sorted(tasks.items())]
+        means = [fmean(tasks[t]) for t in task_order(tasks)]
         low, high = mean_interval(means, 0.0, 100.0)  # type: ignore[misc]
         n = sum(len(v) for v in tasks.values())
         out.append(

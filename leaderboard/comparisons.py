@@ -29,8 +29,9 @@ from evaluator.judge.scales import scale_named
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import DIMENSIONS, Kind, Side
 from evaluator.metrics.decisions import board_pair
+from evaluator.metrics.order import task_order
 from evaluator.metrics.paired import OVERALL, Difference, paired_differences
-from evaluator.metrics.pairs import HeadToHead, head_to_head, task_order
+from evaluator.metrics.pairs import HeadToHead, head_to_head
 from evaluator.metrics.scopes import Scope
 from tasks.models import TAG_GROUP_OF, Split, Task
 from tasks.selectors import browsable_tasks

@@ -18,6 +18,7 @@ from evaluation.selectors import entry_breakdown
 from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
 from evaluator.categories import CATEGORIES
 from evaluator.judge.scales import scale_named
+from evaluator.metrics.order import task_order
 from evaluator.metrics.scopes import RankedOn, Scope, split_cell_key
 from evaluator.tiers import Tier
 from tasks import difficulty
@@ -464,7 +465,7 @@ def _bounds(record: list | None) -> list[float] | None:
 
 
 def _interval(values: list[float]) -> tuple[float, float]:
-    """The 95 % interval of the mean of task scores on 0-100, in task-id order (evaluator.metrics.intervals)."""
+    """The 95 % interval of the mean of task scores on 0-100, in order.task_order (evaluator.metrics.intervals)."""
     from evaluator.metrics.intervals import mean_interval  # numpy: imported when a page needs an interval
 
     return mean_interval(values, 0.0, 100.0)  # type: ignore[return-value]
@@ -484,9 +485,10 @@ def entry_views(submission: Submission, judge: JudgeKey, figures: dict[str, list
     )
     scores = dict(tasks.values_list("key", "value"))
     by_tag: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for task in submission.pack.tasks.filter(task_id__in=list(scores)).prefetch_related("tags").order_by("task_id"):
-        for tag in task.tags.all():
-            by_tag[(tag.group, tag.name)].append(scores[task.task_id])
+    tagged = {t.task_id: t for t in submission.pack.tasks.filter(task_id__in=list(scores)).prefetch_related("tags")}
+    for task_id in task_order(tagged):
+        for tag in tagged[task_id].tags.all():
+            by_tag[(tag.group, tag.name)].append(scores[task_id])
     tags = [{"group": g, "tag": t, "mean": fmean(v), "n": len(v), "interval": _interval(v)} for (g, t), v in sorted(by_tag.items())]
     return {
         "backends": backends,

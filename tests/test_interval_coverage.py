@@ -105,7 +105,8 @@ def test_the_macro_and_the_paired_difference_intervals_cover_too():
 
 
 def test_a_wide_interval_at_few_tasks_and_a_narrow_one_at_many():
-    assert mean_interval([40.0, 60.0], 0, 100) == (0.0, 100.0)  # two tasks cannot rule any mean out at 95 %
+    two = mean_interval([40.0, 60.0], 0, 100)  # two tasks rule out only the last few points at each end
+    assert two[0] < 5 and two[1] > 95
     values = [10.0, 80.0, 55.0, 35.0, 90.0, 60.0, 20.0, 75.0]
     low, high = mean_interval(values, 0, 100)
     assert low < float(np.mean(values)) < high and 30 < high - low < 100

@@ -1,4 +1,5 @@
-"""evaluator.metrics.intervals checked against implementations it shares no code with.
+"""evaluator.metrics.betting (the head-to-head decisions' interval) checked against implementations it shares no code
+with; and the command line of evaluator.metrics.intervals (the site's intervals: STaR-Bets, tests/test_star.py).
 
 tests/test_interval_coverage.py measures coverage by simulation and checks the everyday properties (the mean inside,
 the range, scale and mirror invariance, rows against single calls); the command line is tested here. This file checks
@@ -28,6 +29,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evaluator.metrics.betting import betting_rows
 from evaluator.metrics.intervals import main, mean_interval, mean_interval_rows
 from tests.conftest import ROOT
 
@@ -303,9 +305,15 @@ def excluded_from_above(x, m):
     return reference_capitals(x, m)[1] >= 1 / ALPHA
 
 
+def betting(values, low, high, confidence=0.95):
+    """The betting interval of one row (betting_rows on a single row)."""
+    lows, highs = betting_rows(np.asarray([values], dtype=float), low, high, confidence)
+    return float(lows[0]), float(highs[0])
+
+
 def check_against_reference(x: list[float]) -> None:
     """The module's interval of x (on [0, 1]) holds every m the reference keeps and is within TOLERANCE of its ends."""
-    low, high = mean_interval(x, 0, 1)
+    low, high = betting(x, 0, 1)
     mean = float(np.mean(x))
     assert 0 <= low <= mean <= high <= 1, (x, low, high)
     # Conservative: each end inside (0, 1) is itself a point the reference excludes (and so is everything further out,
@@ -323,7 +331,7 @@ def check_against_reference(x: list[float]) -> None:
 
 @pytest.mark.parametrize("scores, confseq_low, confseq_high", CONFSEQ, ids=[f"n{len(s)}-{i}" for i, (s, _, _) in enumerate(CONFSEQ)])
 def test_the_ends_match_confseq_within_its_grid_step(scores, confseq_low, confseq_high):
-    low, high = (end / 100 for end in mean_interval(scores, 0, 100))
+    low, high = (end / 100 for end in betting(scores, 0, 100))
     mean = sum(scores) / len(scores) / 100
     slack = CONFSEQ_STEP + 2e-6  # confseq's step, the stored rounding and ours
     assert confseq_high - slack <= high <= confseq_high + 1e-9 or high == pytest.approx(mean), (high, confseq_high)
@@ -335,10 +343,10 @@ def test_where_the_running_intersection_leaves_out_the_sample_mean_the_interval_
     (confseq returns [0.528, 0.838]). Any superset keeps the guarantee, so the module widens to the mean."""
     scores = [100] * 10 + [0] * 10
     assert CONFSEQ[-1][0] == scores and CONFSEQ[-1][1] > 0.5
-    low, high = mean_interval(scores, 0, 100)
+    low, high = betting(scores, 0, 100)
     assert low == pytest.approx(50.0) and high == pytest.approx(100 * CONFSEQ[-1][2], abs=100 * CONFSEQ_STEP)
-    # the order matters (callers pass task-id order): interleaved, the same scores give a wider, centred interval
-    interleaved = mean_interval([100, 0] * 10, 0, 100)
+    # the order matters (callers pass order.task_order): interleaved, the same scores give a wider, centred interval
+    interleaved = betting([100, 0] * 10, 0, 100)
     assert interleaved != (low, high) and interleaved[0] < 50 < interleaved[1]
 
 
@@ -369,9 +377,9 @@ def test_each_sides_capital_is_monotone_in_m_so_bisection_finds_its_end(x, m1, m
 
 def test_a_row_batch_agrees_with_the_stored_ends():
     rows = np.asarray([scores for scores, _, _ in CONFSEQ if len(scores) == 40] * 5_000, dtype=float)  # 10,000 x 40
-    low, high = mean_interval_rows(rows, 0, 100)  # its speed: bench/intervals.py
+    low, high = betting_rows(rows, 0, 100)
     assert np.all(low[::2] == low[0]) and np.all(high[1::2] == high[1])
-    assert (low[0], high[0]) == mean_interval(list(rows[0]), 0, 100)
+    assert (low[0], high[0]) == betting(list(rows[0]), 0, 100)
 
 
 def _cli(lines: str, *args: str) -> SimpleNamespace:

@@ -127,8 +127,8 @@ def test_three_feedback_rounds_make_trajectories_and_the_last_round_is_ranked(
     assert len(rows) == len(tasks) and all(row["ranked"] == 2 and row["best"] is not None for row in rows)
     by_round = round_scores(submission)
     assert {(r["category"], r["round"]) for r in by_round} == {(c, n) for c in ("OE", "CO", "IM") for n in (1, 2, 3)}
-    # one or two scored tasks a category: each round's interval over tasks is the whole scale, shown, not a bare mean
-    assert all(1 <= r["tasks"] <= 2 and (r["low"], r["high"]) == (0.0, 100.0) and 0 <= r["mean"] <= 100 for r in by_round), by_round
+    # one or two scored tasks a category: each round's interval over tasks spans nearly the whole scale, shown, not a bare mean
+    assert all(1 <= r["tasks"] <= 2 and r["low"] <= r["mean"] <= r["high"] and r["high"] - r["low"] > 85 for r in by_round), by_round
     image_url = rounds[0].feedback_image.url  # the team sees its feedback images; nobody else does (unpublished)
     assert owner_client.get(image_url).status_code == 200
     owner_client.force_login(stranger)

@@ -46,10 +46,10 @@ def test_ranks_lie_inside_their_ranges_on_any_board():
 
 
 def test_few_tasks_give_wide_intervals_and_ranks_that_claim_nothing():
-    few = dict(list(CATS.items())[:6])  # two tasks per category: 95 % cannot rule out any mean
+    few = dict(list(CATS.items())[:6])  # two tasks per category: 95 % rules out only a few points at each end
     scores = {"a": {t: 60.0 + i for i, t in enumerate(few)}, "b": dict.fromkeys(few, 40.0)}
     ranges = _ranges(scores, few)
-    assert (ranges["a"].low, ranges["a"].high) == (0.0, 100.0)
+    assert ranges["a"].low < 5 and ranges["a"].high > 95
     assert [(ranges[e].rank, ranges[e].rank_high) for e in "ab"] == [(1, 2), (1, 2)]  # 6 wins of 6 decide nothing
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from bench.mean_intervals import SHAPES, star_bets
 from evaluator.metrics import star
-from evaluator.metrics.intervals import mean_interval_rows as betting_rows
+from evaluator.metrics.betting import betting_rows
 
 DELTA = 0.025  # each side of a 95 % interval
 

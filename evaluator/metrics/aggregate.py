@@ -11,7 +11,7 @@ stays as it is (scales.Scale.to_100).
   over image-side composite skills, rubric, checklist and target similarity, of the mean over images);
 - task score = mean over the task's prompt samples;
 - category score = mean over its tasks, with a 95 % interval for means of bounded scores (evaluator.metrics.intervals:
-  by betting, valid for any distribution on the scale at every number of tasks, so it is given from one task on);
+  STaR-Bets, valid for any distribution on the scale at the number of tasks scored, so it is given from one task on);
 - overall = mean of the category scores (macro, so a category with more tasks does not weigh more), its interval the
   average of the category intervals each taken at 1 − 0.05 / K (Bonferroni: macro_mean_ci);
 - backend score = the image part on that backend alone, averaged the same way;
@@ -32,6 +32,7 @@ from statistics import fmean
 from ..categories import CATEGORIES
 from ..judge.scales import SCORE_0_100, scale_named
 from ..judge.types import Status
+from .order import task_order
 from .scopes import Scope, cell_key
 
 # The interval module (numpy) is imported when an interval is computed, not by importing this module, which every web
@@ -81,7 +82,7 @@ def normalise(unit: Unit) -> float:
 def mean_ci(values: list[float], scale: str = COMPOSITE_SCALE, confidence: float = 0.95) -> tuple[float | None, float | None]:
     """The interval of the mean over tasks on the scale's range (intervals.mean_interval: valid for any distribution of
     bounded scores at every number of tasks), or (None, None) without values. `values` must come in a fixed order that
-    does not depend on them (the callers pass task-id order)."""
+    does not depend on them (the callers pass order.task_order)."""
     if not values:
         return None, None
     from .intervals import mean_interval
@@ -156,7 +157,8 @@ def task_scores(units: list[Unit]) -> dict[str, dict]:
 
 
 def figures(units: list[Unit]) -> list[Figure]:
-    tasks = dict(sorted(task_scores(units).items()))  # task-id order: the order every interval reads its values in
+    scored_tasks = task_scores(units)
+    tasks = {t: scored_tasks[t] for t in task_order(scored_tasks)}  # the order every interval reads its values in
     failures = _failures(units)
     out: list[Figure] = []
     scored = []  # each category's task scores, for the overall (macro) interval
@@ -247,7 +249,7 @@ def _top1_figures(units: list[Unit]) -> list[Figure]:
             fmean(fmean(v) for v in tasks.values()),
             len(tasks),
             0,
-            *mean_ci([fmean(v) for _, v in sorted(tasks.items())], scales[skill]),
+            *mean_ci([fmean(tasks[t]) for t in task_order(tasks)], scales[skill]),
             scale=scales[skill],
         )
         for skill, tasks in sorted(per_task.items())
@@ -265,7 +267,7 @@ def _skill_figures(units: list[Unit], failures: dict[tuple[str, str], int]) -> l
             scales[u.skill] = u.scale
     out = []
     for skill in sorted(scales):  # judged skills with a value scale: gates and failed renders have none
-        values = [fmean(v) for _, v in sorted(per_task[skill].items())]
+        values = [fmean(per_task[skill][t]) for t in task_order(per_task[skill])]
         out.append(
             Figure(
                 Scope.SKILL,

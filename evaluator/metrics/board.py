@@ -104,7 +104,7 @@ def board_stats_compute(
         )
     return {
         "ranked_on": {"split": split, "tasks": len({t for by_task in scores.values() for t in by_task}), "entries": len(scores)},
-        "intervals": {"shown": bool(ranges), "confidence": confidence, "method": "betting"},
+        "intervals": {"shown": bool(ranges), "confidence": confidence, "method": "star-bets"},
         "separable": separable(decisions, len(ranked) if scores else 0),
         "decisions": decisions,
         "style": {

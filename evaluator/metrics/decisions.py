@@ -24,15 +24,16 @@ from dataclasses import replace
 
 import numpy as np
 
-from .intervals import mean_interval_rows
-from .pairs import HeadToHead, best_possible, design_level, head_to_head, holm, one_sided_p, outcomes, task_order, tasks_needed
+from .betting import betting_rows
+from .order import task_order
+from .pairs import HeadToHead, best_possible, design_level, head_to_head, holm, one_sided_p, outcomes, tasks_needed
 
 OVERALL = "overall"
 DECIDED_ENTRIES = 200  # pairs among the first 200 entries by field win rate are computed (19,900 pairs per scope)
 
 
 def scopes_tested(tasks: list[str], categories: dict[str, str], alpha: float) -> dict[str, list[str]]:
-    """Scope -> its tasks in the fixed shuffle (pairs.task_order): overall, then each category that could decide a pair."""
+    """Scope -> its tasks in the fixed shuffle (order.task_order): overall, then each category that could decide a pair."""
     out = {OVERALL: task_order(tasks)}
     for category in sorted({categories[t] for t in tasks}):
         mine = [t for t in tasks if categories[t] == category]
@@ -153,7 +154,7 @@ def neighbours(scores: dict[str, dict[str, float]], order: list[str], decisions:
     design = design_level(decisions["confidence"], decisions["tests"])
     for shown in np.unique(levels):
         rows = levels == shown
-        lows[rows], highs[rows] = mean_interval_rows(x[rows], 0.0, 1.0, float(shown), design)
+        lows[rows], highs[rows] = betting_rows(x[rows], 0.0, 1.0, float(shown), design)
     return [
         {
             "upper": u,

@@ -1,12 +1,12 @@
 """Two entries compared task by task: per category the mean paired difference of their task scores, with an interval
 valid for bounded scores at every number of tasks.
 
-A task's difference d = a − b of two 0–100 task scores lies in [−100, 100]. Its category's interval is the betting
-interval for the mean of bounded values (evaluator.metrics.intervals) on that range, which is the interval of
+A task's difference d = a − b of two 0–100 task scores lies in [−100, 100]. Its category's interval is the site's
+interval for the mean of bounded values (evaluator.metrics.intervals, STaR-Bets) on that range, which is the interval of
 (d + 100) / 2 on [0, 100] mapped back: valid for any joint distribution of the two scores, so pairing (the same task
 on both sides) removes the tasks' difficulty from the width without assuming normal differences (Student t does, and
-covers far less than it says on piled-up 0–100 scores; docs/statistics.md). Values enter in task-id order, an order
-that does not depend on them.
+covers far less than it says on piled-up 0–100 scores; docs/statistics.md). Values enter in order.task_order, an
+order that does not depend on them.
 
 The K categories' intervals are each taken at 1 − (1 − confidence) / K, so all K hold together (Bonferroni); the
 overall (macro: the mean of the category differences) interval is their average, which covers the macro difference
@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
+
+from .order import task_order
 
 OVERALL = "overall"
 
@@ -49,7 +51,7 @@ def paired_differences(
     from .intervals import mean_interval  # numpy: imported when an interval is computed (tests/test_startup.py)
 
     shown = [c for c in order if c in set(categories.values())]
-    paired = sorted(t for t in set(a) & set(b) if t in categories)
+    paired = task_order(t for t in set(a) & set(b) if t in categories)
     by_category = {c: [t for t in paired if categories[t] == c] for c in shown}
     tested = [c for c in shown if by_category[c]]
     level = 1 - (1 - confidence) / max(len(tested), 1)

@@ -2,7 +2,7 @@
 
 On each common task, A's task score above B's is a win for A (outcome 1), equal is a tie (½), below is a loss (0).
 The outcomes lie on [0, 1], and their mean estimates P(A beats B on a task) + ½ P(tie): "A beats B on 83 % of
-common tasks". Its interval is the betting interval for bounded means (evaluator.metrics.intervals), valid for any
+common tasks". Its interval is the betting interval for bounded means (evaluator.metrics.betting), valid for any
 joint law of the two scores at every number of tasks; A and B are *told apart* when it excludes ½, and the entry
 the interval lies on the side of is *ahead*.
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import hashlib
 import json
 import math
 import sys
@@ -37,7 +36,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from .intervals import HEDGE, bet_sizes, log_capital, mean_interval_rows
+from .betting import HEDGE, bet_sizes, betting_rows, log_capital
 
 HALF = 0.5  # the null: neither entry more likely to win a task
 
@@ -71,12 +70,6 @@ def outcomes(a: Sequence[float], b: Sequence[float], tie_margin: float = 0.0) ->
     return np.where(d > tie_margin, 1.0, np.where(d < -tie_margin, 0.0, HALF))
 
 
-def task_order(tasks) -> list[str]:
-    """Tasks in a fixed shuffle: by the SHA-256 of their id. Betting needs an order that does not depend on the
-    scores; task-id order would group tasks by category (ids carry it), which scores do depend on."""
-    return sorted(tasks, key=lambda t: (hashlib.sha256(str(t).encode()).hexdigest(), str(t)))
-
-
 def head_to_head(
     a: Sequence[float], b: Sequence[float], confidence: float = 0.95, tests: int = 1, *, level: float | None = None, tie_margin: float = 0.0
 ) -> HeadToHead:
@@ -91,7 +84,7 @@ def head_to_head(
     if not len(x):
         return HeadToHead(0, 0, 0, 0, None, None, False, None, design)
     shown = design if level is None else level
-    low, high = (float(v[0]) for v in mean_interval_rows(x[None, :], 0.0, 1.0, shown, design))
+    low, high = (float(v[0]) for v in betting_rows(x[None, :], 0.0, 1.0, shown, design))
     ahead = "a" if low > HALF else "b" if high < HALF else None
     return HeadToHead(len(x), wins, losses, len(x) - wins - losses, low, high, ahead is not None, ahead, shown)
 
@@ -138,7 +131,7 @@ def power(n: int, delta: float, sigma: float, tests: int = 1, runs: int = 2000, 
 
 def one_sided_p(x: np.ndarray, design_alpha: float) -> tuple[np.ndarray, np.ndarray]:
     """Per row of outcomes: the p-values of "a is ahead" and "b is ahead" (each 1 / the running maximum of its bettor's
-    capital at ½, Ville's inequality), with the bets that mean_interval_rows uses at design level 1 − design_alpha."""
+    capital at ½, Ville's inequality), with the bets that betting_rows uses at design level 1 − design_alpha."""
     lam = bet_sizes(x, design_alpha)
     m = np.full(x.shape[0], HALF)
     return tuple(np.minimum(1.0, np.exp(-log_capital(x, lam, m, sign))) for sign in (+1, -1))  # type: ignore[return-value]

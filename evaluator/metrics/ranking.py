@@ -3,9 +3,9 @@
 Input everywhere is `scores[entry][task_id] = task score (0-100)` with `categories[task_id]`. An entry's
 score is the board's: the mean over its tasks within each category, then the mean over categories (macro).
 
-Every interval here is one for means of bounded variables (evaluator.metrics.intervals, by betting): valid for any
-distribution of scores on their range at every number of tasks, so one is given from one task per category on (wide
-when tasks are few). Values enter each interval in task-id order, an order that does not depend on them.
+Every interval here is one for means of bounded variables (evaluator.metrics.intervals, STaR-Bets): valid for any
+distribution of scores on their range at the number of tasks scored, so one is given from one task per category on
+(wide when tasks are few). Values enter each interval in order.task_order, an order that does not depend on them.
 
 - score_intervals: each entry's score interval (macro: each category's interval at 1 - alpha / K, averaged, which
   covers the macro mean whenever all K cover theirs): the paper's figure, with its uncertainty.
@@ -30,9 +30,10 @@ import numpy as np
 from scipy import stats
 
 from .intervals import macro_intervals
+from .order import task_order
 
 Scores = dict[str, dict[str, float]]
-Groups = list[list[float]]  # one entry's values per category, each list in task-id order (intervals.macro_intervals)
+Groups = list[list[float]]  # one entry's values per category, each list in order.task_order (macro_intervals)
 
 
 def board_score(by_task: dict[str, float], categories: dict[str, str]) -> float | None:
@@ -45,9 +46,9 @@ def board_score(by_task: dict[str, float], categories: dict[str, str]) -> float 
 
 
 def category_groups(by_task: dict[str, float], categories: dict[str, str]) -> Groups:
-    """The entry's values per category (categories in name order), each in task-id order."""
+    """The entry's values per category (categories in name order), each in order.task_order."""
     groups: dict[str, list[float]] = defaultdict(list)
-    for task in sorted(by_task):
+    for task in task_order(by_task):
         groups[categories[task]].append(by_task[task])
     return [groups[c] for c in sorted(groups)]
 

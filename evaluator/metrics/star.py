@@ -57,10 +57,11 @@ bench/mean_intervals.star_log_wealth, kept operation for operation), where the t
 whose final log-wealth lies within about 1e-15 of log(1/δ).
 
 Order: as with every betting interval, the result depends on the order of the values, and the guarantee holds only for
-an order that does not depend on them (callers pass tasks in task-id order). STaR-Bets is more sensitive to a
-value-correlated order than the board's hedged interval: on values sorted by size its bets chase the target late and the
-two ends cross (at n = 100, about 60 % of sorted uniform rows come out as the point [x̄, x̄] after widening), where
-evaluator.metrics.intervals still gives a 7-10 point interval (which then misses the mean about half the time too).
+an order that does not depend on them (callers pass tasks in order.task_order, a fixed shuffle of their ids).
+STaR-Bets is more sensitive to a value-correlated order than the hedged betting interval: on values sorted by size its
+bets chase the target late and the two ends cross (at n = 100, about 60 % of sorted uniform rows come out as the point
+[x̄, x̄] after widening), where evaluator.metrics.betting still gives a 7-10 point interval (which then misses the mean
+about half the time too).
 
 Not used: the paper's Appendix D.2 randomised threshold (reject when W_n ≥ U/δ, U uniform), valid but it gives two
 different intervals for the same scores. The authors' code also adds 1e-4 guards (to m(1 − m), to m in the second-moment
@@ -74,7 +75,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .intervals import checked_rows
+from .betting import checked_rows
 
 GRID = 1000  # candidate means k/GRID: each end conservative by at most 1/GRID of the range (0.1 point on 0-100)
 SEARCH = 8  # candidates per row run at once while searching (fewer rounds of n steps vs more work per round)
@@ -99,7 +100,7 @@ def mean_interval_rows(
     rows: np.ndarray, low: float, high: float, confidence: float = 0.95, grid: int = GRID
 ) -> tuple[np.ndarray, np.ndarray]:
     """mean_interval of each row of a (rows × n) array at once (n ≥ 1), the same calling convention as
-    evaluator.metrics.intervals.mean_interval_rows. Each end lies on the grid low + k (high − low)/grid, rounded outwards,
+    evaluator.metrics.betting.betting_rows. Each end lies on the grid low + k (high − low)/grid, rounded outwards,
     then widened to hold the row's mean should it fall outside (a superset keeps the guarantee)."""
     if not (isinstance(grid, int) and grid >= 2):
         raise ValueError(f"grid must be an integer of at least 2, not {grid!r}")
