@@ -15,6 +15,7 @@ from evaluator.failures import class_name, remote_text
 
 from .boards import board_stats_rebuild
 from .difficulty import predict_submission
+from .erasure import entry_media_erase
 from .judging import judge_fail, judge_unit
 from .models import Origin, Submission
 from .prompting import feedback_fail, feedback_render, feedback_score, prompt_call_fail, prompt_calls, prompting_start
@@ -49,6 +50,11 @@ def start_submission(submission_id: int) -> None:
 def board_job(pack_id: int, revision: int) -> None:
     """Rebuild a board's statistics (rank ranges, tests, win rates, length control); RQ keeps the traceback of a failure."""
     board_stats_rebuild(pack_id=pack_id, revision=revision)
+
+
+def erase_job(submission_id: int) -> None:
+    """Delete a withdrawn entry's media from storage (evaluation/erasure.py); idempotent, RQ keeps a failure's traceback."""
+    entry_media_erase(submission_id)
 
 
 def difficulty_job(submission_id: int) -> None:

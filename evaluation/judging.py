@@ -37,10 +37,11 @@ from evaluator.judge.routes import route_skills
 from evaluator.judge.skills import get_skill, skills_where
 from evaluator.judge.types import Kind, Side, TargetInput, skipped
 from tasks.models import Task
+from tasks.selectors import RevisionGone
 
 from . import runtime
 from .memory import exemplars_for
-from .units import submission_advance, task_input
+from .units import entry_task, submission_advance, task_input
 
 log = logging.getLogger(__name__)
 REDACTED_FIELDS = ("reason", "rationales", "raw", "details", "remote_text")  # reason is ours already: redacted all the same
@@ -66,15 +67,29 @@ TARGET_SKILLS = skills_where(needs_target=True)
 
 
 def judge_unit(judgement_id: int) -> None:
+    """Judge one unit against its entry's task as the submission's pack revision had it (units.entry_task)."""
     Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(started_at=timezone.now())
-    judgement = Judgement.objects.select_related("entry__task", "render").get(pk=judgement_id)
+    judgement = Judgement.objects.select_related("entry__task", "entry__submission", "render").get(pk=judgement_id)
     if judgement.status == UnitStatus.PENDING:
-        block = _standing_block(judgement)
-        if block is not None:
+        gone = _revision_gone(judgement)
+        block = None if gone else _standing_block(judgement)
+        if gone:
+            _claim(judgement, status=UnitStatus.FAILED, reason=gone)
+        elif block is not None:
             _claim(judgement, status=UnitStatus.BLOCKED, value=None, reason=block.reason)
         else:
             _judge(judgement)
     submission_advance(judgement.submission_id)
+
+
+def _revision_gone(judgement: Judgement) -> str:
+    """'' once the entry's task is pinned to its revision; else why it cannot be (its content is not kept)."""
+    try:
+        entry_task(judgement.entry)
+    except RevisionGone as exc:
+        log.warning("judgement %s not judged: %s", judgement.pk, exc)
+        return str(exc)
+    return ""
 
 
 def _judge(judgement: Judgement) -> None:
@@ -159,7 +174,9 @@ def redactor(task: Task) -> Redactor:
 
 def judge_fail(judgement_id: int, reason: str, remote: str) -> None:
     """A judge job that raised: the judgement fails with our words (the remote's, redacted, for staff only)."""
-    task = Judgement.objects.select_related("entry__task").get(pk=judgement_id).entry.task
+    judgement = Judgement.objects.select_related("entry__task", "entry__submission").get(pk=judgement_id)
+    _revision_gone(judgement)  # its revision's hidden items are the ones to redact; when not kept, the current ones
+    task = judgement.entry.task
     Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(
         status=UnitStatus.FAILED, reason=reason, remote_text=redactor(task).text(remote)
     )

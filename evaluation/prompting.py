@@ -29,13 +29,13 @@ from evaluator.categories import IMITATION
 from evaluator.judge.skills import feedback_skill, get_skill
 from evaluator.prompters.client import OK, CallOutcome, EndpointSpec, PrompterClient
 from evaluator.prompters.messages import Feedback, elided, round_messages
-from tasks.selectors import prompter_tasks, prompter_view
+from tasks.selectors import pack_tasks_at, prompter_tasks, prompter_view, task_at
 from teams.models import Endpoint
 
 from . import runtime
 from .judging import redactor, target_for
 from .rendering import render_prompt, store_png
-from .units import submission_advance, submission_fail, task_input
+from .units import entry_task, submission_advance, submission_fail, task_input
 from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, PROMPT_JOB, enqueue
 
 log = logging.getLogger(__name__)
@@ -76,9 +76,9 @@ def prompting_start(submission_id: int) -> None:
         )
         return
     temperatures = submission.prompting.get("temperatures") or []
-    tasks = list(submission.pack.tasks.order_by("category", "task_id"))
+    tasks = pack_tasks_at(submission.pack, submission.pack_revision)  # as the run's revision has them, whatever came since
     # A task a prompter (or a person) cannot be shown (IM with no target image yet) is left out, and said so.
-    shown = set(prompter_tasks(submission.pack.tasks).values_list("pk", flat=True))
+    shown = {t.pk for t in prompter_tasks(tasks)}
     left_out = [t.task_id for t in tasks if t.pk not in shown]
     tasks = [t for t in tasks if t.pk in shown]
     with transaction.atomic():
@@ -185,7 +185,7 @@ def _prepare(call: PromptCall, submission: Submission) -> tuple[list, dict] | st
         return f"the run's token budget ({budget.get('tokens')} tokens) is spent"
     condition = runtime.conditions()[submission.condition]
     history = [_feedback(past) for past in _trajectory(call).filter(round__lt=call.round, status=CallStatus.OK)]
-    messages = round_messages(condition, prompter_view(call.task), history)
+    messages = round_messages(condition, prompter_view(task_at(call.task, submission.pack_revision)), history)
     return messages, {"temperature": call.temperature, "seed": call.seed}
 
 
@@ -261,7 +261,7 @@ def feedback_score(call_id: int) -> None:
     call = PromptCall.objects.select_related("task", "submission").get(pk=call_id)
     if call.feedback_status != UnitStatus.PENDING:
         return
-    task, judge = call.task, runtime.judge()
+    task, judge = entry_task(call), runtime.judge()
     with call.feedback_image.open("rb") as handle:
         image = Image.open(handle).convert("RGB")
     skill = feedback_skill(target=task.category == IMITATION)

@@ -47,6 +47,7 @@ def _reuse(render: Render) -> bool:
     same = (
         Render.objects.filter(config_hash=render.config_hash, prompt_sha=render.prompt_sha, seed=render.seed, status=UnitStatus.OK)
         .exclude(pk=render.pk)
+        .exclude(image="")  # a withdrawn entry's erased render (evaluation/erasure.py) has no file left to share
         .first()
     )
     if same is None:

@@ -9,6 +9,7 @@ units themselves run in rendering.py and judging.py.
 from __future__ import annotations
 
 import hashlib
+import logging
 
 from django.conf import settings
 from django.db import transaction
@@ -33,7 +34,8 @@ from evaluator.judge.routes import route_for_task
 from evaluator.judge.skills import get_skill
 from evaluator.judge.types import Side, TaskInput
 from tasks import difficulty
-from tasks.models import Task
+from tasks.models import PinnedTask, Task
+from tasks.selectors import RevisionGone, task_at, tasks_at
 
 from . import runtime
 from .figures import figures_rebuild
@@ -41,6 +43,8 @@ from .judges import JudgeKey
 from .selectors import skill_missing
 from .signals import submission_failed, submission_finished
 from .workqueue import BOARD_JOB, DIFFICULTY_JOB, FINISH_JOB, JUDGE_JOB, RENDER_JOB, enqueue
+
+log = logging.getLogger(__name__)
 
 
 def task_input(task: Task) -> TaskInput:
@@ -56,6 +60,15 @@ def task_input(task: Task) -> TaskInput:
     )
 
 
+def entry_task(row: PromptEntry | PromptCall) -> PinnedTask:
+    """The task of an entry (or a prompt call) as its submission's pack revision had it (tasks.selectors.task_at): what
+    is shown, rendered and judged, whatever the pack became since. Set on the row, so it is looked up once; RevisionGone
+    when that revision's content is not kept."""
+    if not isinstance(row.task, PinnedTask):
+        row.task = task_at(row.task, row.submission.pack_revision)
+    return row.task
+
+
 def submission_start(submission_id: int) -> None:
     """Claim a queued submission, create every render and prompt-judgement row, and enqueue them."""
     if not Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(status=Status.RENDERING, started=timezone.now()):
@@ -64,19 +77,37 @@ def submission_start(submission_id: int) -> None:
     if not configs:
         submission_fail(submission_id, "no rendering backend is enabled in the backends file")
         return
-    with transaction.atomic():
-        Submission.objects.filter(pk=submission_id).update(**runtime.snapshot_fields(judge, configs))
-        _plan_entries(Submission.objects.get(pk=submission_id))
+    try:
+        with transaction.atomic():
+            Submission.objects.filter(pk=submission_id).update(**runtime.snapshot_fields(judge, configs))
+            _plan_entries(Submission.objects.get(pk=submission_id))
+    except RevisionGone as exc:  # nothing was planned (rolled back) and nothing is judged against another revision
+        revision_gone(submission_id, exc)
+
+
+def revision_gone(submission_id: int, exc: RevisionGone) -> None:
+    log.warning("submission %s cannot be planned: %s", submission_id, exc)
+    submission_fail(submission_id, str(exc))
 
 
 def _plan_entries(submission: Submission) -> None:
-    """Render and prompt-judgement rows for every entry, on the backends the submission recorded when it started."""
+    """Render and prompt-judgement rows for every entry, on the backends the submission recorded when it started, with
+    each entry's task as the submission's revision had it (RevisionGone, before anything is planned, when not kept)."""
     configs = runtime.backend_configs()
     configs = {b["name"]: configs[b["name"]] for b in submission.backends if b["name"] in configs}
+    entries = _pinned_entries(submission)
     if difficulty.installed():  # sent first: the predictions need no image, and the in-process worker runs in order
         enqueue(DIFFICULTY_JOB, submission.pk)
-    for entry in submission.entries.select_related("task"):
+    for entry in entries:
         _plan_entry(entry, configs, submission.judge_id, submission.judge_version)
+
+
+def _pinned_entries(submission: Submission) -> list[PromptEntry]:
+    """The submission's entries, each with its task as the submission's revision had it (one query for all)."""
+    entries = list(submission.entries.select_related("task"))
+    for entry, task in zip(entries, tasks_at([e.task for e in entries], submission.pack_revision)):
+        entry.task = task
+    return entries
 
 
 def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id: str, judge_version: str) -> None:
@@ -99,7 +130,7 @@ def plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, rende
 
     Rows that exist already are kept as they are (their natural key is unique), so planning twice changes nothing;
     one insert and one read per call, not a query per row."""
-    skills = route_for_task(task_input(entry.task), settings.ATELIER_JUDGE_ROUTE)
+    skills = route_for_task(task_input(entry_task(entry)), settings.ATELIER_JUDGE_ROUTE)
     planned = [
         Judgement(
             submission_id=entry.submission_id,
@@ -159,15 +190,18 @@ def _prompting_advance(submission_id: int) -> None:
     """Every trajectory has ended: plan the entries like an upload's (or fail when no call answered)."""
     if prompting_open(submission_id):
         return
-    with transaction.atomic():
-        if not Submission.objects.filter(pk=submission_id, status=Status.PROMPTING).update(status=Status.RENDERING):
-            return  # another worker moved it on
-        submission = Submission.objects.get(pk=submission_id)
-        if not submission.entries.exists():
-            first = PromptCall.objects.filter(submission_id=submission_id).exclude(error="").values_list("error", flat=True).first()
-            submission_fail(submission_id, f"the endpoint gave no usable prompt: {first or 'no call was made'}")
-            return
-        _plan_entries(submission)
+    try:
+        with transaction.atomic():
+            if not Submission.objects.filter(pk=submission_id, status=Status.PROMPTING).update(status=Status.RENDERING):
+                return  # another worker moved it on
+            submission = Submission.objects.get(pk=submission_id)
+            if not submission.entries.exists():
+                first = PromptCall.objects.filter(submission_id=submission_id).exclude(error="").values_list("error", flat=True).first()
+                submission_fail(submission_id, f"the endpoint gave no usable prompt: {first or 'no call was made'}")
+                return
+            _plan_entries(submission)
+    except RevisionGone as exc:
+        revision_gone(submission_id, exc)
 
 
 def submission_cancel(submission_id: int, reason: str) -> bool:
@@ -191,8 +225,10 @@ def submission_rescore(submission_id: int) -> int:
     """Score a finished (or incomplete) submission again with this process's judge. Judgements that exist
     for that judge version are kept, failed ones are retried, identical ones elsewhere are reused (cache),
     so an unchanged submission makes no model calls; the previous judge's figures stay. Returns how many
-    judgements were queued."""
+    judgements were queued. RevisionGone, with nothing changed, when its revision's tasks are not kept."""
     judge = runtime.judge()
+    submission = Submission.objects.filter(pk=submission_id, status__in=RESUMABLE).first()
+    entries = _pinned_entries(submission) if submission is not None else []  # RevisionGone before any change
     if not Submission.objects.filter(pk=submission_id, status__in=RESUMABLE).update(
         status=Status.JUDGING, **runtime.snapshot_fields(judge), finished=None, error=""
     ):
@@ -203,7 +239,7 @@ def submission_rescore(submission_id: int) -> int:
         same_judge.filter(status=UnitStatus.FAILED).update(
             status=UnitStatus.PENDING, reason="", remote_text="", queued_at=timezone.now(), started_at=None
         )
-        for entry in PromptEntry.objects.filter(submission_id=submission_id).select_related("task"):
+        for entry in entries:
             renders = [None, *entry.renders.filter(status=UnitStatus.OK)]
             for judgement in plan_judgements(entry, judge.judge_id, judge.version, renders):
                 enqueue(JUDGE_JOB, judgement.pk)

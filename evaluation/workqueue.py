@@ -48,6 +48,7 @@ FEEDBACK_RENDER_JOB = "evaluation.jobs.feedback_render_job"
 FEEDBACK_JUDGE_JOB = "evaluation.jobs.feedback_judge_job"
 BOARD_JOB = "evaluation.jobs.board_job"
 DIFFICULTY_JOB = "evaluation.jobs.difficulty_job"
+ERASE_JOB = "evaluation.jobs.erase_job"
 RENDER = render_queue("{backend}")  # a render job runs on its backend's own queue, where that backend's GPU worker listens
 
 # The one table of work: every job enqueue() accepts and the queue it runs on. This layer's jobs are here; an app
@@ -56,6 +57,7 @@ JOBS: dict[str, str] = {
     START_JOB: DEFAULT_QUEUE,
     FINISH_JOB: DEFAULT_QUEUE,
     BOARD_JOB: DEFAULT_QUEUE,
+    ERASE_JOB: DEFAULT_QUEUE,
     RENDER_JOB: RENDER,
     FEEDBACK_RENDER_JOB: RENDER,
     JUDGE_JOB: JUDGE_QUEUE,

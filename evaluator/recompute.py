@@ -15,9 +15,12 @@ the recompute uses them, so the numbers of a board computed with other settings 
 
 With `--key` it checks a signed release too (docs/releases.md): its signature, its chain and, when the key list was
 given by the site's URL, whether the site has released the board again since (`superseded by release N <digest>`, a
-difference unless `--allow-superseded`). Exit status: 0 when everything agrees; 1 with one line per difference; 2 with
-one line `cannot check: …` when the zip cannot be read (cut short, a member missing, renamed or named twice, a member
-that does not parse) or a key, a release or the site cannot be reached.
+difference unless `--allow-superseded`). A redacted release (withdrawn entries' prompts, image links and rationales
+removed by the site) verifies when its signed redaction record does, and each redaction is named on a line `redacted: …`;
+whether signed or not, the entries it names must have no prompt, rewritten prompt, image link or rationale left. Exit
+status: 0 when everything agrees; 1 with one line per difference; 2 with one line `cannot check: …` when the zip cannot
+be read (cut short, a member missing, renamed or named twice, a member that does not parse) or a key, a release or the
+site cannot be reached.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from .judge.spec import ClipSpec, JudgeSpec
 from .judge.types import Kind, Side
 from .metrics.aggregate import Figure, Unit, figures, sample_image_scores, task_figures
 from .metrics.agreement import Prediction, prediction_document
-from .metrics.board import SETTINGS, board_stats_compute, prompt_styles
+from .metrics.board import SETTINGS, board_stats_compute, prompt_style, styles_of
 from .metrics.coverage import coverage, standing
 from .metrics.scopes import Scope
 from .metrics.steerability import steerability
@@ -67,6 +70,7 @@ TOLERANCE = 1e-12  # relative: numbers are written as json writes floats (they r
 # The field, or fields, that name a list's elements where they do (else elements are compared by position).
 LABELS = (("entry",), ("scripted", "tier"), ("category",), ("upper",), ("target",), ("scope", "key"), ("name",), ("group",))
 MISSING = object()
+REDACTED = "redacted: "  # a verified redaction is stated on its own line, not as a note
 
 
 @dataclass
@@ -85,6 +89,8 @@ class Download:
     unit_lines: list[dict] = field(default_factory=list)  # units.jsonl as written (the breakdown files are checked against it)
     breakdown: dict[str, list[dict]] = field(default_factory=dict)  # "breakdown.jsonl" / "breakdown.csv" -> rows
     names: list[str] = field(default_factory=list)  # every member's name, in the zip's order
+    redaction: dict | None = None  # REDACTION.json of a redacted release (its signature is checked with --key)
+    rationale_entries: Counter = field(default_factory=Counter)  # rationales.jsonl lines per entry (of a redacted release)
 
     @property
     def categories(self) -> dict[str, str]:
@@ -157,6 +163,8 @@ def _read_rest(archive: zipfile.ZipFile, found: Download) -> None:
     """The members read whole as they are: prompts, participants, statistics inputs and the breakdowns."""
     with signing.reading("prompts.jsonl", *MALFORMED):
         found.prompts = list(_lines(archive, "prompts.jsonl"))
+        for line in found.prompts:
+            prompt_words(line)  # a redacted line without its words and list flag is malformed
     with signing.reading("humans.jsonl", *MALFORMED):
         found.participants = list(_lines(archive, "humans.jsonl"))
     with signing.reading("statistics_inputs.json", *MALFORMED):
@@ -168,6 +176,20 @@ def _read_rest(archive: zipfile.ZipFile, found: Download) -> None:
     with signing.reading("breakdown.csv", *MALFORMED):
         if "breakdown.csv" in found.names:
             found.breakdown["breakdown.csv"] = _csv(archive, "breakdown.csv")
+    with signing.reading(signing.REDACTION, *MALFORMED):
+        if signing.REDACTION in found.names:
+            found.redaction = _json_object(archive.read(signing.REDACTION))
+            found.redaction["entries"] = [int(e) for e in found.redaction["entries"]]
+    with signing.reading("rationales.jsonl", *MALFORMED):
+        if found.redaction is not None:  # only what a redaction must have removed is checked of the rationales
+            found.rationale_entries = Counter(int(line["entry"]) for line in _lines(archive, "rationales.jsonl"))
+
+
+def prompt_words(line: dict) -> tuple[int, bool]:
+    """A prompts.jsonl line's words and list flag: from its prompt, or, where a redaction erased it, as the line keeps them."""
+    if line["prompt"] is None:
+        return int(line["words"]), bool(line["list"])
+    return prompt_style(line["prompt"])
 
 
 # --- recompute ---------------------------------------------------------------------------------------------------
@@ -186,10 +208,11 @@ def recompute_download(download: Download) -> dict:
     for entry, units in download.units.items():
         steered = steerability_rows(download.trajectories.get(entry, []), categories)
         entries.append(_entry(entry, units, rate, len(tasks[entry]), steered, first))
+    empty = not entries  # a board whose last entry was withdrawn: no statistics, as the site stores none
     return {
-        "statistics_settings": SETTINGS,
+        "statistics_settings": None if empty else SETTINGS,
         "entries": entries,
-        "statistics": _statistics(entries, download),
+        "statistics": None if empty else _statistics(entries, download),
         "humans": _humans(entries, download),
         "difficulty": _difficulty(download),
     }
@@ -246,7 +269,7 @@ def _statistics(entries: list[dict], download: Download) -> dict:
         }
         for e in entries
     }
-    lengths, lists = prompt_styles((str(p["entry"]), p["task_id"], p["prompt"]) for p in download.prompts)
+    lengths, lists = styles_of((str(p["entry"]), p["task_id"], *prompt_words(p)) for p in download.prompts)
     splits = {t["task_id"]: t["split"] for t in download.tasks}
     inputs = {
         **download.statistics_inputs,
@@ -359,6 +382,7 @@ def check(download: Download, recomputed: dict, tolerance: float = TOLERANCE) ->
     board = download.board
     found = [f"{key}: deleted from board.json" for key in DESCRIBED if key not in board]
     found += breakdown_differences(download)
+    found += redaction_differences(download)
     found += judge_differences(board.get("judge"), download.stamps)
     found += backend_differences(board.get("backends"), download.stamps)
     compare(_published(board), recomputed, "", tolerance, found)
@@ -558,6 +582,32 @@ def _where(key: tuple) -> str:
     return f"entry {key[0]} task {key[1]} sample {key[2]}{backend}"
 
 
+def redaction_differences(download: Download) -> list[str]:
+    """In a redacted release, each entry the redaction names must have no prompt, rewritten prompt, image link or
+    rationale left: the check that the erasure was done, whatever its record's signature."""
+    if download.redaction is None:
+        return []
+    erased = set(download.redaction["entries"])
+    found = [
+        f"redaction: prompts.jsonl line {number}: entry {line['entry']}'s prompt is still there"
+        for number, line in enumerate(download.prompts, start=1)
+        if line["entry"] in erased and line["prompt"] is not None
+    ]
+    for name, rows in download.breakdown.items():
+        found += [
+            f"redaction: {name} line {number}: entry {row['submission']}'s {column} is still there"
+            for number, row in enumerate(rows, start=2 if name.endswith(".csv") else 1)
+            if str(row.get("submission")) in {str(e) for e in erased}
+            for column in ("prompt", "rewritten_prompt", "image_url")
+            if row.get(column) not in (None, "")
+        ]
+    return found + [
+        f"redaction: rationales.jsonl: {n} line(s) of entry {e} are still there"
+        for e, n in download.rationale_entries.items()
+        if e in erased
+    ]
+
+
 # --- what is described, not computed: checked against the stamps of the unit lines ---------------------------------
 
 
@@ -634,13 +684,19 @@ def signature_differences(
     to the previous release and whether the site has a newer one; and notes on what could not be checked.
     ReleaseUnreadable when a key, a release or the site's record of it cannot be read at all."""
     keys = signing.read_keys(key_source)
-    manifest, found = signing.verify(Path(path), keys)
+    manifest, redaction, found = signing.verify_release(Path(path), keys)
     if manifest is None:
         return found, []
     found += _manifest_differences(path, manifest)
     linked, notes = chain_differences(manifest, key_source, previous, keys)
     newer, more = superseded(path, manifest, key_source, allow_superseded)
-    return found + linked + newer, notes + more
+    said = signing.redaction_lines(redaction) if redaction else []
+    recorded = [
+        f"chain: this release records the redaction of release {r.get('number')} {r.get('release')} (entries "
+        f"{', '.join(map(str, r.get('entries', [])))}, on {r.get('created')}, redaction record {r.get('redaction')})"
+        for r in manifest.get("redactions", [])
+    ]
+    return found + linked + newer, said + notes + more + recorded
 
 
 def _manifest_differences(path, manifest: dict) -> list[str]:
@@ -717,7 +773,7 @@ def main(argv: list[str] | None = None) -> int:
     agreed = "every published figure and statistic recomputes to the same number" + (", and the signature holds" if args.key else "")
     print("\n".join(found) or agreed)
     for line in notes:
-        print(f"note: {line}")
+        print(line if line.startswith(REDACTED) else f"note: {line}")
     return 1 if found else 0
 
 
@@ -727,6 +783,11 @@ def check_all(args: argparse.Namespace) -> tuple[list[str], list[str]]:
     found, notes = signature_differences(args.zip, args.key, args.previous, args.allow_superseded) if args.key else ([], [])
     if signing.MANIFEST in download.names and not args.key:
         notes.append("signature: not checked: give --key with the site's keys.json (or its public key) to check it")
+    if download.redaction is not None and not args.key:
+        notes += [
+            f"redacted (its record's signature not checked): {line.removeprefix(REDACTED)}"
+            for line in signing.redaction_lines(download.redaction)
+        ]
     return found + check(download, _plain(recompute_download(download))), notes
 
 

@@ -6,6 +6,12 @@ the board's previous release (null for the first) and the fingerprint of the key
 Ed25519 signature of the manifest's exact bytes (base64). A release's digest is the SHA-256 of those bytes, so a
 chain of digests covers every member of every release before it.
 
+A release may be redacted (docs/releases.md, "Erasure"): the site re-issues it with the prompts, rewritten prompts, image
+links and judge rationales of withdrawn entries removed, keeping its MANIFEST.json and MANIFEST.sig as they were (so its
+digest, and every link to it, stays) and adding REDACTION.json and REDACTION.sig: the redaction record, signed by the
+site's key, naming the release's digest, the entries removed, when and by which key, and the new SHA-256 of each member
+it changed (only REDACTABLE members may change: every number stays as the manifest signed it).
+
 Every reader here opens a zip through open_zip, which refuses one that is cut short or names a member twice (tools
 differ on which of two same-named members they read). A public key is given as a PEM file, or as the site's key list
 (`/releases/keys.json`: every key the site has signed with, with the dates it was in use), by path or URL.
@@ -35,6 +41,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 
 FORMAT = "atelier-release/1"
 MANIFEST, SIGNATURE = "MANIFEST.json", "MANIFEST.sig"
+REDACTION_FORMAT = "atelier-redaction/1"
+REDACTION, REDACTION_SIGNATURE = "REDACTION.json", "REDACTION.sig"
+# The members a redaction may change: those that carry an entry's prompts (prompts.jsonl, the breakdowns' prompt and
+# rewritten_prompt), its image links (the breakdowns' image_url) and the judge's rationales (which may quote a prompt).
+REDACTABLE = ("prompts.jsonl", "breakdown.csv", "breakdown.jsonl", "rationales.jsonl")
 FETCH_TIMEOUT = 30  # seconds for a key list or a previous release fetched by URL
 FETCH_LIMIT = 2 * 1024**3  # a release fetched by URL larger than this is refused
 
@@ -226,27 +237,39 @@ def release_digest(path: Path) -> str:
 
 def verify(path: Path, keys: list[PublicKey]) -> tuple[dict | None, list[str]]:
     """The release's manifest (None when it has none that verifies) and every problem with its signature: the manifest
-    must be signed by one of `keys` while that key was in use, and every member must be listed with its SHA-256."""
+    must be signed by one of `keys` while that key was in use, and every member must be listed with its SHA-256 (or,
+    in a redacted release, with the SHA-256 its signed redaction record gives)."""
+    manifest, _, found = verify_release(path, keys)
+    return manifest, found
+
+
+def verify_release(path: Path, keys: list[PublicKey]) -> tuple[dict | None, dict | None, list[str]]:
+    """verify, and the release's redaction record when it has one that verifies (None when it is not redacted)."""
     with open_zip(path) as archive:
         names = archive.namelist()
         if MANIFEST not in names or SIGNATURE not in names:
-            return None, [f"signature: {path.name} has no {MANIFEST} and {SIGNATURE}: it is not a signed release"]
+            return None, None, [f"signature: {path.name} has no {MANIFEST} and {SIGNATURE}: it is not a signed release"]
         raw, signature = read_member(archive, MANIFEST), read_member(archive, SIGNATURE)
         try:
             manifest = json.loads(raw)
             signer = str(manifest["key"])
         except (ValueError, KeyError, TypeError) as error:
-            return None, [f"signature: {MANIFEST} is not a release manifest ({type(error).__name__}: {error})"]
+            return None, None, [f"signature: {MANIFEST} is not a release manifest ({type(error).__name__}: {error})"]
         key = next((k for k in keys if k.fingerprint == signer), None)
         if key is None:
             given = ", ".join(k.fingerprint for k in keys) or "none"
-            return None, [f"signature: the manifest names key {signer}, not a key given ({given}): it was not signed by this site"]
+            return None, None, [f"signature: the manifest names key {signer}, not a key given ({given}): it was not signed by this site"]
         try:
             key.key.verify(base64.b64decode(signature.strip(), validate=True), raw)
         except (InvalidSignature, ValueError):
-            return None, [f"signature: {SIGNATURE} does not verify {MANIFEST} with key {signer}: the manifest was changed after signing"]
-        found = _dates(manifest, key) + _members(archive, manifest, names)
-    return manifest, found
+            return (
+                None,
+                None,
+                [f"signature: {SIGNATURE} does not verify {MANIFEST} with key {signer}: the manifest was changed after signing"],
+            )
+        redaction, found = _redaction(archive, names, raw, manifest, keys)
+        found = _dates(manifest, key) + found + _members(archive, manifest, names, redaction)
+    return manifest, redaction, found
 
 
 def _dates(manifest: dict, key: PublicKey) -> list[str]:
@@ -269,22 +292,85 @@ def _when(text) -> datetime | None:
     return found if found.tzinfo else found.replace(tzinfo=UTC)
 
 
-def _members(archive: zipfile.ZipFile, manifest: dict, names: list[str]) -> list[str]:
+def _members(archive: zipfile.ZipFile, manifest: dict, names: list[str], redaction: dict | None = None) -> list[str]:
     listed = {f.get("name"): f for f in manifest.get("files", []) if isinstance(f, dict)}
+    redacted = {f["name"]: f for f in (redaction or {}).get("files", [])}
     found = []
     for name in names:
-        if name in (MANIFEST, SIGNATURE):
+        if name in (MANIFEST, SIGNATURE, REDACTION, REDACTION_SIGNATURE):  # the redaction's pair is checked by _redaction
             continue
         if name not in listed:
             found.append(f"signature: {name} is in the zip but not in the signed manifest: it was added after signing")
             continue
         actual = digest(read_member(archive, name))
-        if actual != listed[name].get("sha256"):
+        if name in redacted and actual != redacted[name].get("sha256"):
+            found.append(
+                f"signature: {name} has SHA-256 {actual}, the signed redaction record says {redacted[name].get('sha256')}: changed after the redaction"
+            )
+        elif name not in redacted and actual != listed[name].get("sha256"):
             found.append(
                 f"signature: {name} has SHA-256 {actual}, the signed manifest says {listed[name].get('sha256')}: changed after signing"
             )
     found += [f"signature: {name} is in the signed manifest but not in the zip: it was removed" for name in listed if name not in names]
     return found
+
+
+def _redaction(
+    archive: zipfile.ZipFile, names: list[str], raw: bytes, manifest: dict, keys: list[PublicKey]
+) -> tuple[dict | None, list[str]]:
+    """The release's redaction record (None when it has none, or none that verifies) and every problem with it: it must
+    be signed by one of `keys` while that key was in use, name this release (the digest of its manifest, its board,
+    judge and number), be made after it, and change only REDACTABLE members the manifest lists."""
+    if REDACTION not in names and REDACTION_SIGNATURE not in names:
+        return None, []
+    if REDACTION not in names or REDACTION_SIGNATURE not in names:
+        return None, [f"signature: the release holds one of {REDACTION} and {REDACTION_SIGNATURE} without the other"]
+    data, signature = read_member(archive, REDACTION), read_member(archive, REDACTION_SIGNATURE)
+    try:
+        record = json.loads(data)
+        signer = str(record["key"])
+        changed = [str(f["name"]) for f in record["files"]]
+    except (ValueError, KeyError, TypeError) as error:
+        return None, [f"signature: {REDACTION} is not a redaction record ({type(error).__name__}: {error})"]
+    key = next((k for k in keys if k.fingerprint == signer), None)
+    if key is None:
+        return None, [f"signature: the redaction record names key {signer}, not a key given: it was not made by this site"]
+    try:
+        key.key.verify(base64.b64decode(signature.strip(), validate=True), data)
+    except (InvalidSignature, ValueError):
+        return None, [
+            f"signature: {REDACTION_SIGNATURE} does not verify {REDACTION} with key {signer}: the redaction record was changed after signing"
+        ]
+    found = [f"signature: the redaction record: {line.removeprefix('signature: ')}" for line in _dates(record, key)]
+    if record.get("release") != digest(raw):
+        found.append(
+            f"signature: the redaction record redacts release {record.get('release')}, this release's manifest hashes to {digest(raw)}"
+        )
+    found += [
+        f"signature: the redaction record's {part} is {record.get(part)!r}, the manifest's {manifest.get(part)!r}"
+        for part in ("board", "judge", "number")
+        if record.get(part) != manifest.get(part)
+    ]
+    made, released = _when(record.get("created")), _when(manifest.get("created"))
+    if made is not None and released is not None and made < released:
+        found.append(f"signature: the redaction record is dated {record['created']}, before the release it redacts ({manifest['created']})")
+    listed = {f.get("name") for f in manifest.get("files", []) if isinstance(f, dict)}
+    found += [
+        f"signature: the redaction record changes {name}, which a redaction may not change (only {', '.join(REDACTABLE)})"
+        for name in changed
+        if name not in REDACTABLE or name not in listed
+    ]
+    return (None if found else record), found
+
+
+def redaction_lines(record: dict) -> list[str]:
+    """What a verified redaction record says was removed, one line per redaction, oldest first."""
+    return [
+        f"redacted: release {record.get('number')} {record.get('release')}: the prompts, rewritten prompts, image links and "
+        f"judge rationales of entr{'y' if len(step.get('entries', [])) == 1 else 'ies'} {', '.join(map(str, step.get('entries', [])))} "
+        f"removed on {step.get('created')}, signed by key {step.get('key')}"
+        for step in record.get("history", [])
+    ]
 
 
 def chain(manifest: dict, previous: Path, keys: list[PublicKey]) -> list[str]:

@@ -176,7 +176,7 @@ def _board_json(board: Board, judge: JudgeKey, entries: list, participants: list
             "id": judge.judge_id,
             "version": judge.version,
             "label": judge.label,
-            "spec": next((s.judge_spec for s in entries if s.judge_version == judge.version and s.judge_spec), None),
+            "spec": next((s.judge_spec for s in entries if s.judge_version == judge.version and s.judge_spec), None) or _spec(board, judge),
         },
         "code_version": settings.ATELIER_CODE_VERSION,
         "backends": list(backends.values()),
@@ -204,6 +204,13 @@ def _board_json(board: Board, judge: JudgeKey, entries: list, participants: list
         "humans": _humans(board, judge, entries),
         "difficulty": difficulty_agreement(entries, judge.judge_id, judge.version),
     }
+
+
+def _spec(board: Board, judge: JudgeKey) -> dict | None:
+    """The judge's spec from any submission it scored on the board: an empty board (its last entry withdrawn) still
+    names the judge whole, so its release checks like any other."""
+    scored = Submission.objects.filter(pack=board.pack, pack_revision=board.revision, judge_id=judge.judge_id, judge_version=judge.version)
+    return scored.exclude(judge_spec={}).values_list("judge_spec", flat=True).first()
 
 
 def _figures(entries: list, judge: JudgeKey) -> tuple[dict, dict]:

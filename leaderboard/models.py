@@ -25,7 +25,9 @@ class SigningKey(models.Model):
 class Release(models.Model):
     """One signed release of a board (pack revision) scored by one judge version: the zip is stored under `file`,
     its manifest's SHA-256 is `digest`, and it names the digest of the board's previous release (`previous`).
-    Releases are never changed or deleted; a board that changes gets a new one."""
+    A board that changes gets a new release. A release is changed only by a redaction (Redaction): the erasure of
+    withdrawn entries' prompts, image links and rationales, when `file` and `size` move to the re-issued zip; its
+    digest, manifest and place in the chain never change, and no release is deleted."""
 
     pack = models.ForeignKey("tasks.TaskPack", on_delete=models.PROTECT, related_name="releases")
     revision = models.PositiveIntegerField()
@@ -42,6 +44,9 @@ class Release(models.Model):
     seen_version = models.CharField(
         max_length=40, blank=True, help_text="the boards' version (evaluation.boards.boards_version) when this was last found current"
     )
+    entries = models.JSONField(
+        null=True, blank=True, help_text="the ids of the entries (submissions) it carries; null until read (releases made before 0014)"
+    )
 
     class Meta:
         ordering = ["pack", "revision", "judge_id", "judge_version", "-number"]
@@ -53,3 +58,35 @@ class Release(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pack} rev {self.revision} · {self.judge_id} {self.judge_version} · release {self.number}"
+
+
+class Redaction(models.Model):
+    """A release re-issued without withdrawn entries' prompts, rewritten prompts, image links and judge rationales
+    (leaderboard/redaction.py): REDACTION.json in the zip, signed by the key in use, says what was removed, when and
+    by which key. A release's redactions are cumulative: the latest one's record names every entry removed so far."""
+
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="redactions")
+    number = models.PositiveIntegerField(help_text="1 for the release's first redaction, then one more each time")
+    entries = models.JSONField(help_text="the ids of the entries this redaction removed (earlier ones removed the rest)")
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of its REDACTION.json")
+    key = models.ForeignKey(SigningKey, on_delete=models.PROTECT, related_name="redactions")
+    created = models.DateTimeField()
+    files = models.JSONField(help_text="[{name, sha256, size, original}] of each member it changed")
+    replaced = models.CharField(
+        max_length=300, blank=True, help_text="the zip it replaced, until that is deleted from the media storage ('' once it is)"
+    )
+    recorded_in = models.ForeignKey(
+        Release,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="records",
+        help_text="the later release whose manifest names it",
+    )
+
+    class Meta:
+        ordering = ["release", "number"]
+        constraints = [models.UniqueConstraint(fields=["release", "number"], name="unique_redaction_number")]
+
+    def __str__(self) -> str:
+        return f"{self.release} · redaction {self.number}"

@@ -6,6 +6,11 @@ resort, when its download is asked for and the boards changed since its board's 
 Its members are hashed as they are written; when they equal the latest release's, no release is made. A new one is
 numbered one more, names the latest's digest, is stored under releases/<digest>.zip in the media storage and only
 then recorded, so a row always has its file.
+
+A board whose last entry was withdrawn is released too (an empty board), so its latest release never carries a
+withdrawn entry; and before a board is released its earlier releases that carry a withdrawn entry are re-issued
+without the entry's prompts, image links and rationales (leaderboard/redaction.py): the next release's manifest names
+each such redaction (`redactions`), so the chain records what was removed, when and by which key.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -25,13 +31,16 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from evaluation.boards import boards_version
-from evaluation.judges import JudgeKey
+from evaluation.difficulty import board_entries
+from evaluation.judges import JudgeKey, pick_judge
+from evaluation.models import Submission
 from evaluator import signing
 from tasks import difficulty
-from tasks.models import PredictedDifficulty
+from tasks.models import PredictedDifficulty, TaskPack
 
 from .board_download import board_files
-from .models import Release, SigningKey
+from .models import Redaction, Release, SigningKey
+from .redaction import releases_redact, withdrawn_entries
 from .selectors import Board, board_judges, leaderboard_boards
 
 log = logging.getLogger(__name__)
@@ -156,6 +165,8 @@ def release_make(board: Board, judge: JudgeKey) -> Release:
         if latest is not None and latest.members == members:
             return latest
         created = timezone.now()
+        pending = Redaction.objects.filter(release__in=board_releases(board, judge), recorded_in=None)
+        recorded = list(pending.select_related("release", "key").order_by("created", "pk"))
         manifest = {
             "format": signing.FORMAT,
             "board": {"pack": board.pack.name, "pack_version": board.pack.version, "revision": board.revision},
@@ -168,6 +179,8 @@ def release_make(board: Board, judge: JudgeKey) -> Release:
             "code_version": settings.ATELIER_CODE_VERSION,
             "files": members,
         }
+        if recorded:  # the redactions of this board's releases since its latest release: the chain records them
+            manifest["redactions"] = [_recorded(r) for r in recorded]
         raw = signing.manifest_bytes(manifest)
         digest = signing.digest(raw)
         with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as archive:
@@ -179,7 +192,7 @@ def release_make(board: Board, judge: JudgeKey) -> Release:
     fields = {"pack": board.pack, "revision": board.revision, "judge_id": judge.judge_id, "judge_version": judge.version}
     try:
         with transaction.atomic():
-            return Release.objects.create(
+            made = Release.objects.create(
                 **fields,
                 number=manifest["number"],
                 digest=digest,
@@ -189,13 +202,28 @@ def release_make(board: Board, judge: JudgeKey) -> Release:
                 file=name,
                 size=size,
                 members=members,
+                entries=sorted(board_entries(board.pack.pk, board.revision, judge.judge_id, judge.version).values_list("pk", flat=True)),
             )
+            Redaction.objects.filter(pk__in=[r.pk for r in recorded]).update(recorded_in=made)
+            return made
     except IntegrityError:  # another maker released this board first: keep its release, not ours
         default_storage.delete(name)
         winner = board_releases(board, judge).order_by("-number").first()
         if winner is None:
             raise
         return winner
+
+
+def _recorded(redaction: Redaction) -> dict:
+    """A redaction as a later release's manifest names it: the release redacted, what was removed, when, by which key."""
+    return {
+        "release": redaction.release.digest,
+        "number": redaction.release.number,
+        "entries": redaction.entries,
+        "created": redaction.created.isoformat(),
+        "key": redaction.key.fingerprint,
+        "redaction": redaction.digest,
+    }
 
 
 def write_members(path: Path, files: Iterable[tuple[str, Iterator[str]]]) -> list[dict]:
@@ -230,12 +258,50 @@ def _absolute(path: str) -> str:
 
 def releases_make(pack_id: int | None = None, revision: int | None = None) -> int:
     """A current release of every judge's board of this pack revision, or of every board when none is named
-    (release_job); how many are new or current."""
-    signing_key()  # NoReleaseKey before any work
-    boards = [b for b in leaderboard_boards() if pack_id is None or (b.pack.pk == pack_id and b.revision == revision)]
+    (release_job), each board's earlier releases redacted first; how many are new or current."""
+    private, key = signing_key()  # NoReleaseKey before any work
     made = 0
-    for board in boards:
-        for judge in board_judges(board, humans=False):
-            release_current(board, judge)
-            made += 1
+    for board, judge in released_boards(pack_id, revision):
+        withdrawn = withdrawn_entries(board.pack.pk, board.revision)
+        if withdrawn:
+            releases_redact(board_releases(board, judge), withdrawn, private, key)
+        release_current(board, judge)
+        made += 1
     return made
+
+
+def released_boards(pack_id: int | None = None, revision: int | None = None) -> list[tuple[Board, JudgeKey]]:
+    """Every (board, judge) of this pack revision (of every board when none is named) to release: those shown now, and
+    those released before whose last entry has gone (an empty board is released as such, never left with a latest
+    release that carries a withdrawn entry)."""
+    pairs = [
+        (board, judge)
+        for board in leaderboard_boards()
+        if pack_id is None or (board.pack.pk == pack_id and board.revision == revision)
+        for judge in board_judges(board, humans=False)
+    ]
+    shown = {(b.pack.pk, b.revision, j.key) for b, j in pairs}
+    released = Release.objects.filter(**({} if pack_id is None else {"pack_id": pack_id, "revision": revision}))
+    gone = sorted(
+        (p, r, j, v)
+        for p, r, j, v in released.order_by().values_list("pack_id", "revision", "judge_id", "judge_version").distinct()
+        if (p, r, f"{j}|{v}") not in shown
+    )
+    packs = TaskPack.objects.in_bulk({p for p, *_ in gone})
+    return pairs + [(Board(packs[p], r), JudgeKey(j, v, _judge_label(j, v))) for p, r, j, v in gone]
+
+
+def _judge_label(judge_id: str, version: str) -> str:
+    labels = Submission.objects.filter(judge_id=judge_id, judge_version=version).exclude(judge_label="")
+    return labels.values_list("judge_label", flat=True).first() or ""
+
+
+def released_board(board: str, judge: str | None) -> tuple[Board, JudgeKey] | None:
+    """The board and judge of a board key ("<pack id>:<revision>") and judge key among those released, shown now or
+    not (a board whose last entry was withdrawn keeps its releases' URLs); None for a key that names none."""
+    pack_id, _, revision = board.partition(":")
+    if not (re.fullmatch(r"[0-9]{1,9}", pack_id) and re.fullmatch(r"[0-9]{1,9}", revision)):
+        return None
+    pairs = [(b, j) for b, j in released_boards(int(pack_id), int(revision)) if board_releases(b, j).exists()]
+    chosen = pick_judge([j for _, j in pairs], judge)
+    return next(((b, j) for b, j in pairs if j == chosen), None)

@@ -27,7 +27,7 @@ from .cite import absolute, board_cite
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
 from .filters import FILTER_PARAMS, BoardFilter
 from .models import Release, SigningKey
-from .releases import NoReleaseKey, board_releases, current_key, latest_of, release_current
+from .releases import NoReleaseKey, board_releases, current_key, latest_of, release_current, released_board
 from .sota import board_sota
 from .team_rows import team_rows
 
@@ -206,6 +206,8 @@ def _board_and_judge(request: HttpRequest):
     boards = selectors.leaderboard_boards()
     board = next((b for b in boards if b.key == request.GET.get("board")), None)
     judge = pick_judge(selectors.board_judges(board, humans=False), request.GET.get("judge")) if board else None
+    if board is None or judge is None:  # a board whose last entry was withdrawn: its releases still answer
+        board, judge = released_board(request.GET.get("board") or "", request.GET.get("judge")) or (None, None)
     if board is None or judge is None:
         raise Http404("No such board: name one with ?board=<pack id>:<revision>&judge=<judge key> as the board page links it")
     return board, judge
@@ -227,13 +229,17 @@ def board_download(request: HttpRequest) -> HttpResponse:
     return response
 
 
+RELEASE_MAX_AGE = 3600  # seconds a cache may serve a release's zip: how long a redaction may take to reach every reader
+
+
 @require_safe
 def release_file(request: HttpRequest, digest: str) -> FileResponse:
-    """A signed release by its digest: never changes, so it may be kept forever."""
+    """A signed release by its digest. Its digest and numbers never change, but a withdrawal re-issues it without the
+    entry's prompts and image links (leaderboard/redaction.py): caches keep it an hour, not forever."""
     release = get_object_or_404(Release.objects.select_related("pack"), digest=digest)
     name = f"board-{release.pack.name}-v{release.pack.version}-rev{release.revision}-release{release.number}.zip"
     response = FileResponse(default_storage.open(release.file, "rb"), as_attachment=True, filename=name, content_type="application/zip")
-    response["Cache-Control"] = "public, max-age=31536000, immutable"
+    response["Cache-Control"] = f"public, max-age={RELEASE_MAX_AGE}"
     return response
 
 
@@ -241,7 +247,7 @@ def release_file(request: HttpRequest, digest: str) -> FileResponse:
 def release_list(request: HttpRequest) -> HttpResponse:
     """Every release of a board, newest first, with its digest, the digest it follows and the key that signed it."""
     board, judge = _board_and_judge(request)
-    releases = board_releases(board, judge).select_related("key").order_by("-number")
+    releases = board_releases(board, judge).select_related("key").prefetch_related("redactions").order_by("-number")
     return render(
         request, "leaderboard/releases.html", {"board": board, "judge": judge, "releases": releases, "keys": SigningKey.objects.all()}
     )
@@ -274,9 +280,12 @@ def release_json(request: HttpRequest, digest: str) -> JsonResponse:
     release = get_object_or_404(Release.objects.select_related("pack", "key"), digest=digest)
     board = {"pack": release.pack.name, "pack_version": release.pack.version, "revision": release.revision}
     judge = {"id": release.judge_id, "version": release.judge_version}
-    return _fresh(
-        {**release_record(request, release), "board": board, "judge": judge, "latest": release_record(request, latest_of(release))}
-    )
+    redactions = [
+        {"number": r.number, "entries": r.entries, "created": r.created.isoformat(), "key": r.key.fingerprint, "digest": r.digest}
+        for r in release.redactions.select_related("key").order_by("number")
+    ]
+    record = {**release_record(request, release), "board": board, "judge": judge, "redactions": redactions}
+    return _fresh({**record, "latest": release_record(request, latest_of(release))})
 
 
 @require_safe

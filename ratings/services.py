@@ -306,8 +306,26 @@ def rating_queue_fill(
     A task's pool is decided the first time one of its items is queued and never changes: a task already
     rated in an imported file stays "evaluation", one with imported exemplars "exemplar"; otherwise the pool
     that keeps the category's share of exemplar tasks closest to `exemplar_share` (a tie goes to evaluation).
-    Raises QueueError for per_item < 2, fewer distinct raters than per_item, or a rater without the role."""
+    Raises QueueError for per_item < 2, fewer distinct raters than per_item, or a rater without the role.
+
+    Fills of one pack's submissions take turns (the pack's row is locked for the whole fill): each counts what is
+    queued and then adds to it, so two at once would both add, or deadlock deciding the same tasks' pools."""
     _check_queue_options(raters, items, per_item, exemplar_share)
+    with transaction.atomic():
+        packs = TaskPack.objects.filter(pk__in=submissions.values("pack_id")).order_by("pk")  # in id order: no deadlock
+        list(packs.select_for_update(no_key=True).values_list("pk", flat=True))
+        return _queue_fill(submissions, raters, items, per_item, exemplar_share, backend, seed)
+
+
+def _queue_fill(
+    submissions: QuerySet[Submission],
+    raters: Sequence[AbstractBaseUser],
+    items: int,
+    per_item: int,
+    exemplar_share: float,
+    backend: str | None,
+    seed: int,
+) -> QueueFill:
     earlier = RatingAssignment.objects.filter(entry__submission__in=submissions).select_related("render__entry__task")
     queued = {a.entry_id: a.render for a in earlier}
     fresh = [r for r in _first_renders(submissions, backend) if r.entry_id not in queued]

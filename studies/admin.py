@@ -71,8 +71,15 @@ class StudyAdmin(admin.ModelAdmin):
 
 @admin.register(Invitation)
 class InvitationAdmin(admin.ModelAdmin):
-    list_display = ("study", "note", "expires", "created")
+    """Links are made on the study's staff page or by `manage.py study_create`, which show each once: only a hash of
+    its token is stored, so none can be shown (or typed in) here."""
+
+    list_display = ("study", "prefix", "note", "expires", "created")
     list_filter = ("study",)
+    readonly_fields = ("digest", "prefix")
+
+    def has_add_permission(self, request) -> bool:
+        return False
 
 
 @admin.register(Participant)

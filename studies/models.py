@@ -1,6 +1,7 @@
 """Human studies: a deployer's study, its invitations, the participants and what they wrote.
 
-A participant is anonymous: a random code and the invitation's secret token, no name or email.
+A participant is anonymous: a random code and the invitation's secret token, no name or email. Only the token's
+SHA-256 is stored (as for API tokens): the link carries the token, shown once when it is made.
 The protocol (consent text, questionnaire, tier rule) is copied into the study when it is
 created, so editing the shipped files later never changes what a running study asked.
 """
@@ -15,10 +16,11 @@ from django.utils import timezone
 from evaluation.models import Submission, UnitStatus
 from evaluator.tiers import PARTICIPANT_TIERS
 from tasks.models import Task, TaskPack
-from teams.models import Team
+from teams.models import ApiToken, Team
 
 
 def _token() -> str:
+    """A link's secret (migration 0001 names this function as the old field's default)."""
     return secrets.token_urlsafe(18)
 
 
@@ -63,13 +65,21 @@ class Study(models.Model):
 
 
 class Invitation(models.Model):
-    """One participant's link: the first visit starts the session, later visits resume it."""
+    """One participant's link: the first visit starts the session, later visits resume it. The link's token is never
+    stored, only its SHA-256 (the API tokens' hash, teams.models.ApiToken.digest_of): studies.services.
+    invitations_create gives the token once, on the rows it returns (`token`)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="invitations")
-    token = models.CharField(max_length=40, unique=True, default=_token)
+    digest = models.CharField(max_length=64, unique=True, help_text="SHA-256 of the link's token (the token itself is never stored)")
+    prefix = models.CharField(max_length=6, blank=True, help_text="the token's first characters, to recognise a link")
     expires = models.DateTimeField(null=True, blank=True)
     note = models.CharField(max_length=200, blank=True, help_text="staff's own label, e.g. a recruitment batch")
     created = models.DateTimeField(auto_now_add=True)
+    token: str | None = None  # the link's token, on a row invitations_create has just made only (never saved)
+
+    @staticmethod
+    def digest_of(token: str) -> str:
+        return ApiToken.digest_of(token)
 
     def expired(self) -> bool:
         return self.expires is not None and self.expires <= timezone.now()

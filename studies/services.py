@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from django.apps import apps
 from django.core.files.storage import Storage
-from django.db import models, transaction
+from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.text import slugify
 
 from evaluation import runtime
+from evaluation.erasure import files_delete_unused
 from evaluation.models import Origin, PromptCall, PromptEntry, Render, Submission, UnitStatus
 from evaluation.workqueue import START_JOB, enqueue, enqueued_or_unchanged
 from evaluator.categories import IMITATION
@@ -27,7 +27,7 @@ from teams.services import card_for
 from . import protocol
 from .apps import ATTEMPT_RENDER_JOB
 from .humans import human_rows_rebuild
-from .models import Assignment, Attempt, Invitation, Participant, Study
+from .models import Assignment, Attempt, Invitation, Participant, Study, _token
 
 
 class StudyError(ValueError):
@@ -97,16 +97,22 @@ def usable_tasks(pack: TaskPack, split: str):
 
 
 def invitations_create(*, study: Study, count: int, valid_days: int | None = None, note: str = "") -> list[Invitation]:
+    """New links: each row returned carries its token (`token`), given only now: the database keeps its SHA-256."""
     if not 1 <= count <= 1000:
         raise StudyError("count: between 1 and 1000 links at a time")
     expires = timezone.now() + timedelta(days=valid_days) if valid_days else None
-    return Invitation.objects.bulk_create(Invitation(study=study, expires=expires, note=note) for _ in range(count))
+    made = []
+    for _ in range(count):
+        token = _token()
+        made.append(Invitation(study=study, expires=expires, note=note, digest=Invitation.digest_of(token), prefix=token[:6]))
+        made[-1].token = token
+    return Invitation.objects.bulk_create(made)
 
 
 def invitation_open(*, token: str, withdrawing: bool = False) -> Participant:
     """The participant behind a link, created on its first visit. Raises StudyError for a link that cannot be used.
     withdrawing: a participant who started may withdraw even when the study is closed or the link expired."""
-    invitation = Invitation.objects.select_related("study").filter(token=token).first()
+    invitation = Invitation.objects.select_related("study").filter(digest=Invitation.digest_of(token)).first()
     if invitation is None:
         raise StudyError("This link is not valid. Check that you copied all of it.")
     participant = Participant.objects.filter(invitation=invitation).first()
@@ -266,30 +272,6 @@ def attempt_create(*, participant: Participant, position: int, text: str) -> tup
         Assignment.objects.filter(pk=current.pk).update(draft=text, draft_saved=timezone.now())
         enqueue(ATTEMPT_RENDER_JOB, attempt.pk, backend=study.retry_backend)
     return attempt, ""
-
-
-def file_fields() -> list[models.FileField]:
-    """Every file field (ImageField included) of every installed model: each place a stored file can be named."""
-    return [f for model in apps.get_models() for f in model._meta.concrete_fields if isinstance(f, models.FileField)]
-
-
-def files_in_use(names: set[str]) -> set[str]:
-    """Which of these storage names some row of any model still names (asked 500 at a time: SQLite limits parameters)."""
-    ordered, used = sorted(names), set()
-    for field in file_fields():
-        rows = field.model._default_manager
-        for start in range(0, len(ordered), 500):
-            used |= set(rows.filter(**{f"{field.name}__in": ordered[start : start + 500]}).values_list(field.name, flat=True))
-    return used
-
-
-def files_delete_unused(files: dict[str, Storage]) -> list[str]:
-    """Delete, each from its field's storage, the files no row names any more (files are stored by content: the same
-    bytes may be another participant's render, a prompter's, a feedback image...). Returns the names deleted."""
-    gone = sorted(set(files) - files_in_use(set(files)))
-    for name in gone:
-        files[name].delete(name)
-    return gone
 
 
 def _participant_files(participant: Participant, submission: Submission | None) -> dict[str, Storage]:

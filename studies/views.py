@@ -209,22 +209,29 @@ def withdraw(request: HttpRequest, participant: Participant, token: str) -> Http
 @staff_member_required
 @require_http_methods(["GET", "POST"])
 def study_staff(request: HttpRequest, slug: str) -> HttpResponse:
-    """Progress by state and tier, the invitation links, and new links on request."""
+    """Progress by state and tier, the invitations, and new links on request: shown once, in the answer to the request
+    that made them (on the page, or as a CSV file), since only their tokens' hashes are stored."""
     study = get_object_or_404(Study, slug=slug)
+    made = []
     if request.method == "POST":
         try:
             made = services.invitations_create(
                 study=study, count=int(request.POST.get("count") or 0), valid_days=int(request.POST.get("days") or 0) or None
             )
-            messages.success(request, f"{len(made)} new link(s) below.")
         except (ValueError, services.StudyError) as exc:
             messages.error(request, f"count / days: {exc}")
-        return redirect("study-staff", slug=slug)
-    links = [
-        (request.build_absolute_uri(reverse("study-session", args=[i.token])), i)
-        for i in study.invitations.select_related("participant").order_by("-created")[:200]
-    ]
-    return render(request, "studies/staff.html", {"study": study, "progress": selectors.study_progress(study), "links": links})
+            return redirect("study-staff", slug=slug)
+    new = [(request.build_absolute_uri(reverse("study-session", args=[i.token])), i) for i in made]
+    if new and request.POST.get("format") == "csv":
+        rows = ({"link": url, "expires": i.expires.isoformat() if i.expires else ""} for url, i in new)
+        response = HttpResponse("".join(csv_lines(rows, ("link", "expires"))), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="study-{study.slug}-links.csv"'
+    else:
+        invitations = study.invitations.select_related("participant").order_by("-created")[:200]
+        context = {"study": study, "progress": selectors.study_progress(study), "new": new, "invitations": invitations}
+        response = render(request, "studies/staff.html", context)
+    response["Cache-Control"] = "no-store"  # new links appear in this answer only: no cache keeps them
+    return response
 
 
 @staff_member_required

@@ -88,11 +88,25 @@ def unpublish(modeladmin, request, queryset):
     modeladmin.message_user(request, f"Unpublished {count} submission(s).", messages.INFO)
 
 
+@admin.action(description="Withdraw and erase selected submissions (prompts out of the board's releases, images deleted)")
+def erase(modeladmin, request, queryset):
+    try:
+        count = services.entries_erase(submissions=queryset)
+    except QueueUnavailable:
+        modeladmin.message_user(request, QUEUE_DOWN, messages.ERROR)
+        return
+    modeladmin.message_user(
+        request,
+        f"Withdrew {count} submission(s): their boards' releases are re-issued without them and their images deleted.",
+        messages.INFO,
+    )
+
+
 @admin.register(Submission)
 class SubmissionAdmin(admin.ModelAdmin):
     list_display = ("id", "team", "prompter", "pack", "status", "published", "is_baseline", "judge_id", "created")
     list_filter = ("status", "published", "is_baseline", "pack")
-    actions = [publish, unpublish]
+    actions = [publish, unpublish, erase]
     readonly_fields = ("judge_endpoint",)  # recorded when the judge is chosen: the host without credentials, staff only
 
 

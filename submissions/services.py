@@ -18,7 +18,7 @@ from django.utils.text import slugify
 from evaluation.crypto import SecretUnreadable, encrypt
 from evaluation.models import Origin, PromptEntry, Status, Submission
 from evaluation.signals import submission_published
-from evaluation.workqueue import BOARD_JOB, START_JOB, enqueue, enqueued_or_unchanged
+from evaluation.workqueue import BOARD_JOB, ERASE_JOB, START_JOB, enqueue, enqueued_or_unchanged
 from evaluator.prompters.client import CallOutcome, PrompterClient
 from tasks.models import Split, TaskPack
 from tasks.selectors import prompter_tasks, prompter_view
@@ -94,12 +94,9 @@ def submission_create(
         return earlier
     tasks = {t.task_id: t for t in pack.tasks.all()}
     rows = parse_prompt_file(filename, data, set(tasks), upload_limits())
-    if not is_baseline:
-        daily_cap_check(team)
     submission = Submission(
         team=team,
         pack=pack,
-        pack_revision=pack.revision,
         prompter=prompter,
         condition=condition,
         source_name=_safe_name(filename),
@@ -109,17 +106,26 @@ def submission_create(
     )
     try:
         with enqueued_or_unchanged():
+            if not is_baseline:
+                daily_cap_check(team)  # the team's row stays locked until this commits: the count and the insert are one step
+            submission.pack_revision = _revision_now(pack)
             submission.card = card_for(team=team, name=prompter, kind="rule" if is_baseline else "")
             submission.save()
             PromptEntry.objects.bulk_create(
                 PromptEntry(submission=submission, task=tasks[r.task_id], sample_index=r.sample, text=r.prompt, line=r.line) for r in rows
             )
             enqueue(START_JOB, submission.pk)  # sent once the rows are committed
-    except IntegrityError:
+    except (IntegrityError, CapReached):
         if idempotency_key and (earlier := _replay(team, idempotency_key, fingerprint)) is not None:
             return earlier  # the same request, retried while the first was being stored
         raise
     return submission
+
+
+def _revision_now(pack: TaskPack) -> int:
+    """The pack's revision as committed now, read after its tasks were: a reload never deletes a task, so every task the
+    upload names is part of it, and the submission is judged against that revision's content (tasks.selectors.task_at)."""
+    return TaskPack.objects.values_list("revision", flat=True).get(pk=pack.pk)
 
 
 class CapReached(ValueError):
@@ -132,12 +138,19 @@ class CapReached(ValueError):
 
 
 def daily_cap_check(team: Team) -> None:
+    """CapReached when the team has made ATELIER_DAILY_SUBMISSIONS submissions in the last 24 hours. Called inside the
+    transaction that stores a submission, it locks the team's row until that transaction ends, so one team's concurrent
+    submissions count and insert one at a time (counting alone let 12 at once through a cap of 10: issue 41). On SQLite
+    the lock is the database's own: every transaction takes the write lock when it begins (IMMEDIATE, settings.py)."""
     cap = settings.ATELIER_DAILY_SUBMISSIONS
     if not cap:
         return
     since = timezone.now() - timedelta(days=1)
     counted = Submission.objects.filter(team=team, created__gte=since).exclude(status__in=[Status.FAILED, Status.CANCELLED])
-    if counted.count() >= cap:
+    with transaction.atomic():  # outside a transaction (a check alone) the lock lasts for the count
+        Team.objects.select_for_update(no_key=True).get(pk=team.pk)
+        over = counted.count() >= cap
+    if over:
         first = counted.order_by("created").first().created + timedelta(days=1)
         raise CapReached(
             f"submissions: this team has made {cap} submissions in the last 24 hours (the cap; failed and cancelled runs do not count); the next is possible after {first:%Y-%m-%d %H:%M} UTC",
@@ -164,11 +177,29 @@ def entry_select(*, submission: Submission) -> None:
 
 
 def entry_withdraw(*, submission: Submission) -> None:
-    """The team takes its entry off the board: it no longer ranks; the submission and its history stay.
+    """The team takes its entry off the board: it no longer ranks, the board is released without it and its earlier
+    releases re-issued without its prompts and image links (leaderboard/redaction.py, after the board's rebuild), and
+    its images are deleted from the media storage (the erase job); its scores, prompts and history stay for the team.
     QueueUnavailable: the board's rebuild could not be enqueued, and nothing changed."""
     with enqueued_or_unchanged():
         if Submission.objects.filter(pk=submission.pk, published=True).update(published=False, withdrawn=timezone.now()):
             boards_changed({(submission.pack_id, submission.pack_revision)})
+            enqueue(ERASE_JOB, submission.pk)
+
+
+def entries_erase(*, submissions) -> int:
+    """Staff erasure: each submission taken off its board as its team's withdrawal takes it (one already off it too,
+    say unpublished by staff), so its prompts and image links leave the board's releases and its images the media
+    storage. Returns how many. QueueUnavailable: nothing changed."""
+    rows = list(submissions.values_list("pk", "pack_id", "pack_revision"))
+    chosen = Submission.objects.filter(pk__in=[pk for pk, _, _ in rows])
+    with enqueued_or_unchanged():
+        chosen.filter(withdrawn__isnull=True).update(withdrawn=timezone.now())
+        chosen.update(published=False)
+        boards_changed({(pack, revision) for _, pack, revision in rows})
+        for pk, _, _ in rows:
+            enqueue(ERASE_JOB, pk)
+    return len(rows)
 
 
 def _safe_name(filename: str) -> str:
@@ -305,7 +336,6 @@ def endpoint_run_create(
     temperatures = list(temperatures or [])
     if len(temperatures) > samples or any(not 0 <= t <= 2 for t in temperatures):
         raise EndpointRefused(f"temperatures: at most one per sample ({samples}), each between 0 and 2")
-    daily_cap_check(team)  # CapReached, as for uploads
     if rounds > 1 and feedback_backend not in backend_configs():
         raise EndpointRefused(f"feedback backend: choose one of {', '.join(backend_configs())} for feedback rounds")
     budget = {
@@ -328,7 +358,6 @@ def endpoint_run_create(
     submission = Submission(
         team=team,
         pack=pack,
-        pack_revision=pack.revision,
         prompter=f"{endpoint.model} ({endpoint.name})",
         condition=condition,
         condition_version=chosen.version,
@@ -342,8 +371,15 @@ def endpoint_run_create(
         idempotency_key=idempotency_key,
         request_fingerprint=fingerprint if idempotency_key else "",
     )
-    with enqueued_or_unchanged():  # QueueUnavailable: nothing stored
-        submission.card = card_for(team=team, name=submission.prompter)
-        submission.save()
-        enqueue(START_JOB, submission.pk)
+    try:
+        with enqueued_or_unchanged():  # QueueUnavailable: nothing stored
+            daily_cap_check(team)  # CapReached, as for uploads, counted and stored as one step
+            submission.pack_revision = _revision_now(pack)
+            submission.card = card_for(team=team, name=submission.prompter)
+            submission.save()
+            enqueue(START_JOB, submission.pk)
+    except CapReached:
+        if idempotency_key and (earlier := _replay(team, idempotency_key, fingerprint)) is not None:
+            return earlier  # the same request, retried while the first was being stored
+        raise
     return submission

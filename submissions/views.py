@@ -22,6 +22,7 @@ from evaluation.units import submission_cancel as cancel_run
 from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
 from tasks import difficulty
+from tasks.selectors import RevisionGone
 from teams.forms import PrompterForm
 from teams.models import ApiToken, Endpoint, Prompter, Team
 from teams.services import CardRefused, card_save
@@ -168,6 +169,9 @@ def submission_retry(request: HttpRequest, submission_id: int) -> HttpResponse:
             queued = submission_rescore(submission_id)
     except QueueUnavailable:
         return _queue_down(request, submission_id)
+    except RevisionGone as exc:
+        messages.error(request, f"Not rescored, nothing changed: {exc}.")
+        return redirect("submission", submission_id=submission_id)
     messages.info(request, f"{queued} judgement(s) queued again.")
     return redirect("submission", submission_id=submission_id)
 
@@ -307,7 +311,11 @@ def submission_board(request: HttpRequest, submission_id: int) -> HttpResponse:
     try:
         if request.POST.get("action") == "withdraw":
             services.entry_withdraw(submission=submission)
-            messages.info(request, "Withdrawn from the board: it no longer ranks; the submission and its history stay.")
+            messages.info(
+                request,
+                "Withdrawn from the board: it no longer ranks, its prompts and image links are removed from the board's releases"
+                " and its images deleted; its scores and history stay here.",
+            )
         else:
             services.entry_select(submission=submission)
             messages.info(request, "Shown on the board.")

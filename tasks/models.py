@@ -91,6 +91,66 @@ class Task(models.Model):
         return self.split == Split.DEV
 
 
+# What a task's version is made of: what prompters and the judge see (tasks.services.task_hash hashes the same, with the
+# tag names). A TaskVersion keeps these as they were.
+CONTENT_FIELDS = (
+    "category",
+    "split",
+    "title",
+    "brief",
+    "constraints",
+    "prompt_checklist",
+    "image_checklist",
+    "seed_prompt",
+    "target_image",
+)
+
+
+class TaskVersion(models.Model):
+    """One version of a task's content, written when it becomes the task's (a load, a reload, an admin edit, a new
+    target) and never changed: the Task row holds only the latest, and a submission made at an earlier revision of the
+    pack is shown and judged against the version its revision had (tasks.selectors.task_at). The target image is the
+    stored file of that version (storage never overwrites a file under its name, so a new target leaves it there)."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    revision = models.PositiveIntegerField(help_text="the pack revision from which this is the task's content")
+    category = models.CharField(max_length=2, choices=Category.choices)
+    split = models.CharField(max_length=4, choices=Split.choices)
+    title = models.CharField(max_length=300)
+    brief = models.TextField()
+    constraints = models.JSONField(default=dict, blank=True)
+    tags = models.JSONField(default=list, blank=True, help_text="tag names")
+    prompt_checklist = models.JSONField(default=list, blank=True)
+    image_checklist = models.JSONField(default=list, blank=True)
+    seed_prompt = models.TextField(blank=True)
+    target_image = models.ImageField(upload_to="targets/", blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "version"], name="unique_task_version")]
+
+    def __str__(self) -> str:
+        return f"{self.task} v{self.version} (from revision {self.revision})"
+
+
+class PinnedTask(Task):
+    """A task as one revision of its pack had it (tasks.selectors.task_at): the row's identity (pk, pack, task id, so
+    its references and URLs are the task's) with the content of the version that revision judged. Read-only: saving
+    it would write that content over the task's current one."""
+
+    pinned_revision: int
+
+    class Meta:
+        proxy = True
+
+    def save(self, *args, **kwargs):
+        raise TypeError(f"{self.task_id} as revision {self.pinned_revision} had it is read-only")
+
+    def delete(self, *args, **kwargs):
+        raise TypeError(f"{self.task_id} as revision {self.pinned_revision} had it is read-only")
+
+
 class TargetReference(models.Model):
     """A render of an IM task's hidden seed prompt on one backend config: the c_k reference that scales
     ArtWhisperer's CLIP score per target (c_k = 100 / unclipped score of this render against the target)."""

@@ -12,7 +12,7 @@ from evaluator.categories import IMITATION
 from evaluator.prompters.messages import Request
 
 from . import difficulty
-from .models import TAG_GROUPS, Category, Tag, Task, TaskPack
+from .models import CONTENT_FIELDS, TAG_GROUPS, Category, PinnedTask, Tag, Task, TaskPack, TaskVersion
 
 
 def browsable_tasks(pack: TaskPack, category: str = "", tag: str = "", split: str = "") -> QuerySet[Task]:
@@ -46,6 +46,56 @@ def coverage(pack: TaskPack) -> dict:
     return {"tags": tags, "categories": categories, "z": [[counts.get((c, t), 0) for t in tags] for c in categories]}
 
 
+class RevisionGone(LookupError):
+    """Tasks whose content at a revision of their pack is not kept (a submission made before versions were kept, on a
+    task changed since): nothing may be shown or judged in its place. The message says so in the platform's words."""
+
+    def __init__(self, pack: TaskPack, revision: int, task_ids: list[str]):
+        super().__init__(
+            f"revision {revision} of {pack.name} v{pack.version} is no longer kept ({', '.join(sorted(task_ids))}): "
+            f"its tasks have changed since; submit again to be judged against revision {pack.revision}"
+        )
+
+
+def task_at(task: Task, revision: int) -> PinnedTask:
+    """The task as its pack's revision `revision` had it. RevisionGone when that content is not kept."""
+    return tasks_at([task], revision)[0]
+
+
+def tasks_at(tasks: Iterable[Task], revision: int) -> list[PinnedTask]:
+    """task_at for many tasks of one pack, in one query; RevisionGone names every task whose content is not kept."""
+    tasks = list(tasks)
+    at = _versions_at({t.pk for t in tasks}, revision)
+    missing = [t.task_id for t in tasks if t.pk not in at]
+    if missing:
+        raise RevisionGone(TaskPack.objects.get(pk=tasks[0].pack_id), revision, missing)
+    return [_pinned(t, at[t.pk], revision) for t in tasks]
+
+
+def pack_tasks_at(pack: TaskPack, revision: int) -> list[PinnedTask]:
+    """The pack's tasks as revision `revision` had them, by category and id. A task with no content kept at that
+    revision is not one of them: it was added later (or changed before versions were kept, and nothing can stand in)."""
+    tasks = list(pack.tasks.order_by("category", "task_id"))
+    at = _versions_at({t.pk for t in tasks}, revision)
+    return [_pinned(t, at[t.pk], revision) for t in tasks if t.pk in at]
+
+
+def _versions_at(task_pks: set[int], revision: int) -> dict[int, TaskVersion]:
+    """Each task's latest version at the revision (a run of changes under one revision keeps its last)."""
+    at: dict[int, TaskVersion] = {}
+    for version in TaskVersion.objects.filter(task__in=task_pks, revision__lte=revision).order_by("task_id", "revision", "version"):
+        at[version.task_id] = version
+    return at
+
+
+def _pinned(task: Task, version: TaskVersion, revision: int) -> PinnedTask:
+    content = {name: getattr(version, name) for name in CONTENT_FIELDS}
+    pinned = PinnedTask(pk=task.pk, pack_id=task.pack_id, task_id=task.task_id, version=version.version, **content)
+    pinned._state.adding, pinned._state.db = False, task._state.db
+    pinned.pinned_revision = revision
+    return pinned
+
+
 def public_view(task: Task) -> dict:
     """What the task page may show: everything on dev, the brief and target alone on test."""
     shown = {
@@ -62,9 +112,12 @@ def public_view(task: Task) -> dict:
 # participant, the bench). Which tasks: prompter_tasks; which parts of a task: prompter_view.
 
 
-def prompter_tasks(tasks: QuerySet[Task]) -> QuerySet[Task]:
+def prompter_tasks(tasks: QuerySet[Task] | list[Task]) -> QuerySet[Task] | list[Task]:
     """The tasks a prompter may be shown: every OE and CO task, and an IM task only once its target image exists
-    (manage.py render_targets); an IM task without one cannot be done."""
+    (manage.py render_targets); an IM task without one cannot be done. Of rows (a QuerySet) or of tasks as a revision
+    had them (a list: pack_tasks_at)."""
+    if isinstance(tasks, list):
+        return [t for t in tasks if t.category != IMITATION or t.target_image]
     return tasks.exclude(category=IMITATION, target_image="")
 
 

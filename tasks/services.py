@@ -3,7 +3,9 @@
 Versions: a task's `version` goes up whenever what prompters or the judge see changes (brief,
 constraints, tags, checklists, seed prompt, target), and so does its pack's `revision`.
 Submissions record the revision they were made against, and a leaderboard shows one
-(pack, revision) at a time, so results on edited tasks are never ranked together.
+(pack, revision) at a time, so results on edited tasks are never ranked together. Each version's
+content is kept (TaskVersion, written here and nowhere else), so a submission is judged against its
+revision's content however often the pack changed since (tasks.selectors.task_at).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from django.db import transaction
 from django.db.models import F
 
 from .loaders import PackData, TaskRecord
-from .models import TAG_GROUP_OF, Tag, Task, TaskPack
+from .models import CONTENT_FIELDS, TAG_GROUP_OF, Tag, Task, TaskPack, TaskVersion
 
 
 def task_hash(task: Task, tag_names: list[str], target_sha: str) -> str:
@@ -67,13 +69,21 @@ class PackRevision:
 def task_touch(*, task: Task, revision: PackRevision | None = None) -> bool:
     """After an edit (admin, render_targets): bump the task's version if its content changed, and the pack's
     revision through `revision` (the run's; by default a run of this one edit)."""
-    digest = task_hash(task, [t.name for t in task.tags.all()], _target_sha(task))
+    tag_names = [t.name for t in task.tags.all()]
+    digest = task_hash(task, tag_names, _target_sha(task))
     if digest == task.content_hash:
         return False
     Task.objects.filter(pk=task.pk).update(content_hash=digest, version=F("version") + 1)
     (revision or PackRevision.begin(task.pack_id)).changed()
     task.refresh_from_db()
+    _version_keep(task, tag_names, TaskPack.objects.values_list("revision", flat=True).get(pk=task.pack_id))
     return True
+
+
+def _version_keep(task: Task, tag_names: list[str], revision: int) -> None:
+    """Keep the task's content as its current version, the content of pack revisions from `revision` on."""
+    content = {name: getattr(task, name) for name in CONTENT_FIELDS}
+    TaskVersion.objects.create(task=task, version=task.version, revision=revision, tags=sorted(tag_names), **content)
 
 
 @transaction.atomic
@@ -86,8 +96,9 @@ def pack_save(*, data: PackData) -> tuple[TaskPack, dict[str, int]]:
     )
     counts = {"created": 0, "changed": 0, "unchanged": 0}
     tags = _ensure_tags()
+    revision = pack.revision if created else pack.revision + 1  # the pack row is locked (update_or_create) until commit
     for record in data.tasks:
-        counts[_task_save(pack, record, tags)] += 1
+        counts[_task_save(pack, record, tags, revision)] += 1
     if not created and (counts["created"] or counts["changed"]):
         TaskPack.objects.filter(pk=pack.pk).update(revision=F("revision") + 1)
         pack.refresh_from_db()
@@ -100,7 +111,7 @@ def _ensure_tags() -> dict[str, Tag]:
     return {tag.name: tag for tag in Tag.objects.all()}
 
 
-def _task_save(pack: TaskPack, record: TaskRecord, tags: dict[str, Tag]) -> str:
+def _task_save(pack: TaskPack, record: TaskRecord, tags: dict[str, Tag], revision: int) -> str:
     task = Task.objects.filter(pack=pack, task_id=record.task_id).first()
     outcome = "created" if task is None else "changed"
     task = task or Task(pack=pack, task_id=record.task_id, version=0)
@@ -119,4 +130,5 @@ def _task_save(pack: TaskPack, record: TaskRecord, tags: dict[str, Tag]) -> str:
     task.version, task.content_hash = task.version + 1, digest
     task.save()
     task.tags.set([tags[name] for name in tag_names])
+    _version_keep(task, tag_names, revision)
     return outcome

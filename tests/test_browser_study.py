@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from studies.models import Assignment, Participant
+from studies.models import Assignment, Invitation, Participant
 from studies.services import invitations_create, study_create
 from tests.test_studies import NOVICE, start
 
@@ -112,7 +112,7 @@ def test_participant_completes_a_study_in_the_browser(browser, retry_study, held
     assert reloaded and tried
     browser.wait(lambda d: "Thank you" in d.page_source, timeout=120)
     browser.shot("study-5-done")
-    participant = Participant.objects.get(invitation__token=token)
+    participant = Participant.objects.get(invitation__digest=Invitation.digest_of(token))
     assert participant.completed and participant.tier and participant.submission.status == "done"
     browser.get("/")
     assert f"Humans — {participant.tier}" in browser.driver.page_source and "Humans — all" in browser.driver.page_source
@@ -182,5 +182,6 @@ def test_going_on_right_after_typing_sends_no_draft_for_the_task_left_behind(bro
     time.sleep(1.5)  # a draft posted on the way out would have landed by now
     assert [s for s in seen if s[1]] == [], seen
     assert (
-        Assignment.objects.filter(participant__invitation__token=url.split("/")[2], submitted__isnull=False).count() == first.position + 2
+        Assignment.objects.filter(participant__invitation__digest=Invitation.digest_of(url.split("/")[2]), submitted__isnull=False).count()
+        == first.position + 2
     )

@@ -1,7 +1,7 @@
 """Media on S3-compatible object storage, over real HTTP against moto's standalone S3 server (a stand-in for AWS S3,
 MinIO or R2): no file touches a local folder, the media view keeps its permission check and then redirects to a
 presigned URL (or streams, or points a published file at the CDN), content addressing and the render dedupe hold,
-and withdrawal deletes the objects nothing else names.
+and withdrawal (a participant's, or a team's of its entry) deletes the objects nothing else names.
 
 The two-host test runs the platform as deployed on three machines that share no disk: two worker "hosts" (real
 `manage.py work` processes on every queue, each with its own empty MEDIA_ROOT) and a web host (gunicorn, a third
@@ -27,9 +27,9 @@ import boto3
 import pytest
 import requests
 
+from evaluation.erasure import files_delete_unused
 from evaluation.models import Render, Submission
-from studies.services import files_delete_unused
-from submissions.services import submission_create, submissions_publish
+from submissions.services import entry_withdraw, submission_create, submissions_publish
 from tasks.models import Task
 from tests.conftest import ROOT, TEST_BACKENDS
 from tests.once import copy_database
@@ -166,6 +166,15 @@ def test_the_dedupe_holds_and_withdrawal_deletes_only_unshared_objects(rendered,
     Submission.objects.filter(pk=twin.pk).delete()
     assert sorted(files_delete_unused(dict.fromkeys(names, storage))) == sorted(names)
     assert not names & object_storage.keys()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_withdrawal_deletes_the_entrys_objects_from_the_bucket(rendered, object_storage):
+    names = set(Render.objects.filter(entry__submission=rendered).exclude(image="").values_list("image", flat=True))
+    submissions_publish(submissions=Submission.objects.filter(pk=rendered.pk))
+    assert names and names <= object_storage.keys()
+    entry_withdraw(submission=Submission.objects.get(pk=rendered.pk))  # the erase job runs once the withdrawal commits
+    assert not names & object_storage.keys() and not Render.objects.filter(entry__submission=rendered).exclude(image="").exists()
 
 
 @pytest.mark.parametrize(

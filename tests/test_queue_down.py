@@ -14,7 +14,7 @@ from django.test import Client
 from evaluation import runtime
 from evaluation.models import Judgement, PromptEntry, Status, Submission
 from evaluation.queues import render_queue
-from evaluation.workqueue import BOARD_JOB, JUDGE_JOB, START_JOB, job_id
+from evaluation.workqueue import BOARD_JOB, ERASE_JOB, JUDGE_JOB, START_JOB, job_id
 from studies.models import Assignment, Attempt, Participant
 from studies.services import study_create
 from tests.test_expert_queue import rendered_submission
@@ -75,7 +75,8 @@ def test_withdraw_from_the_board(redis_up, owner_client, done):
         assert_503(response)
         assert row(done) == before
         return
-    assert response.status_code == 302 and not row(done)["published"] and row(done)["withdrawn"] and queued() == [board_job(done)]
+    erase = job_id(ERASE_JOB, (done.pk,))  # the withdrawn entry's media, deleted by its own job
+    assert response.status_code == 302 and not row(done)["published"] and row(done)["withdrawn"] and queued() == [board_job(done), erase]
 
 
 @pytest.mark.parametrize("action, published", [("publish", False), ("unpublish", True)])

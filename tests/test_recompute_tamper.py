@@ -81,6 +81,7 @@ def _feedback_run(client, owner, team, pack, server, django_settings) -> Submiss
 def _participants(pack) -> None:
     from django.test import Client
 
+    from studies.models import Invitation
     from studies.services import invitations_create, study_create
 
     study = study_create(name="Pilot", pack=pack, per_category=1, rounds=1)
@@ -90,7 +91,7 @@ def _participants(pack) -> None:
             person.post(url + "consent", {"agree": "yes"}).status_code == 302
             and person.post(url + "questionnaire", answers).status_code == 302
         )
-        participant = study.participants.get(invitation__token=url.strip("/").split("/")[-1])
+        participant = study.participants.get(invitation__digest=Invitation.digest_of(url.strip("/").split("/")[-1]))
         for assignment in participant.assignments.order_by("position"):
             if assignment.intro:
                 person.post(url + "intro")

@@ -49,6 +49,7 @@ def publish(team, pack, data: bytes) -> Submission:
 
 def participant_done(pack):
     """One study participant, from invitation to the last prompt; their submission is evaluated in-process."""
+    from studies.models import Invitation
     from studies.services import invitations_create, study_create
 
     study = study_create(name="Pilot", pack=pack, per_category=1, rounds=1)
@@ -56,7 +57,7 @@ def participant_done(pack):
     url = f"/study/{token}/"
     assert person.post(url + "consent", {"agree": "yes"}).status_code == 302
     assert person.post(url + "questionnaire", SKILLED).status_code == 302
-    participant = study.participants.get(invitation__token=token)
+    participant = study.participants.get(invitation__digest=Invitation.digest_of(token))
     for assignment in participant.assignments.order_by("position"):
         if assignment.intro:
             person.post(url + "intro")

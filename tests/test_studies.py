@@ -49,7 +49,7 @@ def link(study) -> str:
 def start(client, url: str, answers: dict) -> Participant:
     assert client.post(url + "consent", {"agree": "yes"}).status_code == 302
     assert client.post(url + "questionnaire", answers).status_code == 302
-    return Participant.objects.get(invitation__token=url.strip("/").split("/")[-1])
+    return Participant.objects.get(invitation__digest=Invitation.digest_of(url.strip("/").split("/")[-1]))
 
 
 def do_all_tasks(client, url: str, participant: Participant, text: str = "a red sun above three blue hills, flat poster") -> None:
@@ -285,16 +285,16 @@ def test_a_participant_may_withdraw_after_the_study_closed_or_the_link_expired(c
     assert client.post(started + "submit", {"position": 1, "text": "more"}).status_code == 410  # no more work
     assert "cannot be undone" in client.get(started + "withdraw").content.decode()
     assert "were deleted" in client.post(started + "withdraw", {"confirm": "yes"}).content.decode()
-    gone = Participant.objects.get(invitation__token=started.strip("/").split("/")[-1])
+    gone = Participant.objects.get(invitation__digest=Invitation.digest_of(started.strip("/").split("/")[-1]))
     assert gone.withdrawn and gone.answers == {} and not gone.assignments.exists()
 
     study.is_open = True
     study.save()
     token = expiring.strip("/").split("/")[-1]
-    Invitation.objects.filter(token=token).update(expires=timezone.now() - timedelta(days=1))
+    Invitation.objects.filter(digest=Invitation.digest_of(token)).update(expires=timezone.now() - timedelta(days=1))
     assert "expired" in client.get(expiring).content.decode()
     client.post(expiring + "withdraw", {"confirm": "yes"})
-    assert Participant.objects.get(invitation__token=token).withdrawn and not Assignment.objects.exists()
+    assert Participant.objects.get(invitation__digest=Invitation.digest_of(token)).withdrawn and not Assignment.objects.exists()
 
     # A link nobody opened has no data: it is refused, with nothing to withdraw and nothing created.
     never_opened.expires = timezone.now() - timedelta(days=1)

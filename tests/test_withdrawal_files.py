@@ -9,9 +9,10 @@ from pathlib import Path
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from evaluation.erasure import file_fields
 from evaluation.models import Render, Submission
 from studies.models import Participant
-from studies.services import file_fields, study_create
+from studies.services import study_create
 from tests.test_studies import NOVICE, do_all_tasks, link, start
 
 
@@ -24,6 +25,7 @@ def test_every_file_field_of_the_project_is_found():
     found = {f"{f.model._meta.label}.{f.name}" for f in file_fields()}
     assert found == {
         "tasks.Task.target_image",
+        "tasks.TaskVersion.target_image",
         "tasks.TargetReference.image",
         "evaluation.Render.image",
         "evaluation.PromptCall.feedback_image",

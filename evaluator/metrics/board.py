@@ -35,13 +35,24 @@ PAIRWISE_ENTRIES = 30  # the pairwise win matrix covers the top entries by score
 SETTINGS = {"alpha": 0.05, "tie_margin": 0.0, "ranked_split_min": 2}
 
 
+def prompt_style(prompt: str) -> tuple[int, bool]:
+    """All the statistics read of a prompt's text: its words and whether it is written as a list (a redacted release
+    keeps these two in place of an erased prompt, so its statistics still recompute)."""
+    return len(prompt.split()), list_formatted(prompt)
+
+
 def prompt_styles(prompts: Iterable[tuple[str, str, str]]) -> tuple[dict, dict]:
     """(lengths[entry][task] = mean words, lists[entry][task] = share written as a list) from (entry, task, prompt) rows."""
+    return styles_of((entry, task, *prompt_style(prompt)) for entry, task, prompt in prompts)
+
+
+def styles_of(rows: Iterable[tuple[str, str, int, bool]]) -> tuple[dict, dict]:
+    """prompt_styles from (entry, task, words, written as a list) rows."""
     words: dict[tuple[str, str], list[int]] = defaultdict(list)
     listed: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    for entry, task, prompt in prompts:
-        words[(entry, task)].append(len(prompt.split()))
-        listed[(entry, task)].append(list_formatted(prompt))
+    for entry, task, count, as_list in rows:
+        words[(entry, task)].append(count)
+        listed[(entry, task)].append(as_list)
     lengths: dict[str, dict[str, float]] = defaultdict(dict)
     lists: dict[str, dict[str, float]] = defaultdict(dict)
     for (entry, task), counts in words.items():

@@ -4,6 +4,7 @@ from evaluation import runtime
 from evaluation.models import RESUMABLE, Submission
 from evaluation.units import submission_rescore
 from evaluation.workqueue import QueueUnavailable, enqueued_or_unchanged
+from tasks.selectors import RevisionGone
 
 
 class Command(BaseCommand):
@@ -26,6 +27,6 @@ class Command(BaseCommand):
             try:
                 with enqueued_or_unchanged():  # with the queue down, this submission stays as it was
                     queued = submission_rescore(pk)
-            except QueueUnavailable as exc:
+            except (QueueUnavailable, RevisionGone) as exc:
                 raise CommandError(f"#{pk}: {exc}; nothing was changed for it") from exc
             self.stdout.write(f"#{pk}: {queued} judgement(s) queued for {judge.judge_id} {judge.version}")
