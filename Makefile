@@ -31,11 +31,11 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/pyth
 # The demo judges through the production route against its own scripted judge (atelier/demo_judge.py), labelled
 # "scripted judge (demo)"; `make serve` keeps that judge, so uploads to the demo site are judged alike.
 demo: setup
-	ATELIER_DEMO_JUDGE=true $(PY) manage.py demo
-	ATELIER_DEMO_JUDGE=true $(PY) manage.py runserver 127.0.0.1:8000
+	ATELIER_DEMO_JUDGE=true ATELIER_SITE_URL=http://127.0.0.1:8000 $(PY) manage.py demo
+	ATELIER_DEMO_JUDGE=true ATELIER_SITE_URL=http://127.0.0.1:8000 $(PY) manage.py runserver 127.0.0.1:8000
 
 serve: setup
-	ATELIER_DEMO_JUDGE=true $(PY) manage.py runserver 127.0.0.1:8000
+	ATELIER_DEMO_JUDGE=true ATELIER_SITE_URL=http://127.0.0.1:8000 $(PY) manage.py runserver 127.0.0.1:8000
 
 test: setup-dev
 	bash scripts/test

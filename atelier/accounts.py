@@ -4,7 +4,6 @@ notifications/ confirms by a mailed link before any mail is sent to it, and the 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 
 from django import forms
@@ -17,8 +16,9 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 from limits import RateLimitItemPerHour
 
+from notifications.links import site_url
 from notifications.views import address_change
-from submissions import ratelimit
+from teams import ratelimit
 
 log = logging.getLogger(__name__)
 
@@ -50,11 +50,15 @@ class LimitedPasswordResetForm(PasswordResetForm):
 
     def get_users(self, email: str):
         users = list(super().get_users(email))  # active accounts with this address and a usable password
-        address = hashlib.sha256(email.strip().lower().encode()).hexdigest()  # no address is kept in the cache
+        address = ratelimit.address_key(email)  # no address is kept in the cache
         if users and not ratelimit.take(RateLimitItemPerHour(settings.ATELIER_PASSWORD_RESET_LIMIT, namespace="password-reset"), address):
             log.warning("password reset: the hourly limit for one address is spent; no message sent")
             return []
         return users
+
+    def save(self, **kwargs) -> None:
+        """Django's save, the mailed link under ATELIER_SITE_URL (as every mail's) rather than the request's Host."""
+        super().save(**kwargs | {"extra_email_context": (kwargs.get("extra_email_context") or {}) | {"site_url": site_url()}})
 
 
 password_reset = PasswordResetView.as_view(form_class=LimitedPasswordResetForm)

@@ -4,7 +4,7 @@ A cache is an optimisation: when its Redis is down or does not answer within the
 `_cache`), a read is a miss and a write is dropped, so every page renders uncached instead of failing. The first
 failure in a minute is logged as a warning; readiness (/readyz) reports the cache apart. What must not fail open
 keeps its own Redis calls: the judge's shared budget fails closed (evaluator/judge/budget.py), the API token lockout
-fails open on purpose (submissions/ratelimit.py; docs/deploying.md says why).
+fails open on purpose (teams/ratelimit.py; docs/deploying.md says why).
 
 Unless ATELIER_CACHE_URL names another, the cache lives in REDIS_URL's database beside the work queues, where
 Django's own clear() (FLUSHDB) would drop every queued job with the cached values.

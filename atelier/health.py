@@ -1,8 +1,12 @@
 """For load balancers, orchestrators and operators: /healthz (the process answers), /readyz (what a request needs is
-there: JSON naming each check, 503 when one fails) and /metrics (Prometheus text; a token or an address list).
+there: JSON naming each check, 503 when a required one fails) and /metrics (Prometheus text; a token or an address list).
 
-A check's detail is in our words (an exception's class, never its text: /readyz may be public); the predictor's
-check names the problem the staff pages show in full.
+Required is what the site cannot serve without: the database; the work queues (uploads, runs and study attempts are
+refused while they are down); media storage; the judge's settings; the release key when one is configured. An
+optional check only adds to some pages (the difficulty predictor, its scores): failing, it marks the site degraded and
+/readyz still answers 200, so a load balancer keeps every web node for a feature the pages can do without. The cache
+is reported and never fails (it fails open). A check's detail is in our words (an exception's class, never its text:
+/readyz may be public); the predictor's check names the problem the staff pages show in full.
 """
 
 from __future__ import annotations
@@ -21,8 +25,8 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_safe
 
 from evaluation import runtime
-from submissions.ratelimit import client_address
 from tasks import difficulty
+from teams.ratelimit import bearer, client_address, credential_refused
 
 from . import metrics
 
@@ -95,39 +99,37 @@ CHECKS: dict[str, Callable[[], str]] = {
     "predictor": _predictor,
     "release_key": _release_key,
 }
+OPTIONAL = frozenset({"predictor"})  # failing, these degrade the site (200), never make it unready (module docstring)
+
+
+def _checked(name: str, check: Callable[[], str]) -> dict:
+    started = time.monotonic()
+    try:
+        answer = {"ok": True, "detail": check()}
+    except Exception as exc:  # noqa: BLE001 - every failure is the check's answer, named below
+        # the predictor's and the release key's reasons are ours, without a path; anything else: its class
+        detail = (
+            str(exc).split(": ", 1)[-1] if name == "predictor" else str(exc) if name == "release_key" else f"failed ({type(exc).__name__})"
+        )
+        answer = {"ok": False, "detail": detail} | ({"degraded": True} if name in OPTIONAL else {})
+    return answer | {"seconds": round(time.monotonic() - started, 4)}
 
 
 @require_safe
 def readyz(request: HttpRequest) -> JsonResponse:
-    checks, ready = {}, True
-    for name, check in CHECKS.items():
-        started = time.monotonic()
-        try:
-            checks[name] = {"ok": True, "detail": check()}
-        except Exception as exc:  # noqa: BLE001 - every failure is the check's answer, named below
-            ready = False
-            # the predictor's and the release key's reasons are ours, without a path; anything else: its class
-            detail = (
-                str(exc).split(": ", 1)[-1]
-                if name == "predictor"
-                else str(exc)
-                if name == "release_key"
-                else f"failed ({type(exc).__name__})"
-            )
-            checks[name] = {"ok": False, "detail": detail}
-        checks[name]["seconds"] = round(time.monotonic() - started, 4)
+    checks = {name: _checked(name, check) for name, check in CHECKS.items()}
+    failed = {name for name, answer in checks.items() if not answer["ok"]}
     checks["cache"] = {"ok": True, "detail": _cache()}
-    response = JsonResponse({"status": "ready" if ready else "unready", "checks": checks}, status=200 if ready else 503)
+    status = "unready" if failed - OPTIONAL else "degraded" if failed else "ready"
+    response = JsonResponse({"status": status, "checks": checks}, status=503 if status == "unready" else 200)
     response["Cache-Control"] = "no-store"
     return response
 
 
 def _allowed(request: HttpRequest) -> bool:
-    token = settings.ATELIER_METRICS_TOKEN
-    if token:
-        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
-        if given and hmac.compare_digest(given.encode(), token.encode()):
-            return True
+    token, given = settings.ATELIER_METRICS_TOKEN, bearer(request)
+    if token and given and hmac.compare_digest(given.encode(), token.encode()):
+        return True
     if settings.ATELIER_METRICS_ALLOW:
         try:
             address = ipaddress.ip_address(client_address(request))
@@ -140,8 +142,13 @@ def _allowed(request: HttpRequest) -> bool:
 @require_safe
 def metrics_view(request: HttpRequest) -> HttpResponse:
     """Prometheus text for a scraper that shows ATELIER_METRICS_TOKEN or comes from ATELIER_METRICS_ALLOW; a 404 to
-    anyone else (and to everyone while neither is set)."""
+    anyone else (and to everyone while neither is set), and a 429 to a wrong token from an address that has sent too
+    many (counted like the API's, in a namespace of its own: teams/ratelimit.py)."""
     if not _allowed(request):
+        if bearer(request) and credential_refused(request, "metrics-token-failures"):
+            window = settings.ATELIER_TOKEN_FAILURE_WINDOW
+            refusal = "an invalid token, after too many from this address\n"
+            return HttpResponse(refusal, content_type="text/plain", status=429, headers={"Retry-After": str(window)})
         raise Http404("No such page")
     body, content_type = metrics.exposition()
     response = HttpResponse(body, content_type=content_type)

@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "django.contrib.contenttypes",
     "django.contrib.sessions",
     "django.contrib.messages",
+    "whitenoise.runserver_nostatic",  # runserver leaves static files to whitenoise, so `make demo` serves them as deployed
     "django.contrib.staticfiles",
     "django_rq",
     "axes",
@@ -95,9 +96,11 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    *(["atelier.static_gzip.StaticGZip"] if DEBUG else []),  # DEBUG: static files from the source folders, gzipped
     "whitenoise.middleware.WhiteNoiseMiddleware",  # static files, compressed and with hashed names, from the app server
     "atelier.metrics.RequestMetrics",  # request latency for /metrics (atelier/metrics.py)
     "atelier.api_errors.ApiErrors",  # /api/: JSON errors, no CSRF check (bearer tokens only)
+    "atelier.unstorable.RefuseUnstorableText",  # NUL or an unpaired surrogate in the address, a parameter or a JSON body: 400
     "csp.middleware.CSPMiddleware",  # Content-Security-Policy on every page (CONTENT_SECURITY_POLICY below); not on static files
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -273,10 +276,33 @@ def _code_version() -> str:
 ATELIER_CODE_VERSION = os.environ.get("ATELIER_CODE_VERSION") or _code_version()
 # Whole-board releases (leaderboard/releases.py, docs/releases.md) are signed with this Ed25519 private key (PEM,
 # made by `manage.py release_key create`; keep it out of the database and of backups anyone else reads). Without the
-# file no release is made and the board page says so. ATELIER_SITE_URL (e.g. https://atelier.example.org) makes the
-# image links in a release absolute; empty, they are the site's paths (/media/...).
+# file no release is made and the board page says so.
 ATELIER_RELEASE_KEY = Path(os.environ.get("ATELIER_RELEASE_KEY", "").strip() or BASE_DIR / "keys" / "release-ed25519.pem")
+# The site's origin (e.g. https://atelier.example.org): every link in an e-mail starts with it (notifications/links.py;
+# a mail has no request to take a host from), and so do the image links in a release. Required with DEBUG off; with
+# DEBUG and unset, mails link to runserver's http://127.0.0.1:8000 and releases keep the site's paths (/media/...).
 ATELIER_SITE_URL = os.environ.get("ATELIER_SITE_URL", "").strip().rstrip("/")
+
+
+def _is_origin(url: str) -> bool:
+    parts = urlparse(url)
+    try:
+        parts.port  # noqa: B018 - a port that is not a number raises here
+    except ValueError:
+        return False
+    return (
+        parts.scheme in ("http", "https") and bool(parts.hostname) and not (parts.path or parts.query or parts.fragment or parts.username)
+    )
+
+
+if ATELIER_SITE_URL and not _is_origin(ATELIER_SITE_URL):
+    raise ImproperlyConfigured(
+        f"ATELIER_SITE_URL={ATELIER_SITE_URL!r}: expected the site's origin, http(s)://host[:port] with no path, e.g. https://atelier.example.org"
+    )
+if not ATELIER_SITE_URL and not DEBUG:
+    raise ImproperlyConfigured(
+        "ATELIER_SITE_URL must be set when DEBUG is off: the links in e-mails start with it (e.g. https://atelier.example.org)"
+    )
 # Operators' endpoints (atelier/health.py): /healthz and /readyz are open; /metrics answers a scraper that sends
 # "Authorization: Bearer <ATELIER_METRICS_TOKEN>" or comes from an address in ATELIER_METRICS_ALLOW (comma-separated
 # IPs or CIDR networks, as the rate limits see the client); with neither set it is a 404 for everyone.
@@ -309,9 +335,9 @@ ATELIER_CONDITIONS_FILE = os.environ.get("ATELIER_CONDITIONS_FILE", "") or None
 # derived from SECRET_KEY. The entry `secret-key` stands for that derived key during a rotation (docs/endpoints.md: Rotating keys).
 ATELIER_SECRET_KEYS = tuple(k.strip() for k in os.environ.get("ATELIER_SECRET_KEYS", "").split(",") if k.strip())
 
-# Login attempts are limited by django-axes: ATELIER_LOGIN_FAILURE_LIMIT failures for one username from one
-# address lock that pair out for ATELIER_LOGIN_COOLOFF_MINUTES (the admin login included). API tokens: see
-# ATELIER_TOKEN_FAILURE_LIMIT in submissions/ratelimit.py's policy.
+# Login attempts are limited by django-axes: ATELIER_LOGIN_FAILURE_LIMIT wrong passwords for one username from one
+# address lock that pair out for ATELIER_LOGIN_COOLOFF_MINUTES (the admin login included). API and /metrics tokens:
+# see ATELIER_TOKEN_FAILURE_LIMIT in teams/ratelimit.py's policy.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 AXES_FAILURE_LIMIT = envint("ATELIER_LOGIN_FAILURE_LIMIT", "5", minimum=1)
 AXES_COOLOFF_TIME = envint("ATELIER_LOGIN_COOLOFF_MINUTES", "15", minimum=1) / 60  # hours
@@ -321,11 +347,13 @@ AXES_IPWARE_PROXY_COUNT = envint("ATELIER_PROXY_COUNT", "0")  # reverse proxies 
 AXES_VERBOSE = False
 # Logins are locked out by the same client address the API's token limiter uses (ATELIER_PROXY_COUNT proxies trusted):
 # without it axes would see the proxy's address behind nginx and lock the username out for everyone.
-AXES_CLIENT_IP_CALLABLE = "submissions.ratelimit.client_address"
+AXES_CLIENT_IP_CALLABLE = "teams.ratelimit.client_address"
 ATELIER_TOKEN_FAILURE_LIMIT = envint("ATELIER_TOKEN_FAILURE_LIMIT", "20", minimum=1)
 ATELIER_TOKEN_FAILURE_WINDOW = envint("ATELIER_TOKEN_FAILURE_WINDOW_SECONDS", "600", minimum=1)
 # Password-reset mail to one address: at most this many an hour (atelier/accounts.py), so the form cannot flood an inbox.
 ATELIER_PASSWORD_RESET_LIMIT = envint("ATELIER_PASSWORD_RESET_LIMIT", "3", minimum=1)
+# "Confirm your e-mail address" mail to one address (sign-up, address change): at most this many an hour, whoever asks.
+ATELIER_ADDRESS_CONFIRMATION_LIMIT = envint("ATELIER_ADDRESS_CONFIRMATION_LIMIT", "1", minimum=1)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -355,7 +383,8 @@ def _package_dir(name: str, sub: str) -> Path:
 STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", _package_dir("plotly", "package_data"))]
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 # Deployed (DEBUG off): `manage.py collectstatic` writes compressed files with content-hashed names, served by
-# whitenoise with far-future caching. With DEBUG on, files come straight from the source folders.
+# whitenoise with far-future caching. With DEBUG on, whitenoise serves them straight from the source folders (under
+# runserver too: whitenoise.runserver_nostatic), gzipped as they leave (atelier/static_gzip.py).
 # Media (renders, targets, references, attempts, exemplar images) live on the local filesystem under MEDIA_ROOT, or, with
 # ATELIER_S3_BUCKET set, on S3-compatible object storage (AWS S3, MinIO, Cloudflare R2: docs/deploying.md), so render
 # hosts, judge workers and web processes share no disk. Every file goes through Django's storage API either way.

@@ -7,7 +7,7 @@ from django.views.generic.base import RedirectView
 
 from leaderboard.media import media_file
 
-from . import accounts, demo_judge, demo_prompter, health, team_api
+from . import accounts, demo_judge, demo_prompter, demo_study, health, team_api
 
 
 class FaviconView(RedirectView):
@@ -35,6 +35,8 @@ urlpatterns = [
     # The demo's scripted prompter (DEBUG only), called by the demo site itself: no browser, so no CSRF token.
     path("demo/prompter/v1/chat/completions", csrf_exempt(demo_prompter.chat_completions_view), name="demo-prompter"),
     path("demo/judge/v1/chat/completions", csrf_exempt(demo_prompter.chat_view(demo_judge.completion, "judge")), name="demo-judge"),
+    # The demo study's public "Take part yourself" link (DEBUG only): a participant of their own for each visitor.
+    path("demo/study/", demo_study.enter, name="demo-study"),
     path("", include("tasks.urls")),
     path("", include("ratings.urls")),
     path("", include("studies.urls")),

@@ -218,6 +218,7 @@ def site_env(workdir: Path, database_url: str = "") -> dict[str, str]:
         "DEBUG": "false",
         "SECRET_KEY": "bench-only-secret-key-0123456789abcdefghijklmnopqrstuvwxyz",
         "ALLOWED_HOSTS": "127.0.0.1",
+        "ATELIER_SITE_URL": "http://127.0.0.1",
         "SECURE_SSL_REDIRECT": "false",
         "SESSION_COOKIE_SECURE": "false",
         "CSRF_COOKIE_SECURE": "false",

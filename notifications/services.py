@@ -15,9 +15,12 @@ from django.core import signing
 from django.core.mail import EmailMessage, get_connection
 from django.db import IntegrityError, transaction
 from django.urls import reverse
+from limits import RateLimitItemPerHour
 
 from evaluation.models import Origin, Status, Submission
+from teams import ratelimit
 
+from .links import absolute
 from .models import Event, Notice, NotificationSetting
 
 log = logging.getLogger(__name__)
@@ -73,9 +76,8 @@ def recipients_for(submission: Submission) -> list:
 
 
 def submission_message(submission: Submission, event: str, user) -> EmailMessage:
-    site = settings.ATELIER_SITE_URL  # empty: the links are the site's paths (docs/configuration.md)
     subject, what = INCOMPLETE if event == Event.FAILED and submission.status == Status.INCOMPLETE else WHAT[Event(event)]
-    unsubscribe = site + reverse("notifications-unsubscribe", args=[unsubscribe_token(user.pk)])
+    unsubscribe = absolute(reverse("notifications-unsubscribe", args=[unsubscribe_token(user.pk)]))
     run = "Endpoint run" if submission.origin == Origin.ENDPOINT else "Submission"
     body = "\n".join(
         [
@@ -84,12 +86,12 @@ def submission_message(submission: Submission, event: str, user) -> EmailMessage
             f"{run} #{submission.pk} of team {one_line(submission.team.name)} (prompter {one_line(submission.prompter)}, "
             f"pack {submission.pack}) {what.format(pack=submission.pack)}",
             "",
-            f"    {site}{reverse('submission', args=[submission.pk])}",
+            f"    {absolute(reverse('submission', args=[submission.pk]))}",
             "",
             "-- ",  # the signature delimiter, with its space
             f"You get this e-mail as a member of team {one_line(submission.team.name)} on the AtelierEval leaderboard.",
             f"Stop these e-mails: {unsubscribe}",
-            f"Your e-mail settings: {site}{reverse('notifications')}",
+            f"Your e-mail settings: {absolute(reverse('notifications'))}",
         ]
     )
     headers = {"List-Unsubscribe": f"<{unsubscribe}>", "List-Unsubscribe-Post": "List-Unsubscribe=One-Click"}  # RFC 8058
@@ -134,10 +136,30 @@ class AddressRefused(Exception):
     """The confirmation link is not valid, expired, or out of date; the message says which, in our words."""
 
 
+class ConfirmationLimited(Exception):
+    """The address was sent its hourly confirmation mail already; the message says so, in our words."""
+
+
+def _per_hour() -> str:
+    limit = settings.ATELIER_ADDRESS_CONFIRMATION_LIMIT
+    return "one such e-mail" if limit == 1 else f"{limit} such e-mails"
+
+
 def address_confirmation_send(*, user, email: str) -> bool:
-    """Mail `email` a link that makes it `user`'s address. False (logged) when the mail backend refused it."""
+    """Mail `email` a link that makes it `user`'s address. ConfirmationLimited when that address, in any case, has
+    been sent ATELIER_ADDRESS_CONFIRMATION_LIMIT within the hour, whoever asked (the password reset's limiter): the
+    same answer whether or not it is anyone's address. False (logged) when the mail backend refused it; that counts
+    too, since a backend can fail after the message went."""
+    limit = RateLimitItemPerHour(settings.ATELIER_ADDRESS_CONFIRMATION_LIMIT, namespace="address-confirmation")
+    if not ratelimit.take(limit, ratelimit.address_key(email)):
+        log.warning("address confirmation: the hourly limit for one address is spent; no message sent for user %s", user.pk)
+        raise ConfirmationLimited(
+            f"No new link was sent: a link for {email} was asked for less than an hour ago, and one address is sent at most"
+            f" {_per_hour()} an hour. If you asked for it, open the link in that e-mail (it works for {ADDRESS_LINK_DAYS} days);"
+            " if not, ask again in an hour."
+        )
     token = signing.dumps({"u": user.pk, "e": email, "was": user.email}, salt=ADDRESS_SALT)
-    link = settings.ATELIER_SITE_URL + reverse("notifications-address", args=[token])
+    link = absolute(reverse("notifications-address", args=[token]))
     body = "\n".join(
         [
             f"Hello {user.get_username()},",
@@ -146,7 +168,7 @@ def address_confirmation_send(*, user, email: str) -> bool:
             "",
             f"    {link}",
             "",
-            "If you did not ask for this, ignore this e-mail: nothing changes and you will get no other.",
+            f"If you did not ask for this, ignore this e-mail: nothing changes. This address is sent at most {_per_hour()} an hour.",
         ]
     )
     try:

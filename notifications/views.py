@@ -37,12 +37,18 @@ def address_change(request: HttpRequest, email: str) -> None:
         messages.success(request, "Removed: your account has no e-mail address, so you get no notifications.")
     elif email == request.user.email:
         messages.info(request, f"{email} is already your address.")
-    elif services.address_confirmation_send(user=request.user, email=email):
-        messages.success(
-            request, f"We sent a link to {email}: open it to use that address (it works for {services.ADDRESS_LINK_DAYS} days)."
-        )
     else:
-        messages.error(request, "The confirmation e-mail could not be sent; nothing changed. Try again later.")
+        try:
+            sent = services.address_confirmation_send(user=request.user, email=email)
+        except services.ConfirmationLimited as limited:
+            messages.warning(request, str(limited))
+            return
+        if sent:
+            messages.success(
+                request, f"We sent a link to {email}: open it to use that address (it works for {services.ADDRESS_LINK_DAYS} days)."
+            )
+        else:
+            messages.error(request, "The confirmation e-mail could not be sent; nothing changed. Try again in an hour.")
 
 
 # Like unsubscribe: the signed link is the credential, and a GET only asks (mail scanners open links).

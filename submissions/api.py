@@ -28,11 +28,12 @@ from evaluation.workqueue import QueueUnavailable
 from evaluator.metrics.coverage import FULL, WITHHELD
 from evaluator.metrics.scopes import Scope
 from tasks.models import TaskPack
+from teams import ratelimit
 from teams.forms import PrompterForm
 from teams.models import CARD_FIELDS, Endpoint, Prompter, PrompterVersion, Team
 from teams.services import CardRefused, card_save, parameters_label, parameters_parse
 
-from . import ratelimit, services
+from . import services
 from .forms import EchoSafeForm, EndpointForm, RunForm, refusal_field
 from .parsing import PromptFileError
 from .views import shown_test_call
@@ -77,19 +78,21 @@ def _queue_down() -> JsonResponse:
 
 
 def token_required(view):
+    """A live token passes from any address; a wrong one is counted, and refused with 429 once its address has sent
+    too many; a request without one is refused with 401 and never counted (teams/ratelimit.py's policy)."""
+
     @wraps(view)
     def wrapper(request: HttpRequest, *args, **kwargs):
-        if ratelimit.locked_out(request):
+        token = ratelimit.bearer(request)
+        row = services.token_row(token) if token else None
+        if row is None and token and ratelimit.credential_refused(request, "token-failures"):
             window = settings.ATELIER_TOKEN_FAILURE_WINDOW
             return JsonResponse(
-                {"error": f"too many invalid tokens from this address; try again in up to {window} s"},
+                {"error": f"invalid token; this address sent too many, so its invalid tokens are refused for up to {window} s"},
                 status=429,
                 headers={"Retry-After": str(window)},
             )
-        scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-        row = services.token_row(token.strip()) if scheme.lower() == "bearer" and token.strip() else None
         if row is None:
-            ratelimit.count_failure(request)
             return JsonResponse({"error": "missing or invalid token: send 'Authorization: Bearer <token>'"}, status=401)
         request.team, request.api_token = row.team, row
         return view(request, *args, **kwargs)

@@ -27,13 +27,13 @@ def _retry(description: str) -> dict:
 
 ERRORS = {
     "401": _json("missing or invalid token", ERROR),
-    "429": _retry("too many invalid tokens from this address"),
+    "429": _retry("an invalid token, after too many invalid tokens from this address"),
     "404": _json("not found (or not the token's team's)", ERROR),
     "405": {**_json("method not allowed on this route", ERROR), "headers": {"Allow": {"schema": {"type": "string"}}}},
 }
 CREATES = {  # routes that create a submission
     "422": _json("Idempotency-Key over 200 characters, or reused for a different request", ERROR),
-    "429": _retry("the team's daily submission cap (or too many invalid tokens from this address)"),
+    "429": _retry("the team's daily submission cap (or an invalid token, after too many from this address)"),
 }
 QUEUE_DOWN = {"503": _retry("the work queue is unavailable; nothing was stored")}
 IDEMPOTENCY = {

@@ -1,21 +1,33 @@
-"""The API token limiter: a client address that sends too many bad tokens is refused for a while.
+"""The credential limiter: an address that presents too many wrong tokens has its further wrong ones refused a while.
 
-Policy (documented in docs/deploying.md): ATELIER_TOKEN_FAILURE_LIMIT failed token checks from one address within
-ATELIER_TOKEN_FAILURE_WINDOW_SECONDS (counted from the first) lock that address out of the API until the window has
-passed; valid tokens from other addresses are unaffected. The counting is the `limits` library's fixed window (the one
-the judge's budget uses too, evaluator/judge/budget.py), kept where Django's cache is: on the cache's Redis whenever
-REDIS_URL or ATELIER_CACHE_URL names one (atelier/settings.py), under the cache's key prefix, so every gunicorn worker
-and host counts together, a restart forgets nothing and the cache's clear() forgets the lockouts with the rest; with
-the local-memory cache, in this process's memory, each process counting alone. Counting is atomic (one script on
-Redis); requests in flight at the same moment may each be checked before any of them is counted.
+Policy (documented in docs/deploying.md). Only presented credentials that fail are counted: a wrong or revoked API
+token (`Authorization: Bearer …` on /api/v1/) and a wrong /metrics token, each kind in its own namespace. A request
+that presents none (an anonymous GET, a probe, a browser) is never counted and never refused here, so nobody sharing
+an address (a NAT, a CI provider) can spend the allowance of the others. ATELIER_TOKEN_FAILURE_LIMIT failures of one
+kind from one address within ATELIER_TOKEN_FAILURE_WINDOW_SECONDS (a fixed window from the first) get every further
+wrong credential of that kind from that address 429 until the window has passed. A valid token always passes, from
+any address: it proves possession of a 256-bit random secret (submissions/services.py token_create), which is what
+stops guessing; refusing it would let anyone behind the same address lock a team out with 20 made-up tokens. The
+price: a locked-out guesser still learns from each request whether its guess was right (a 2xx), so the lockout no
+longer caps how many guesses an address can test; it caps nothing that matters against 2^256 candidates (nor did the
+per-address count before, against an IPv6 /64), and it keeps refusing and counting every wrong one. Passwords are
+guessable, so web logins are django-axes's: it counts only failed password checks and locks the (username, address)
+pair out, the right password included (settings.py AXES_*).
 
-If the cache's Redis cannot be reached the limiter fails open: the check passes and the failure goes uncounted, with a
-warning logged. Tokens are random secrets, so the lockout is a second line of defence, and a cache outage must not
-turn every API call into a 500. Web logins are limited by django-axes.
+The counting is the `limits` library's fixed window (the one the judge's budget uses too, evaluator/judge/budget.py),
+kept where Django's cache is: on the cache's Redis whenever REDIS_URL or ATELIER_CACHE_URL names one
+(atelier/settings.py), under the cache's key prefix, so every gunicorn worker and host counts together, a restart
+forgets nothing and the cache's clear() forgets the lockouts with the rest; with the local-memory cache, in this
+process's memory, each process counting alone. Counting and checking are one atomic step (one script on Redis). The
+per-address e-mail caps (password reset, address confirmation) count here too, by `take` under `address_key`.
+
+If the cache's Redis cannot be reached the limiter fails open: the failure goes uncounted and is answered as a wrong
+credential (401, or the 404 of /metrics), with a warning logged. A cache outage must not turn every API call into a 500.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import threading
@@ -85,21 +97,23 @@ def _follow_the_cache(setting: str, **_) -> None:
             _limiter = None
 
 
-def _policy() -> RateLimitItem:
-    return RateLimitItemPerSecond(settings.ATELIER_TOKEN_FAILURE_LIMIT, settings.ATELIER_TOKEN_FAILURE_WINDOW, namespace="token-failures")
+def bearer(request: HttpRequest) -> str:
+    """The token of an `Authorization: Bearer <token>` header (the scheme in any case); '' when none is presented."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
 
 
-def locked_out(request: HttpRequest) -> bool:
-    address = client_address(request)
-    try:
-        return not _fixed_window().test(_policy(), address)
-    except redis.RedisError as exc:
-        log.warning("token limiter: cache unreachable, %s not checked (%s: %s)", address, type(exc).__name__, exc)
-        return False
+def credential_refused(request: HttpRequest, namespace: str) -> bool:
+    """Count one presented credential that failed (kind `namespace`) against the request's address; True when that
+    address has now sent more than ATELIER_TOKEN_FAILURE_LIMIT of them in the window: refuse it with 429."""
+    limit = RateLimitItemPerSecond(settings.ATELIER_TOKEN_FAILURE_LIMIT, settings.ATELIER_TOKEN_FAILURE_WINDOW, namespace=namespace)
+    return not take(limit, client_address(request))
 
 
-def count_failure(request: HttpRequest) -> None:
-    take(_policy(), client_address(request))
+def address_key(email: str) -> str:
+    """The key of an e-mail address in a per-address limit: its digest (no address is kept in the cache), the same
+    for every spelling that reaches one inbox in practice (case, surrounding spaces)."""
+    return hashlib.sha256(email.strip().lower().encode()).hexdigest()
 
 
 def take(limit: RateLimitItem, key: str) -> bool:

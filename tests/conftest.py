@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 import pytest
 
 from evaluation import runtime
+from tests.mails import link_problems
 
 pytest_plugins = ["tests.openai_server", "tests.browser", "tests.predictor", "tests.once"]
 
@@ -83,6 +84,16 @@ def _isolated(settings, tmp_path):
     runtime.reset()
     yield
     runtime.reset()
+
+
+@pytest.fixture(autouse=True)
+def _mail_links_absolute():
+    """Every e-mail any test sends carries only absolute links (tests/mails.py): a mail is read outside the site."""
+    from django.core import mail
+
+    yield
+    problems = [problem for message in getattr(mail, "outbox", []) for problem in link_problems(message)]
+    assert not problems, f"e-mail links a mail reader cannot open: {problems}"
 
 
 def suite_redis_url(url: str, db: int = TEST_REDIS_DB) -> str:

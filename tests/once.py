@@ -82,6 +82,7 @@ def collected_static(tmp_path_factory) -> Path:
         env = plain_environment(
             DEBUG="false",
             SECRET_KEY=secrets.token_urlsafe(32),
+            ATELIER_SITE_URL="https://atelier.example.org",
             STATIC_ROOT=str(folder),
             DATABASE_URL=f"sqlite:///{folder / 'unused.sqlite3'}",
         )

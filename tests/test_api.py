@@ -31,6 +31,15 @@ def test_submit_without_or_with_bad_token_is_401(client, sample_pack):
     assert response.status_code == 401 and "Bearer" in response.json()["error"]
 
 
+def test_requests_without_a_token_are_never_counted_or_locked_out(client, team):
+    """A shared address (a NAT, a CI provider) sends anonymous requests: none counts, none is refused with 429."""
+    good = token_create(team=team, name="ci")[1]
+    statuses = [client.get("/api/v1/submissions/1", **headers).status_code for headers in [{}] * 20 + [auth("")] * 5]
+    assert statuses == [401] * 25, statuses
+    assert client.get("/api/v1/submissions/1", **auth(good)).status_code == 404  # the team's token: not locked out
+    assert client.get("/api/v1/submissions/1", **auth("atl_wrong")).status_code == 401  # nothing was counted
+
+
 def test_revoked_token_is_refused(client, team, sample_pack):
     row, token = token_create(team=team, name="old")
     ApiToken.objects.filter(pk=row.pk).update(revoked=True)

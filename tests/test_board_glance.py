@@ -1,11 +1,13 @@
 """The board reads at a glance: on a 390 px phone each row's rank, prompter and overall score are in view without
 scrolling sideways (the other columns scroll inside the table's box, the three held at its left); at 1400 px every
 backend column is in view or the table says how to see the rest (a note CSS shows only while the table overflows);
-the charts' labels, entry names and axis titles, lie wholly inside the charts at both widths. Measured in a real
-browser (tests/browser.py)."""
+the charts' labels, entry names and axis titles, lie wholly inside the charts at both widths. Rows first (issue 42):
+the first ranked score is on a phone's first screen and the top five rows on a desktop's, and plotly.js is fetched
+only after the page has loaded, so the table never waits for a chart. Measured in a real browser (tests/browser.py)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -17,7 +19,7 @@ from tasks.models import TaskPack
 from teams.models import Team
 from tests.browser import Browser
 from tests.test_board_stats import JUDGE, entry
-from tests.test_phone_widths import DESKTOP, PHONE, set_width
+from tests.test_phone_widths import DESKTOP, PHONE, PHONE_HEIGHT, set_width
 
 NAMES = ("Lantern, a prompter with a rather long name", "twin-a (tuned on the public split)", "twin-b (tuned on the public split)")
 BACKENDS = {f"backend-{i}": f"Backend {i}, a long label: 30 steps, guidance 7.5" for i in range(1, 7)}
@@ -35,6 +37,17 @@ return [...document.querySelectorAll('.chart')].flatMap((chart) => {
             inside: Math.min(r.left - box.left, box.right - r.right, r.top - box.top, box.bottom - r.bottom)};
   });
 });
+"""
+# The ranked rows' overall score cells, from the top of the window (px), and the window's height.
+RANKED_SCORES = """
+const rows = [...document.querySelectorAll('#board-table > tbody:first-of-type > tr')].filter((row) => !row.querySelector('.unranked'));
+return {height: window.innerHeight, scrolled: window.scrollY, bottoms: rows.map((row) => row.querySelectorAll('td')[2].getBoundingClientRect().bottom)};
+"""
+# When plotly.js was asked for, against the page's DOMContentLoaded and load events (ms from the navigation's start).
+PLOTLY_FETCHED = """
+const nav = performance.getEntriesByType('navigation')[0];
+return {dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
+        plotly: performance.getEntriesByType('resource').filter((f) => f.name.includes('/plotly')).map((f) => f.startTime)};
 """
 
 
@@ -64,8 +77,8 @@ def publish_with_backends(team: Team, pack: TaskPack) -> Submission:
     return wide
 
 
-def open_board(browser: Browser, pack: TaskPack, width: int) -> None:
-    set_width(browser, width)
+def open_board(browser: Browser, pack: TaskPack, width: int, height: int = PHONE_HEIGHT) -> None:
+    set_width(browser, width, height)
     browser.driver.execute_cdp_cmd("Network.clearBrowserCache", {})  # the board page may be kept by the browser
     browser.get(f"/?board={pack.pk}:{pack.revision}")
     browser.wait_loaded()
@@ -93,10 +106,31 @@ def assert_chart_labels_inside(browser: Browser, width: int) -> None:
         assert title.replace(" ", "") in written["length-scatter"]
 
 
+def assert_charts_wait_for_the_page(browser: Browser) -> None:
+    """plotly.js was fetched (the charts are drawn), and only after the load event: the table was parsed and shown first."""
+    timing = script(browser, PLOTLY_FETCHED)
+    assert timing["plotly"] and min(timing["plotly"]) >= timing["load"] >= timing["dcl"] > 0, timing
+
+
+def test_the_board_page_loads_no_chart_script_before_the_table(client, board):
+    pack, _ = board
+    page = client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()
+    tags = re.findall(r"<script\b[^>]*\bsrc=[^>]*>", page)
+    assert tags and [t for t in tags if " defer" not in t and " async" not in t] == []  # no script holds up the parser
+    assert not [t for t in tags if re.search(r'\ssrc="[^"]*plotly', t)]  # plotly.js is not in the initial HTML
+    loader = next(t for t in tags if "js/charts.js" in t)
+    assert "vendor/plotly/plotly.min.js" in loader and "js/board_charts.js" in loader
+    assert page.index('id="board-table"') < page.index("js/charts.js")
+
+
 def test_a_desktop_sees_every_column_or_is_told_to_scroll_and_the_charts_keep_their_labels(browser, team, board):
     pack, _ = board
-    open_board(browser, pack, DESKTOP)
+    open_board(browser, pack, DESKTOP, 900)
     browser.shot("glance-1400-fits")
+    ranked = script(browser, RANKED_SCORES)
+    assert ranked["scrolled"] == 0 and len(ranked["bottoms"]) == len(NAMES)
+    assert max(ranked["bottoms"][:5]) <= ranked["height"] == 900, ranked  # the top five rows (all three here) on the first screen
+    assert_charts_wait_for_the_page(browser)
     assert script(browser, "return document.documentElement.scrollWidth") <= DESKTOP
     box = browser.find(".table-scroll").rect
     assert not overflows(browser) and not browser.find("#board-overflow").is_displayed()  # it fits: no note
@@ -123,6 +157,9 @@ def test_a_phone_sees_rank_prompter_and_overall_of_every_row_and_the_charts_keep
     publish_with_backends(team, pack)
     open_board(browser, pack, PHONE)
     browser.shot("glance-390")
+    ranked = script(browser, RANKED_SCORES)
+    assert ranked["scrolled"] == 0 and ranked["bottoms"][0] <= ranked["height"] == PHONE_HEIGHT, ranked  # a score on the first screen
+    assert_charts_wait_for_the_page(browser)
     assert script(browser, "return document.documentElement.scrollWidth") <= PHONE
     headings = [th.text for th in browser.find_all("#board-table thead th")[:3]]
     assert headings == ["Rank", "Prompter", "Overall"]

@@ -80,7 +80,7 @@ def test_demo_builds_a_published_judged_leaderboard_and_is_idempotent(settings, 
     sample = client.get(f"/?board={demo.pack_id}:{demo.pack_revision}").content.decode()  # 2 tasks a category: said so
     assert "Example prompter (hand-written)" in sample and f"{demo.figures.get(scope='overall').value:.1f}" in sample
     assert 'id="not-separable"' in sample and "Length-controlled" not in sample
-    link = re.search(r"Take part yourself .*: http://127\.0\.0\.1:8000(/study/[^/\s]+/)", printed.getvalue())
+    link = re.search(r"Take part yourself .*: http://127\.0\.0\.1:8000(/demo/study/)$", printed.getvalue(), re.M)
     assert link and "Before you start" in client.get(link.group(1), follow=True).content.decode()  # the printed link opens the study
     judge_page = html.unescape(client.get("/judge/").content.decode())  # the demo's hand ratings are one developer's
     assert "the one rater's labels (one rater, not a majority of experts)" in judge_page and "experts' majority" not in judge_page
@@ -124,7 +124,7 @@ class DemoWalk:
         "comparison": r"^/compare/\?a=",
         "releases": r"^/releases/\?board=",
         "task": r"^/tasks/\d+/",
-        "study": r"^/study/",
+        "study": r"^/(demo/)?study/",  # the demo prints its public entry, which redirects to a participant of the visitor's own
         "login": r"^/accounts/login/$",
         "prompter page": r"^/prompters/\d+/$",
         "team": r"^demo: /teams/[\w-]+/$",

@@ -25,6 +25,7 @@ def test_debug_settings_allow_the_demo_site_alone_and_no_other_loopback_port(mon
             check_url("http://127.0.0.1:6379/", allowed=loaded.ATELIER_PROMPTER_ALLOWED_HOSTS)  # e.g. the Redis beside it
         monkeypatch.setenv("DEBUG", "false")
         monkeypatch.setenv("SECRET_KEY", "x" * 50)
+        monkeypatch.setenv("ATELIER_SITE_URL", "https://atelier.example.org")
         assert importlib.reload(module).ATELIER_PROMPTER_ALLOWED_HOSTS == ()  # never in production
     finally:
         monkeypatch.setenv("DEBUG", "true")

@@ -21,7 +21,12 @@ import pytest
 from tests.once import copy_database
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCTION = {"DEBUG": "false", "ALLOWED_HOSTS": "atelier.example.org", "ATELIER_BEHIND_TLS_PROXY": "true"}
+PRODUCTION = {
+    "DEBUG": "false",
+    "ALLOWED_HOSTS": "atelier.example.org",
+    "ATELIER_SITE_URL": "https://atelier.example.org",
+    "ATELIER_BEHIND_TLS_PROXY": "true",
+}
 
 SEED = """
 import io

@@ -1,5 +1,5 @@
-"""Operators' endpoints: /healthz, /readyz with one check failing at a time (the queues' Redis gone, a predictor whose
-weights do not match their hashes), and /metrics behind its token or address list, with what it reads."""
+"""Operators' endpoints: /healthz, /readyz with one check failing at a time (the queues' Redis gone: unready; a predictor
+whose weights do not match their hashes: degraded), and /metrics behind its token or address list, with what it reads."""
 
 from __future__ import annotations
 
@@ -62,12 +62,15 @@ def corrupted_predictor(folder):
     return folder
 
 
-def test_a_corrupted_predictor_is_unready_and_staff_see_why(db, client, admin_client, settings, tmp_path, sample_pack):
+def test_a_corrupted_predictor_degrades_readiness_without_failing_it_and_staff_see_why(
+    db, client, admin_client, settings, tmp_path, sample_pack
+):
     settings.ATELIER_DIFFICULTY_MODEL = corrupted_predictor(tmp_path / "difficulty")
-    response = client.get("/readyz")
-    assert response.status_code == 503
+    response = client.get("/readyz")  # optional: a load balancer keeps the node, operators read why
+    assert response.status_code == 200 and response.json()["status"] == "degraded"
     problem = response.json()["checks"]["predictor"]
-    assert not problem["ok"] and "does not match manifest.json" in problem["detail"] and str(tmp_path) not in problem["detail"]
+    assert not problem["ok"] and problem["degraded"] and "does not match manifest.json" in problem["detail"]
+    assert str(tmp_path) not in problem["detail"]
     staff = admin_client.get("/tasks/").content.decode()
     assert 'id="predictor-problem"' in staff and "does not match manifest.json" in staff and "No prompt difficulty predictor" in staff
     public = client.get("/tasks/").content.decode()
@@ -122,3 +125,13 @@ def test_metrics_answer_only_the_token_or_the_address_list(db, client, settings,
     settings.ATELIER_METRICS_ALLOW = (__import__("ipaddress").ip_network("10.0.0.0/8"),)
     assert client.get("/metrics", REMOTE_ADDR="10.1.2.3").status_code == 200
     assert client.get("/metrics", REMOTE_ADDR="192.0.2.9").status_code == 404
+
+
+def test_wrong_metrics_tokens_are_counted_and_locked_out_but_not_the_right_one_or_anonymous(db, client, settings):
+    settings.ATELIER_METRICS_TOKEN, limit = "scrape-secret", settings.ATELIER_TOKEN_FAILURE_LIMIT
+    wrong = [client.get("/metrics", headers={"Authorization": f"Bearer guess-{n}"}) for n in range(limit + 5)]
+    assert [r.status_code for r in wrong] == [404] * limit + [429] * 5, [r.status_code for r in wrong]
+    assert int(wrong[-1]["Retry-After"]) > 0
+    assert client.get("/metrics").status_code == 404  # no token: not refused for the guesser's failures
+    assert client.get("/metrics", headers={"Authorization": "Bearer scrape-secret"}).status_code == 200
+    assert client.get("/api/v1/submissions/1", headers={"Authorization": "Bearer atl_wrong"}).status_code == 401  # own count

@@ -134,22 +134,29 @@ def test_redis_down_is_a_503_and_stores_nothing(client, owner, team, sample_pack
     assert not Submission.objects.exists() and not PromptEntry.objects.exists()
 
 
-def test_bad_tokens_lock_an_address_out_of_the_api(client, sample_pack, token, settings):
+def test_bad_tokens_lock_an_address_out_for_bad_tokens_only(client, sample_pack, token, settings):
     settings.ATELIER_TOKEN_FAILURE_LIMIT = 3
     for _ in range(3):
         assert client.get("/api/v1/submissions/1", **auth("atl_wrong")).status_code == 401
-    locked = client.get("/api/v1/submissions/1", **auth(token))
-    assert locked.status_code == 429 and int(locked["Retry-After"]) > 0  # even a good token, from this address
-    assert client.get("/api/v1/submissions/1", REMOTE_ADDR="10.9.8.7", **auth(token)).status_code == 404  # other addresses are unaffected
+    locked = client.get("/api/v1/submissions/1", **auth("atl_wrong_again"))
+    assert locked.status_code == 429 and int(locked["Retry-After"]) > 0 and "invalid token" in locked.json()["error"]
+    assert client.get("/api/v1/submissions/1", **auth(token)).status_code == 404  # a good token from this address passes
+    assert client.get("/api/v1/submissions/1").status_code == 401  # so does a request without one (refused as before)
+    assert client.get("/api/v1/submissions/1", REMOTE_ADDR="10.9.8.7", **auth("atl_wrong")).status_code == 401  # other addresses: own count
 
 
-def test_login_locks_out_after_repeated_wrong_passwords(client, owner, settings):
+def test_login_locks_out_after_repeated_wrong_passwords(client, owner, stranger, settings):
     settings.AXES_FAILURE_LIMIT = 3
+    for _ in range(5):  # page views and forms without a password never reach a password check: not counted
+        assert client.get("/accounts/login/").status_code == 200
+        assert client.post("/accounts/login/", {"username": "owner", "password": ""}).status_code == 200
     for _ in range(3):
         assert client.post("/accounts/login/", {"username": "owner", "password": "wrong"}).status_code in (200, 429)
     locked = client.post("/accounts/login/", {"username": "owner", "password": "pw-owner-123"})
     assert locked.status_code == 429  # the right password no longer helps until the cool-off
     assert "_auth_user_id" not in client.session
+    neighbour = client.post("/accounts/login/", {"username": "stranger", "password": "pw-stranger-123"})
+    assert neighbour.status_code == 302  # the lock is the (username, address) pair: another user there logs in
 
 
 def test_csv_cells_that_look_like_formulas_are_neutralised():

@@ -180,6 +180,7 @@ def environment(folder: Path, https_port: int) -> dict[str, str]:
         "SECRET_KEY": secrets.token_urlsafe(64),
         "ALLOWED_HOSTS": "127.0.0.1",
         "CSRF_TRUSTED_ORIGINS": f"https://127.0.0.1:{https_port}",
+        "ATELIER_SITE_URL": f"https://127.0.0.1:{https_port}",
         "ATELIER_BEHIND_TLS_PROXY": "true",
         "ATELIER_PROXY_COUNT": "1",
         "ATELIER_MEDIA_ACCEL_REDIRECT": "/protected-media/",

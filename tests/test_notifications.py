@@ -8,6 +8,7 @@ import re
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.mail import EmailMultiAlternatives
 from django.core.mail.backends.base import BaseEmailBackend
 from django.db import transaction
 from django.test import Client
@@ -19,6 +20,7 @@ from notifications.models import Notice, NotificationSetting
 from notifications.services import submission_notify
 from submissions import services
 from teams.models import Membership, Team
+from tests.mails import link_problems
 
 SITE = "https://atelier.example.org"
 CHECKED = '<input type="checkbox" name="email_enabled" id="id_email_enabled" checked>'
@@ -71,6 +73,31 @@ def test_done_mails_each_member_with_an_address_once(judging, mailoutbox):
     submission_rescore(judging.pk)
     finish_submission_job(judging.pk)
     assert Submission.objects.get(pk=judging.pk).status == Status.DONE and len(mailoutbox) == 2
+
+
+def test_every_link_of_a_mail_is_absolute_under_debugs_default_too(judging, members, settings, mailoutbox):
+    settings.ATELIER_SITE_URL = ""  # what DEBUG allows unset: the links go to runserver's address, never bare paths
+    finish_submission_job(judging.pk)
+    client = Client()
+    client.force_login(members["ada"])
+    client.post("/account/notifications/", {"email": "ada@new.example.org"})
+    urls = [u for m in mailoutbox for u in re.findall(r"\S+/(?:submissions|account)/\S*", m.body)]
+    headers = [m.extra_headers["List-Unsubscribe"] for m in mailoutbox if "List-Unsubscribe" in m.extra_headers]
+    assert len(mailoutbox) == 3 and len(urls) == 7 and len(headers) == 2
+    assert all(u.startswith("http://127.0.0.1:8000/") for u in urls) and all(h.startswith("<http://127.0.0.1:8000/") for h in headers)
+    assert [link_problems(m) for m in mailoutbox] == [[], [], []]
+
+
+def test_the_mail_link_check_names_bare_paths_relative_hrefs_and_a_relative_unsubscribe():
+    relative = EmailMultiAlternatives("old", "See /submissions/14/ or https://atelier.example.org/teams/", to=["a@example.org"])
+    relative.attach_alternative('<a href="/account/">settings</a> <a href="https://atelier.example.org/">home</a>', "text/html")
+    relative.extra_headers["List-Unsubscribe"] = "</account/notifications/unsubscribe/x/>"
+    assert [p.split(": ", 1)[1] for p in link_problems(relative)] == [
+        "bare path '/submissions/14/'",
+        "bare path '/account/'",
+        "href '/account/'",
+        "List-Unsubscribe '</account/notifications/unsubscribe/x/>'",
+    ]
 
 
 def test_failed_mails_once_without_the_remote_text(judging, mailoutbox):
@@ -198,6 +225,25 @@ def test_signup_with_an_address_mails_a_link_and_the_address_is_used_only_once_i
     assert expired.status_code == 400 and "expired" in expired.content.decode()
     user.refresh_from_db()
     assert user.email == "new@example.org"
+
+
+def test_an_address_is_sent_one_confirmation_an_hour_whoever_asks(db, mailoutbox):
+    form = {"password1": "a-long-pass-phrase-9", "password2": "a-long-pass-phrase-9"}
+    said = []
+    for n in range(10):  # ten sign-ups naming one address, in any case
+        signup = {**form, "username": f"newcomer{n}", "email": "Shared@Example.org" if n % 2 else "shared@example.org"}
+        client = Client()
+        said.append(" ".join(client.post("/accounts/signup/", signup, follow=True).content.decode().split()))
+    assert to(mailoutbox) == ["shared@example.org"]
+    body = mailoutbox[0].body
+    assert "you will get no other" not in body and "at most one such e-mail an hour" in body
+    assert "We sent a link to shared@example.org" in said[0]
+    limited = "No new link was sent: a link for Shared@Example.org was asked for less than an hour ago"
+    assert all(limited in page for page in said[1::2]) and "if not, ask again in an hour" in said[1]
+    changed = client.post("/account/notifications/", {"email": "SHARED@example.org"}, follow=True).content.decode()
+    assert "No new link was sent" in changed and len(mailoutbox) == 1  # an address change counts the same
+    client.post("/account/notifications/", {"email": "other@example.org"})
+    assert to(mailoutbox) == ["other@example.org", "shared@example.org"]  # another address: its own allowance
 
 
 def test_the_settings_page_changes_the_address_through_a_link_and_removes_it_at_once(members, judging, settings, mailoutbox):

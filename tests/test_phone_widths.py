@@ -12,12 +12,13 @@ from studies.services import invitations_create, study_create
 from submissions.services import submissions_publish
 
 PHONE, DESKTOP = 390, 1400
+PHONE_HEIGHT = 844
 
 
-def set_width(browser, width: int) -> None:
+def set_width(browser, width: int, height: int = PHONE_HEIGHT) -> None:
     """Emulate a phone's viewport (mobile: the meta viewport applies, as on a real phone), or a desktop window."""
     browser.driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride", {"width": width, "height": 844, "deviceScaleFactor": 1, "mobile": width < 800}
+        "Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 800}
     )
 
 

@@ -32,8 +32,8 @@ def served_api(live_server, sample_pack, team, no_backends, settings):
     from teams.services import card_for
 
     settings.ATELIER_DAILY_SUBMISSIONS = 1000  # the cap is declared (429); a low one would make most uploads just that
-    # schemathesis's authentication checks send wrong and missing tokens on purpose: with the lockout's 20 the
-    # address would be locked out (429 everywhere, which is declared) and the rest of the run would test only that
+    # schemathesis's authentication checks send wrong tokens on purpose: with the lockout's 20, every wrong token after
+    # the 20th would get 429 (declared) and those checks would test only that
     settings.ATELIER_TOKEN_FAILURE_LIMIT = 1_000_000
     Submission.objects.create(team=team, pack=sample_pack, prompter="seeded", status="done")
     Endpoint.objects.create(team=team, name="seeded", base_url="https://prompter.example.org/v1", model="m")  # not resolvable here

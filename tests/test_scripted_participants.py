@@ -4,19 +4,54 @@ with real people's; the human rows as plain data for board.json (evaluation.huma
 from __future__ import annotations
 
 import pytest
+from django.test import Client
+from limits import RateLimitItemPerHour
 
-from atelier.demo_study import SCRIPTED, demo_study
+from atelier import demo_study as demo_module
+from atelier.demo_study import NAME, SCRIPTED, demo_study
 from evaluation.humans import HUMAN_ROW_FIELDS, human_rows_export
 from evaluation.models import HumanRow
 from studies.models import Participant
 from studies.selectors import export_rows
-from tests.test_studies import SKILLED, do_all_tasks, start
+from studies.services import study_create
+from tests.test_studies import NOVICE, SKILLED, do_all_tasks, start
+
+
+def visit(client: Client) -> str:
+    """Follow the demo's public "Take part yourself" link: where it sends this browser."""
+    reply = client.get("/demo/study/")
+    assert reply.status_code == 302, reply.content.decode()
+    return reply["Location"]
 
 
 @pytest.fixture
-def demo(sample_pack, shipped_backends):
-    study, token = demo_study(sample_pack, lambda line: None, per_category=1)  # the sample pack has one IM target
-    return study, f"/study/{token}/"
+def demo(sample_pack, shipped_backends, client, settings):
+    settings.DEBUG = True  # the demo's routes answer with DEBUG only
+    study = demo_study(sample_pack, lambda line: None, per_category=1)  # the sample pack has one IM target
+    return study, visit(client)
+
+
+def test_each_visitor_of_the_demo_link_gets_a_participant_and_a_withdrawal_ends_only_theirs(sample_pack, settings, monkeypatch):
+    settings.DEBUG = True
+    monkeypatch.setattr(demo_module, "VISITORS_PER_HOUR", RateLimitItemPerHour(5, namespace="demo-study-visitor"))
+    study = study_create(name=NAME, pack=sample_pack, per_category=1, rounds=1)  # the demo's study, without its scripts
+    first, second = Client(), Client()
+    a, b = visit(first), visit(second)
+    assert a != b and visit(first) == a and a.startswith("/study/")  # a reload returns to the same participant
+    one, two = start(first, a, NOVICE), start(second, b, SKILLED)
+    assert one.pk != two.pk and Participant.objects.filter(study=study).count() == 2
+    first.post(a + "withdraw", {"confirm": "yes"})
+    assert first.get(a).status_code == 410 and second.get(b).status_code == 200  # the other goes on
+    third = Client()
+    assert "Before you start" in third.get("/demo/study/", follow=True).content.decode()  # a newcomer still gets in
+    again = visit(first)
+    assert again not in (a, b) and Participant.objects.filter(study=study).count() == 4  # who withdrew may start anew
+    assert visit(Client()).startswith("/study/")  # the fifth new participant from this address within the hour
+    refused = Client().get("/demo/study/")
+    assert refused.status_code == 429 and "Try again in an hour" in refused.content.decode()
+    assert Participant.objects.filter(study=study).count() == 5
+    settings.DEBUG = False
+    assert Client().get("/demo/study/").status_code == 404  # never served by a deployment
 
 
 def rows() -> dict[tuple[bool, str], HumanRow]:

@@ -29,6 +29,8 @@ def start(env: dict[str, str]) -> subprocess.CompletedProcess:
         ({"ATELIER_JUDGE_MAX_RETRIES": "two"}, "ATELIER_JUDGE_MAX_RETRIES='two'"),
         ({"ATELIER_BACKENDS_FILE": "/nonexistent/backends.json"}, "ATELIER_BACKENDS_FILE='/nonexistent/backends.json'"),
         ({"DEBUG": "false"}, "SECRET_KEY must be set"),
+        ({"DEBUG": "false", "SECRET_KEY": "x" * 50}, "ATELIER_SITE_URL must be set when DEBUG is off"),
+        ({"ATELIER_SITE_URL": "https://atelier.example.org/board"}, "ATELIER_SITE_URL='https://atelier.example.org/board'"),
         ({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "ATELIER_CLIP_PRETRAINED is unset but OPENAI_BASE_URL configures a real judge"),
         ({"ATELIER_JUDGE_ROUTE": "fancy"}, "ATELIER_JUDGE_ROUTE='fancy': expected one of ateliereval, extended"),
     ],
@@ -40,7 +42,8 @@ def test_bad_setting_stops_startup_naming_the_variable(env, named):
 
 
 def test_good_settings_start():
-    assert start({"DEBUG": "false", "SECRET_KEY": "x" * 50, "REDIS_URL": "redis://127.0.0.1:6379/1"}).returncode == 0
+    production = {"DEBUG": "false", "SECRET_KEY": "x" * 50, "ATELIER_SITE_URL": "https://atelier.example.org:8443"}
+    assert start(production | {"REDIS_URL": "redis://127.0.0.1:6379/1"}).returncode == 0
     # a real judge with random CLIP weights said out loud starts (its label says smoke)
     assert start({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1", "ATELIER_CLIP_PRETRAINED": "random"}).returncode == 0
 
@@ -64,6 +67,7 @@ def test_every_job_the_work_queue_names_resolves_to_a_function():
         "attempt_judge_job",
         "release_job",
         "difficulty_job",
+        "erase_job",
     }
     assert all(callable(import_string(job)) for job in JOBS)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ from django.core.management import CommandError, call_command
 from evaluation.models import Submission
 from evaluator.metrics.targets import median_distances, most_representative
 from submissions.services import submission_create, submissions_publish, token_create
-from tasks.models import TaskPack
+from tasks.models import Task, TaskPack
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -126,3 +127,34 @@ def test_no_public_page_api_or_download_leaks_test_split_content(client, sample_
     assert sample_pack.tasks.get(task_id="co-s01").prompt_checklist[0] in html.unescape(
         client.get(f"/tasks/{sample_pack.pk}/co-s01/").content.decode()
     )
+
+
+def documented_public() -> dict[str, str]:
+    """Each task field of docs/people.md's table, with the first word of its public-page cell: yes, dev or no."""
+    rows = [line.split("|")[1:3] for line in (ROOT / "docs" / "people.md").read_text().splitlines() if line.startswith("| `")]
+    return {name: cell.split()[0].strip(",") for fields, cell in rows for name in re.findall(r"`(\w+)`", fields)}
+
+
+def field_texts(task: Task, name: str) -> list[str]:
+    """A field's value as the task page would print it, empty values left out."""
+    value = getattr(task, name)
+    special = {
+        "tags": lambda: [t.name for t in task.tags.all()],
+        "category": lambda: [task.get_category_display()],
+        "version": lambda: [f"task version {value}"],
+        "constraints": lambda: list(value.values()),
+        "target_image": lambda: [value.url] if value else [],
+    }
+    texts = special[name]() if name in special else value if isinstance(value, list) else [value]
+    return [str(text) for text in texts if text not in ("", None)]
+
+
+def test_the_task_fields_documented_public_are_what_the_task_page_shows(client, sample_pack):
+    documented = documented_public()
+    assert set(documented) == {f.name for f in [*Task._meta.local_fields, *Task._meta.local_many_to_many]} - {"id", "pack"}
+    for task in sample_pack.tasks.all():
+        page = html.unescape(client.get(f"/tasks/{sample_pack.pk}/{task.task_id}/").content.decode())
+        for name, public in documented.items():
+            shown = public == "yes" or (public == "dev" and task.is_public)
+            wrong = [text for text in field_texts(task, name) if (text in page) != shown]
+            assert not wrong, f"{task.task_id} ({task.split}): {name} is documented {'shown' if shown else 'hidden'}: {wrong[:2]}"

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
 from atelier import demo_judge
 from atelier.demo_cards import demo_cards
@@ -140,7 +141,7 @@ class Command(BaseCommand):
         from atelier.demo_experts import demo_experts  # scripted raters (rules, not people): /judge/ shows them apart
 
         demo_experts(showcase, Submission.objects.filter(pk__in=shown), self.stdout.write)
-        study, token = demo_study(showcase, self.stdout.write)
+        study = demo_study(showcase, self.stdout.write)
         from atelier.demo_predictor import demo_predictor  # the one hook: a predictor trained on what the demo judged
 
         demo_predictor(self.stdout.write)
@@ -152,7 +153,8 @@ class Command(BaseCommand):
             f"Human study: {done} scripted participant(s) evaluated, on the leaderboard as Scripted (demo) — novice / skilled / all (never pooled with people)."
         )
         self.stdout.write(
-            f"Take part yourself (anonymous, {study.tasks_per_participant} short tasks): http://127.0.0.1:8000/study/{token}/"
+            f"Take part yourself (anonymous, {study.tasks_per_participant} short tasks, a participant per browser):"
+            f" http://127.0.0.1:8000{reverse('demo-study')}"
         )
         self.stdout.write(f"Study progress and exports (staff): http://127.0.0.1:8000/studies/{study.slug}/")
         if published < len(shown) and settings.REDIS_URL:
