@@ -66,40 +66,32 @@ class PrompterAdmin(admin.ModelAdmin):
 QUEUE_DOWN = "The work queue is unavailable right now, so nothing was changed. Please try again in a minute."
 
 
-@admin.action(description="Publish selected finished submissions on the leaderboard")
-def publish(modeladmin, request, queryset):
+def _change(modeladmin, request, change, done: str) -> None:
+    """Run `change` (a service taking the selected rows, returning how many it changed) and tell the user: `done` with
+    {count} filled in, or QUEUE_DOWN when the work queue refused and nothing changed."""
     try:
-        count = services.submissions_publish(submissions=queryset)
+        count = change()
     except QueueUnavailable:
         modeladmin.message_user(request, QUEUE_DOWN, messages.ERROR)
         return
-    modeladmin.message_user(
-        request, f"Published {count} submission(s); unfinished and already published ones were left as they were.", messages.INFO
-    )
+    modeladmin.message_user(request, done.format(count=count), messages.INFO)
+
+
+@admin.action(description="Publish selected finished submissions on the leaderboard")
+def publish(modeladmin, request, queryset):
+    done = "Published {count} submission(s); unfinished and already published ones were left as they were."
+    _change(modeladmin, request, lambda: services.submissions_publish(submissions=queryset), done)
 
 
 @admin.action(description="Unpublish selected submissions")
 def unpublish(modeladmin, request, queryset):
-    try:
-        count = services.submissions_unpublish(submissions=queryset)
-    except QueueUnavailable:
-        modeladmin.message_user(request, QUEUE_DOWN, messages.ERROR)
-        return
-    modeladmin.message_user(request, f"Unpublished {count} submission(s).", messages.INFO)
+    _change(modeladmin, request, lambda: services.submissions_unpublish(submissions=queryset), "Unpublished {count} submission(s).")
 
 
 @admin.action(description="Withdraw and erase selected submissions (prompts out of the board's releases, images deleted)")
 def erase(modeladmin, request, queryset):
-    try:
-        count = services.entries_erase(submissions=queryset)
-    except QueueUnavailable:
-        modeladmin.message_user(request, QUEUE_DOWN, messages.ERROR)
-        return
-    modeladmin.message_user(
-        request,
-        f"Withdrew {count} submission(s): their boards' releases are re-issued without them and their images deleted.",
-        messages.INFO,
-    )
+    done = "Withdrew {count} submission(s): their boards' releases are re-issued without them and their images deleted."
+    _change(modeladmin, request, lambda: services.entries_erase(submissions=queryset), done)
 
 
 @admin.register(Submission)

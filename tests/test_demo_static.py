@@ -6,15 +6,12 @@ throw-away SQLite file, as the Makefile starts it."""
 from __future__ import annotations
 
 import gzip
-import subprocess
 import sys
-import time
-import urllib.error
 from pathlib import Path
 
 import pytest
 
-from tests.test_deploy import ROOT, environment, fetch, free_port
+from tests.test_deploy import environment, fetch, free_port, serving
 
 PLOTLY = "/static/vendor/plotly/plotly.min.js"
 
@@ -26,23 +23,9 @@ def runserver(tmp_path: Path):
     env = environment(tmp_path, **demo)
     for production_only in ("ATELIER_BEHIND_TLS_PROXY", "STATIC_ROOT"):
         env.pop(production_only)
-    server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and server.poll() is None:
-        try:
-            fetch(port, "/static/css/site.css")
-            break
-        except (ConnectionError, urllib.error.URLError, OSError):
-            time.sleep(0.3)
-    yield port, server
-    server.terminate()
-    server.wait(timeout=20)
+    command = [sys.executable, "manage.py", "runserver", f"127.0.0.1:{port}", "--noreload"]
+    with serving(command, env, port, "/static/css/site.css") as server:
+        yield port, server
 
 
 def test_runserver_sends_static_files_gzipped_to_clients_that_accept_it(runserver):

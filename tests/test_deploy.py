@@ -14,6 +14,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -112,24 +114,28 @@ def gunicorn(tmp_path, migrated_sqlite, collected_static):
     result = manage(env, "shell", "-c", SEED)
     assert result.returncode == 0, f"seed: {result.stdout}{result.stderr}"
     port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "atelier.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    command = [sys.executable, "-m", "gunicorn", "atelier.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"]
+    with serving(command, env, port, "/", **{"X-Forwarded-Proto": "https"}) as server:
+        yield port, server
+
+
+@contextmanager
+def serving(command: list[str], env: dict, port: int, path: str, **headers: str) -> Iterator[subprocess.Popen]:
+    """A server process run from the project's folder, yielded once `path` on `port` answers (or it died, or 60 s
+    passed: the test's first request then says why); stopped afterwards."""
+    server = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and server.poll() is None:
         try:
-            fetch(port, "/", **{"X-Forwarded-Proto": "https"})
+            fetch(port, path, **headers)
             break
         except (ConnectionError, urllib.error.URLError, OSError):
             time.sleep(0.3)
-    yield port, server
-    server.terminate()
-    server.wait(timeout=20)
+    try:
+        yield server
+    finally:
+        server.terminate()
+        server.wait(timeout=20)
 
 
 def test_gunicorn_serves_styled_pages_charts_and_media_with_permissions(gunicorn):
