@@ -1,5 +1,7 @@
 """How to cite a board (issue 32): BibTeX and CITATION.cff fields naming the pack (name, version, revision), the judge
 (id, version) and the board's latest signed release (number, digest), so a paper can say exactly which board it quotes.
+An entry is cited alike (issue 42), as BibTeX and a plain-text reference: its team, prompter and page, its board and
+judge, its overall score and rank there, and the latest signed release that carries it.
 
 The text is built here as plain strings, with BibTeX's special characters escaped; the template escapes it for HTML.
 Without a release the fields say so and carry no digest; their date is then when the board's statistics last changed.
@@ -17,7 +19,8 @@ from django.http import HttpRequest
 from django.urls import reverse
 
 from evaluation.judges import JudgeKey
-from evaluation.models import BoardStats
+from evaluation.models import BoardRow, BoardStats, Submission
+from evaluator.metrics.scopes import Scope
 
 from .models import Release
 from .releases import board_releases
@@ -54,6 +57,108 @@ def board_cite(board: Board, judge: JudgeKey, request: HttpRequest, stats: Board
         "date": dated.astimezone(UTC) if dated else None,
     }
     return {"release": release, "url": board_url, "file": fields["file"], "bibtex": bibtex(**fields), "cff": cff(**fields)}
+
+
+def entry_cite(submission: Submission, judge: JudgeKey, request: HttpRequest) -> dict:
+    """The cite block of a published entry scored by `judge`: the latest release of its board that carries it (or
+    None), its board row's overall score and rank, BibTeX and a plain-text reference."""
+    board = Board(submission.pack, submission.pack_revision)
+    releases = board_releases(board, judge).order_by("-number").only("number", "digest", "created", "entries")
+    # newest first: a published entry is in its board's latest release, unless made before releases listed entries
+    release = next((r for r in releases.iterator(chunk_size=8) if submission.pk in (r.entries or [])), None)
+    row = BoardRow.objects.filter(submission=submission, judge_id=judge.judge_id, judge_version=judge.version).first()
+    overall = (row.figures.get(Scope.OVERALL) or {}) if row else {}
+    dated = release.created if release else submission.published_at
+    fields = {
+        "submission": submission,
+        "board": board,
+        "judge": judge,
+        "release": release,
+        "url": absolute(request, f"{reverse('submission', args=[submission.pk])}?{urlencode({'judge': judge.key}, safe=':')}"),
+        "file": absolute(request, reverse("release", args=[release.digest])) if release else "",
+        "date": dated.astimezone(UTC) if dated else None,
+        "score": _score(overall, row.stats.get("rank") if row else None),
+    }
+    return {"release": release, "file": fields["file"], "bibtex": entry_bibtex(**fields), "text": entry_text(**fields)}
+
+
+def _score(overall: dict, rank: int | None) -> str:
+    """The overall score as the board shows it, e.g. "overall 61.2 [55.0, 67.1] (95 % interval), rank 3"; "" without."""
+    if overall.get("value") is None:
+        return ""
+    shown = f"overall {overall['value']:.1f}"
+    if overall.get("ci_low") is not None and overall.get("ci_high") is not None:
+        shown += f" [{overall['ci_low']:.1f}, {overall['ci_high']:.1f}] (95 % interval)"
+    return shown + (f", rank {rank}" if rank is not None else ", unranked")
+
+
+def _entry_title(submission: Submission, board: Board, judge: JudgeKey) -> str:
+    return (
+        f"Entry #{submission.pk}, {submission.prompter} by {submission.team.name}, on {board.pack.name} v{board.pack.version}"
+        f" revision {board.revision}, judge {judge.judge_id} version {judge.version} ({AUTHOR})"
+    )
+
+
+def _entry_release(release: Release | None) -> str:
+    if release is None:
+        return "not yet in a signed release of its board (no digest)"
+    return f"in signed release {release.number} of its board, digest (SHA-256 of its MANIFEST.json) {release.digest}"
+
+
+def entry_bibtex(
+    *,
+    submission: Submission,
+    board: Board,
+    judge: JudgeKey,
+    release: Release | None,
+    url: str,
+    file: str,
+    date: datetime | None,
+    score: str,
+) -> str:
+    key = "-".join(
+        _slug(part)
+        for part in (
+            "atelier",
+            f"entry{submission.pk}",
+            board.pack.name,
+            f"v{board.pack.version}",
+            f"rev{board.revision}",
+            judge.judge_id,
+            judge.version,
+        )
+    )
+    key += f"-release{release.number}" if release else ""
+    note = "; ".join(part for part in (score, _entry_release(release)) if part)
+    note = _bib(note[:1].upper() + note[1:]) + (f". Release file: \\url{{{file}}}" if file else "")
+    lines = [
+        f"@misc{{{key},",
+        f"  title = {{{{{_bib(_entry_title(submission, board, judge))}}}}},",
+        f"  author = {{{{{_bib(submission.team.name)}}}}},",
+        f"  howpublished = {{{_bib(AUTHOR)}, \\url{{{url}}}}},",
+        f"  url = {{{url}}},",
+        *([f"  year = {{{date.year}}},", f"  month = {MONTHS[date.month - 1]},"] if date else []),
+        f"  note = {{{note}}},",
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def entry_text(
+    *,
+    submission: Submission,
+    board: Board,
+    judge: JudgeKey,
+    release: Release | None,
+    url: str,
+    file: str,
+    date: datetime | None,
+    score: str,
+) -> str:
+    """A plain-text reference: team (year). Title. Score; release. URL."""
+    year = f" ({date.year})" if date else ""
+    facts = "; ".join(part for part in (score, _entry_release(release)) if part)
+    return f"{submission.team.name}{year}. {_entry_title(submission, board, judge)}. {facts[:1].upper() + facts[1:]}. {url}"
 
 
 def absolute(request: HttpRequest, path: str) -> str:

@@ -25,6 +25,7 @@ from evaluation.judges import JudgeKey, judges_of
 from evaluation.models import BoardRow, BoardStats, Figure, Judgement, PromptEntry, Status, Submission, UnitStatus
 from evaluation.selectors import entry_breakdown
 from evaluator.categories import CATEGORIES, CATEGORY_NAMES
+from evaluator.judge.config import DEMO_JUDGE_MODEL
 from evaluator.judge.scales import scale_named
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import DIMENSIONS, Kind, Side
@@ -52,6 +53,12 @@ _ID = re.compile(r"[0-9]{1,18}")  # a submission id the database can hold (a lon
 # AtelierEval's rubric and checklist skill of each side, shown in full (dimensions, items); other skills by their value.
 RUBRIC = {side: skills_where(side=side, kind=Kind.RUBRIC, composite=True)[0] for side in Side}
 CHECKLIST = {side: skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[0] for side in Side}
+# What the demo's scripted judge (atelier/demo_judge.py: _checklist) reads for a checklist item, named on its rows: a
+# tick beside "a person riding a bicycle is clearly visible" over a random-weight render would claim a look it never took.
+DEMO_CHECKS = {
+    Side.PROMPT: "scripted check (demo): the prompt uses half the words of",
+    Side.IMAGE: "scripted check (demo) of pixel statistics, for",
+}
 
 
 class BadQuery(ValueError):
@@ -251,9 +258,12 @@ def _values(j: Judgement, part: str, task: Task) -> list[tuple[Key, float]]:
     if j.skill == CHECKLIST[side]:
         items = task.prompt_checklist if side == Side.PROMPT else task.image_checklist
         shown = [(Key(part, 1, 0, "checklist met (share)", j.scale), j.value)] if j.value is not None else []
+        demo = DEMO_CHECKS[side] if j.judge_id.endswith(DEMO_JUDGE_MODEL) else ""
         for i, item in enumerate(items):
             if j.checklist.get(item) is not None:
-                shown.append((Key(part, 2, i, item if task.is_public else f"item {i + 1}"), float(j.checklist[item])))
+                label = item if task.is_public else f"item {i + 1}"
+                label = (f"{demo} “{label}”" if task.is_public else f"{demo} {label}") if demo else label
+                shown.append((Key(part, 2, i, label), float(j.checklist[item])))
         return shown
     if j.value is None or not j.scale:  # a gate's verdict has no value
         return []

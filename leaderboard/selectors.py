@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
 from statistics import fmean
+from urllib.parse import urlparse
 
 from django.core.paginator import Paginator
 from django.db.models import Count, F, FloatField, QuerySet
@@ -222,6 +223,25 @@ def _rows(board: Board, stored: list[BoardRow]) -> list[Row]:
     return rows
 
 
+def gaps_among_shown(rows: list[Row], shown: QuerySet[BoardRow], decisions: dict) -> None:
+    """With rows hidden (a filter or a condition), a row's "next" hint compares it with the next ranked row shown, not
+    with a hidden neighbour: where they differ, the hint becomes the board's decision on those two (decided ahead, or
+    not told apart: one of its decisions held together), saying how many rows between are hidden; the last ranked
+    row shown has no row to compare with, and no hint."""
+    ranked = [
+        (str(pk), position) for pk, position, rank in shown.values_list("submission_id", "position", "stats__rank") if rank is not None
+    ]
+    after, position = {upper: lower for (upper, _), lower in zip(ranked, ranked[1:])}, dict(ranked)
+    ahead = {frozenset((a, b)) for a, b, scope, _ in decisions.get("ahead", []) if scope == "overall"}
+    for row in rows:
+        me, gap = str(row.submission.pk), row.stats.get("next_gap")
+        lower, at = after.get(me, (None, 0))
+        if gap and me in position and lower != gap["lower"]:
+            hidden = at - position[me] - 1
+            hint = {"shown": True, "lower": lower, "separated": frozenset((me, lower)) in ahead, "hidden": hidden} if lower else None
+            row.stats = {**row.stats, "next_gap": hint}
+
+
 @dataclass(frozen=True)
 class Cell:
     """A stored figure as a board cell shows it (a plain object: building model instances for every cell of a page
@@ -274,11 +294,13 @@ TRAJECTORIES_SHOWN = 50
 
 
 def prompting_section(submission: Submission) -> dict:
-    """What the submission page shows of an endpoint run: progress, the settings it ran with, the first trajectories
-    and, with feedback rounds, the mean score by round (chart and table from the same rows) and steerability."""
+    """What the submission page shows of an endpoint run: progress, the settings it ran with, the endpoint's registered
+    host now (its calls went to the host of the settings, which differ once the endpoint is re-pointed), the first
+    trajectories and, with feedback rounds, the mean score by round (chart and table from the same rows) and steerability."""
     section = {
         "progress": prompting_progress(submission),
         "settings": submission.prompting or {},
+        "registered": urlparse(submission.endpoint.base_url).netloc if submission.endpoint_id else "",
         "trajectories": trajectories(submission, limit=TRAJECTORIES_SHOWN),
     }
     if submission.rounds > 1:
@@ -540,8 +562,9 @@ def prompter_entries(card_id: int) -> list[PrompterEntry]:
 
 
 def prompter_chart(entries: list[PrompterEntry]) -> dict:
-    """Overall and per-category scores over the boards the prompter was published on, for the judge that scored most
-    of its entries (scores of different judges are never drawn on one axis): one point per entry, with its interval."""
+    """Overall and per-category scores on each board the prompter was published on, for the judge that scored most of
+    its entries: one group of series per board (pack version and revision), since scores on different tasks are never
+    drawn on one axis, nor those of different judges; one point per entry, with its interval."""
     judges: dict[str, int] = defaultdict(int)
     for e in entries:
         judges[e.judge.key] += 1
@@ -549,23 +572,30 @@ def prompter_chart(entries: list[PrompterEntry]) -> dict:
         return {}
     judge = max(judges, key=lambda k: (judges[k], k))
     chosen = [e for e in entries if e.judge.key == judge]
+    boards: dict[str, list[PrompterEntry]] = defaultdict(list)
+    for e in chosen:
+        boards[e.board.key].append(e)
+    groups = [{"board": str(on[0].board), "key": key, "series": _chart_series(on)} for key, on in boards.items()]
+    label = next((e.judge.label for e in chosen if e.judge.label), chosen[0].judge.judge_id)
+    return {"judge": label, "groups": [g for g in groups if g["series"]]}
+
+
+def _chart_series(entries: list[PrompterEntry]) -> list[dict]:
     series = []
     for name in ("overall", *CATEGORIES):
-        points = [(e, e.overall if name == "overall" else e.categories.get(name)) for e in chosen]
+        points = [(e, e.overall if name == "overall" else e.categories.get(name)) for e in entries]
         points = [(e, c) for e, c in points if c is not None and c.value is not None]
+        x = [
+            f"#{e.submission.pk} ({e.submission.published_at:%Y-%m-%d})" if e.submission.published_at else f"#{e.submission.pk}"
+            for e, _ in points
+        ]
         series.append(
             {
                 "name": name,
-                "x": [
-                    f"#{e.submission.pk} {e.board} ({e.submission.published_at:%Y-%m-%d})"
-                    if e.submission.published_at
-                    else f"#{e.submission.pk} {e.board}"
-                    for e, _ in points
-                ],
+                "x": x,
                 "y": [c.value for _, c in points],
                 "low": [c.ci_low for _, c in points],
                 "high": [c.ci_high for _, c in points],
             }
         )
-    label = next((e.judge.label for e in chosen if e.judge.label), chosen[0].judge.judge_id)
-    return {"judge": label, "series": [s for s in series if s["x"]]}
+    return [s for s in series if s["x"]]

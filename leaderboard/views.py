@@ -23,11 +23,11 @@ from teams.models import Prompter, PrompterKind, Weights
 from . import comparisons, selectors
 from .board_download import board_files
 from .cache import board_page_cache
-from .cite import absolute, board_cite
+from .cite import absolute, board_cite, entry_cite
 from .downloads import breakdown_rows, csv_lines, jsonl_lines
 from .filters import FILTER_PARAMS, BoardFilter
 from .models import Release, SigningKey
-from .releases import NoReleaseKey, board_releases, current_key, latest_of, release_current, released_board
+from .releases import NoReleaseKey, board_releases, current_key, latest_of, release_current, released_board, released_boards
 from .sota import board_sota
 from .team_rows import team_rows
 
@@ -68,6 +68,8 @@ def leaderboard(request: HttpRequest) -> HttpResponse:
         else (None, [])
     )
     rows = page.object_list if page else []
+    if rows and stats and (condition or filters.active):  # rows are hidden: "next" hints name rows still shown
+        selectors.gaps_among_shown(rows, selectors.board_rows(board, judge, condition, filters), stats.decisions)
     context = {
         "boards": boards,
         "board": board,
@@ -154,6 +156,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "missing": units.skill_missing(submission, judge),
         "running": submission.status in ACTIVE,
         "queues": units.queues_waiting(submission) if submission.status in ACTIVE else [],
+        "in_process": not settings.REDIS_URL,  # the embedded runner: no queue or worker to count (evaluation/workqueue.py)
         "reconcile_interval": settings.ATELIER_RECONCILE_INTERVAL,
         "on_team": selectors.on_team(request.user, submission),
         "selection_limit": settings.ATELIER_BOARD_SELECTION,
@@ -161,6 +164,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "prompting": selectors.prompting_section(submission) if submission.origin == Origin.ENDPOINT else None,
         "pack_coverage": units.pack_coverage(submission),
         "compare_with": comparisons.partners(request.user, submission, judge),
+        "cite": entry_cite(submission, judge, request) if submission.published and judge.judge_id else None,
     }
     return render(request, "leaderboard/submission.html", context)
 
@@ -245,12 +249,28 @@ def release_file(request: HttpRequest, digest: str) -> FileResponse:
 
 @require_safe
 def release_list(request: HttpRequest) -> HttpResponse:
-    """Every release of a board, newest first, with its digest, the digest it follows and the key that signed it."""
-    board, judge = _board_and_judge(request)
+    """Every release of a board, newest first, with its digest, the digest it follows and the key that signed it;
+    without ?board= every board and its latest release, and for a board that has none the same list with why."""
+    if not request.GET.get("board"):
+        return _release_index(request)
+    try:
+        board, judge = _board_and_judge(request)
+    except Http404 as missing:
+        return _release_index(request, problem=str(missing), status=404)
     releases = board_releases(board, judge).select_related("key").prefetch_related("redactions").order_by("-number")
     return render(
         request, "leaderboard/releases.html", {"board": board, "judge": judge, "releases": releases, "keys": SigningKey.objects.all()}
     )
+
+
+def _release_index(request: HttpRequest, problem: str = "", status: int = 200) -> HttpResponse:
+    """Each board and judge (shown now, or released before), its number of releases and its latest one."""
+    boards = []
+    for board, judge in released_boards():
+        found = board_releases(board, judge).select_related("key").order_by("-number")
+        boards.append({"board": board, "judge": judge, "count": found.count(), "latest": found.first()})
+    context = {"index": boards, "problem": problem, "release_key": current_key(), "keys": SigningKey.objects.all()}
+    return render(request, "leaderboard/releases.html", context, status=status)
 
 
 def release_record(request: HttpRequest, release: Release | None) -> dict | None:

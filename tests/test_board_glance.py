@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from evaluation.models import Figure, Submission
+from evaluation.boards import board_stats_rebuild
+from evaluation.models import Figure, HumanRow, Submission
 from evaluator.metrics.scopes import Scope
 from submissions.services import submissions_publish
 from tasks.models import TaskPack
@@ -150,6 +151,66 @@ def test_a_desktop_sees_every_column_or_is_told_to_scroll_and_the_charts_keep_th
     assert note.is_displayed() and "scroll it sideways" in note.text and "6 backend columns come last" in note.text
     assert note.rect["y"] + note.rect["height"] <= browser.find("#board-table").rect["y"]  # read before the table
     assert not browser.driver.get_log("browser")  # no CSP violation, no script error
+
+
+# The narrowest the board's table can be laid out (every cell at its longest unbreakable word), and its box.
+NARROWEST = """
+const table = document.querySelector('#board-table'), box = document.querySelector('.table-scroll');
+table.style.width = 'min-content';
+const narrowest = table.getBoundingClientRect().width;
+table.style.width = '';
+return {narrowest: narrowest, box: box.clientWidth, overflow: box.scrollWidth - box.clientWidth};
+"""
+
+
+def test_the_demos_board_shape_fits_1400_px_with_room_for_other_fonts(browser, team, board):
+    """A board shaped as the demo's showcase (a human row's provenance, a condition with its version, two labelled
+    backends, long names) overflowed its 1300 px box at 1400 px by 5 px, and said "wider than the window" (its
+    narrowest layout 1305 px; the demo's own, 1293 px, 7 px from it): a human row's provenance is 12rem wide, not 14rem,
+    and the table fits with room for other fonts."""
+    pack, made = board
+    Submission.objects.filter(pk=made[1].pk).update(condition="plain", condition_version="1+c47526b5")
+    labels = {
+        "smoke-sd": "Smoke SD, DDIM 4 steps · smoke (random weights)",
+        "smoke-sd-fast": "Smoke SD, Euler 2 steps · smoke (random weights)",
+    }
+    for submission in made:
+        submission.backends = [{"name": name, "label": label} for name, label in labels.items()]
+        submission.save(update_fields=["backends"])
+        Figure.objects.bulk_create(
+            Figure(submission=submission, scope=Scope.BACKEND, key=name, value=60.0, n=6, ci_low=41.7, ci_high=68.0, **JUDGE)
+            for name in labels
+        )
+    HumanRow.objects.create(
+        pack=pack,
+        revision=pack.revision,
+        tier="all",
+        judge_label="test judge",
+        figures=[
+            {
+                "scope": "overall",
+                "key": "overall",
+                "value": 45.6,
+                "n": 6,
+                "failures": 0,
+                "ci_low": 7.3,
+                "ci_high": 83.9,
+                "scale": "score_0_100",
+            }
+        ],
+        tasks=list(pack.tasks.values_list("task_id", flat=True)),
+        participants=2,
+        tasks_per_participant=6.0,
+        protocols=["human-1+35b1a548"],
+        scripted=True,
+        **JUDGE,
+    )
+    board_stats_rebuild(pack_id=pack.pk, revision=pack.revision)  # the board job: its rows, with the new columns
+    open_board(browser, pack, DESKTOP)
+    browser.shot("glance-1400-demo-shape")
+    fit = script(browser, NARROWEST)
+    assert fit["overflow"] == 0 and not browser.find("#board-overflow").is_displayed()
+    assert fit["narrowest"] <= fit["box"] - 20, fit  # 1273 px: room for another machine's fonts
 
 
 def test_a_phone_sees_rank_prompter_and_overall_of_every_row_and_the_charts_keep_their_labels(browser, team, board):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -110,6 +111,17 @@ def test_a_board_with_enough_tasks_shows_intervals_rank_ranges_and_style_control
     page = client.get(f"/?board={pack.pk}:{pack.revision}").content.decode()
     assert "(2–3)</span>" not in page and "badge tied" not in page and "Length-controlled" in page and 'id="not-separable"' not in page
     assert page.index(">twin-b</a>") < page.index(">twin-a</a>") and page.count("ahead of next") == 2
+    Submission.objects.filter(pk=twin_b.pk).update(origin="endpoint")  # a filter hides strong's neighbour, twin-b
+    hints = re.findall(
+        r'<span class="ci gap-[^"]*" title="([^"]*)">([^<]*)</span>',
+        client.get(f"/?board={pack.pk}:{pack.revision}&origin=file").content.decode(),
+    )
+    assert hints == [
+        (
+            "its neighbour on the whole board is hidden here: against the next row shown (1 row between hidden), decided ahead of it head to head (all decisions held together at 95 %)",
+            "ahead of next shown",
+        )
+    ]
     assert "300 tasks scored for each of the 3 ranked entries" in page
     by_lc = client.get(f"/?board={pack.pk}:{pack.revision}&sort=lc&dir=desc").content.decode()
     first = max(rows, key=lambda name: rows[name]["lc"])

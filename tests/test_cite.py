@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from evaluation.models import Submission
+from evaluation.models import BoardRow, Submission
 from leaderboard.models import Release
 from leaderboard.releases import key_create
 from submissions.services import submissions_publish
@@ -82,6 +82,28 @@ def test_a_release_made_after_the_page_was_cached_is_cited_at_once(client, team,
     releases_make(sample_pack.pk, sample_pack.revision)  # the release job, after the board's rebuild: no new board version
     after = client.get("/", HTTP_IF_NONE_MATCH=first["ETag"])
     assert after.status_code == 200 and Release.objects.get().digest in after.content.decode()
+
+
+def test_an_entry_cites_itself_with_its_board_score_and_the_latest_release_that_carries_it(client, team, sample_pack, settings):
+    settings.ATELIER_SITE_URL = "https://atelier.example.org"
+    first, unreleased = publish(team, sample_pack, "first <one>")[0], entry(team, sample_pack, "draft", 5, 70.0)
+    assert 'id="cite-no-release"' in client.get(f"/submissions/{first.pk}/").content.decode()  # published, no key: no release
+    key_create()
+    publish(team, sample_pack, "second")  # release 1 carries both entries
+    release = Release.objects.get()
+    assert first.pk in release.entries and 'id="cite"' not in client.get(f"/submissions/{unreleased.pk}/").content.decode()
+    content = client.get(f"/submissions/{first.pk}/").content.decode()
+    assert 'href="#cite" id="cite-link"' in content and release.digest in content.split('id="cite-release"')[1].split("</p>")[0]
+    row = BoardRow.objects.get(submission=first)
+    rank = f"rank {row.stats['rank']}" if row.stats.get("rank") is not None else "unranked"
+    url = f"https://atelier.example.org/submissions/{first.pk}/?judge=offline%7C1"
+    text = block(content, "cite-text")
+    assert text.startswith(f"{team.name} ({release.created.year}). Entry #{first.pk}, first <one> by {team.name}, on sample v")
+    assert f"overall 50.0 [42.0, 58.0] (95 % interval), {rank}; in signed release 1 of its board" in text.lower() and text.endswith(url)
+    bibtex = block(content, "cite-bibtex")
+    assert bibtex.startswith(f"@misc{{atelier-entry{first.pk}-sample-v{sample_pack.version}-rev1-offline-1-release1,")
+    assert f"author = {{{{{team.name}}}}}," in bibtex and f"url = {{{url}}}," in bibtex and release.digest in bibtex
+    assert f"\\url{{https://atelier.example.org/releases/{release.digest}.zip}}" in bibtex
 
 
 def test_the_cite_block_fits_a_phone_and_its_copy_buttons_work(browser, team, sample_pack):

@@ -16,7 +16,8 @@ from django.core.files.base import ContentFile
 from PIL import Image
 
 from evaluation.figures import figures_rebuild
-from evaluation.models import Judgement, PromptEntry, Render, Submission, UnitStatus
+from evaluation.models import Figure, Judgement, PromptEntry, Render, Submission, UnitStatus
+from evaluator.judge.config import DEMO_JUDGE_MODEL
 from evaluator.judge.scales import scale_named
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import DIMENSIONS, Kind, Side
@@ -152,6 +153,21 @@ def test_hidden_checklist_items_stay_hidden_and_dev_items_are_named(client, pair
             assert (item in shown) == task.is_public, (task.task_id, item)
         if not task.is_public:
             assert "<td>item 1</td>" in shown and f"<td>item {len(task.image_checklist)}</td>" in shown
+
+
+def test_the_demo_judges_checklist_rows_say_they_are_scripted_checks(client, pair):
+    """The demo's scripted judge never looks for "a fox" in a render: its checklist rows name the rule it applies."""
+    pack, a, b = pair
+    demo = {"judge_id": f"ateliereval:{DEMO_JUDGE_MODEL}"}
+    Judgement.objects.update(**demo)
+    Figure.objects.update(**demo)
+    page = text(client.get(f"/compare/?a={a.pk}&b={b.pk}&judge=ateliereval:{DEMO_JUDGE_MODEL}|v1"))
+    task = pack.tasks.get(task_id="co-s01")
+    shown = section(page, task.task_id)
+    assert f"<td>scripted check (demo): the prompt uses half the words of “{task.prompt_checklist[0]}”</td>" in shown
+    assert f"<td>scripted check (demo) of pixel statistics, for “{task.image_checklist[0]}”</td>" in shown
+    assert f"<td>{task.image_checklist[0]}</td>" not in shown
+    assert "<td>scripted check (demo) of pixel statistics, for item 1</td>" in section(page, "co-s02")  # hidden
 
 
 def test_unpublished_entries_are_404_to_the_public_and_shown_to_their_team(client, owner, stranger, team, pair):

@@ -254,6 +254,24 @@ def test_a_run_says_nothing_of_task_coverage_until_prompting_has_given_prompts(o
     assert 'id="pack-coverage"' in page and f"These prompts cover 1 of the pack&#x27;s {sample_pack.tasks.count()} tasks" in page
 
 
+def test_a_run_page_names_the_registered_endpoint_and_where_its_calls_went_when_that_moved(client, team, endpoint, sample_pack):
+    """The demo runs its endpoint against an in-process server, then points it at the demo site: the run's page names
+    the registered address and says where the calls went, and why where the platform knows."""
+    submission = running_run(team, sample_pack, endpoint)
+    registered = endpoint.base_url.split("/")[2]
+    called = {"name": "local", "host": registered}
+    Submission.objects.filter(pk=submission.pk).update(published=True, prompting={"endpoint": called})
+    page = body(client.get(f"/submissions/{submission.pk}/"))
+    assert f'<code id="endpoint-host">{registered}</code>' in page and 'id="endpoint-called"' not in page  # the same address
+    Endpoint.objects.filter(pk=endpoint.pk).update(base_url="http://127.0.0.1:8000/demo/prompter/v1")
+    note = "the demo command ran it against its own in-process copy"
+    Submission.objects.filter(pk=submission.pk).update(prompting={"endpoint": {**called, "called_note": note}})
+    page = body(client.get(f"/submissions/{submission.pk}/"))
+    assert '<code id="endpoint-host">127.0.0.1:8000</code>' in page
+    moved = re.sub(r"<[^>]+>", "", page.split('id="endpoint-called"')[1].split("</p>")[0])
+    assert f"calls went to {registered}, the address the endpoint had when the run started" in moved and note in moved
+
+
 def test_run_with_feedback_rounds_shows_score_by_round_and_steerability(owner_client, team, endpoint, sample_pack, prompter_server):
     response = start_run(owner_client, team, endpoint, sample_pack, rounds=2, feedback_backend="smoke-sd")
     assert response.status_code == 302, body(response)
@@ -399,6 +417,23 @@ def test_cancel_button_stops_a_running_run(owner_client, team, endpoint, sample_
     assert sorted(statuses) == ["cancelled", "cancelled", "ok"]
     page = body(owner_client.get(f"/submissions/{submission.pk}/"))
     assert 'id="cancel-run"' not in page and '<meta http-equiv="refresh"' not in page
+
+
+def test_a_running_runs_page_says_jobs_run_in_process_without_redis_and_counts_workers_with_it(
+    client, admin_user, team, endpoint, sample_pack, settings, redis_url
+):
+    """Without Redis the embedded runner does the work: the page says so instead of "0 workers", and the staff link to
+    django-rq (which would count a Redis this site does not use) says in-process; with Redis both count workers."""
+    submission = running_run(team, sample_pack, endpoint)
+    client.force_login(admin_user)
+    page = body(client.get(f"/submissions/{submission.pk}/"))
+    queues = page.split('id="queues"')[1].split("</p>")[0]
+    assert "in-process worker (no Redis)" in queues and "worker listening" not in queues
+    assert "Queues: in-process (no Redis)" in page and 'href="/django-rq/"' not in page
+    settings.REDIS_URL = redis_url
+    page = body(client.get(f"/submissions/{submission.pk}/"))
+    queues = page.split('id="queues"')[1].split("</p>")[0]
+    assert "no worker listening" in queues and "in-process" not in queues and 'href="/django-rq/"' in page
 
 
 # --- submission page details -------------------------------------------------------------------------

@@ -152,10 +152,12 @@ def test_each_prompter_has_a_page_with_its_entries_scores_and_chart(client, admi
     card = Prompter.objects.get(name="Lantern")
     page = client.get(f"/prompters/{card.pk}/").content.decode()
     assert "Qwen2.5-VL" in page and "7B" in page and "secret@lab.org" not in page
-    assert f'href="/submissions/{made["Lantern"].pk}/"' in page and 'id="prompter-chart"' in page
+    assert f'href="/submissions/{made["Lantern"].pk}/"' in page and 'id="prompter-chart-0"' in page
     chart = json.loads(re.search(r'id="prompter-chart-data"[^>]*>(.*?)</script>', page, re.S).group(1))
-    assert [s["name"] for s in chart["series"]][0] == "overall" and all(len(s["x"]) == 1 for s in chart["series"])
-    assert all(low <= y <= high for s in chart["series"] for y, low, high in zip(s["y"], s["low"], s["high"], strict=True))
+    (group,) = chart["groups"]
+    assert group["board"] == f"{pack.name} v{pack.version}" and f'<h3 class="chart-board">{group["board"]}</h3>' in page
+    assert [s["name"] for s in group["series"]][0] == "overall" and all(len(s["x"]) == 1 for s in group["series"])
+    assert all(low <= y <= high for s in group["series"] for y, low, high in zip(s["y"], s["low"], s["high"], strict=True))
     assert "secret@lab.org" in admin_client.get(f"/prompters/{card.pk}/").content.decode()  # the contact: staff only
     atlas = client.get(f"/prompters/{Prompter.objects.get(name='Atlas agent').pk}/").content.decode()
     assert '<a href="https://example.org/paper" rel="nofollow noopener"' in atlas
@@ -163,6 +165,30 @@ def test_each_prompter_has_a_page_with_its_entries_scores_and_chart(client, admi
     assert f'href="/prompters/{card.pk}/"' in board  # board rows link their prompter's page
     unpublished = card_for(team=card.team, name="draft")
     assert client.get(f"/prompters/{unpublished.pk}/").status_code == 404  # no published entry: not public
+
+
+def test_the_prompter_chart_draws_each_board_apart_and_one_judge_only() -> None:
+    """Entries on different packs (other tasks) never share an axis: one group of series per board, named."""
+    from datetime import UTC, datetime
+
+    from evaluation.judges import JudgeKey
+    from leaderboard.selectors import Board, Cell, PrompterEntry, prompter_chart
+    from tasks.models import TaskPack
+
+    packs = [TaskPack(pk=1, name="sample", version="1"), TaskPack(pk=2, name="original", version="3")]
+    judge, other = JudgeKey("j", "1", "judge J"), JudgeKey("k", "1")
+
+    def made(pk: int, pack: TaskPack, revision: int, value: float, by: JudgeKey = judge) -> PrompterEntry:
+        shown = Submission(pk=pk, published_at=datetime(2025, 1, pk, tzinfo=UTC))
+        cell = Cell("overall", "overall", value, ci_low=value - 5, ci_high=value + 5)
+        return PrompterEntry(shown, Board(pack, revision), by, None, cell, {"OE": Cell("category", "OE", value)}, None)
+
+    entries = [made(1, packs[0], 1, 40.0), made(2, packs[1], 1, 70.0), made(3, packs[0], 1, 45.0), made(4, packs[0], 2, 50.0)]
+    chart = prompter_chart([*entries, made(5, packs[1], 1, 90.0, other)])
+    assert chart["judge"] == "judge J" and [g["board"] for g in chart["groups"]] == ["sample v1", "original v3", "sample v1 rev 2"]
+    overall = [next(s for s in g["series"] if s["name"] == "overall") for g in chart["groups"]]
+    assert [o["y"] for o in overall] == [[40.0, 45.0], [70.0], [50.0]]  # the other judge's 90 is in the table only
+    assert overall[0]["x"] == ["#1 (2025-01-01)", "#3 (2025-01-03)"]
 
 
 def test_a_filter_is_one_spelling_for_links_and_the_cache() -> None:

@@ -99,6 +99,17 @@ def test_releases_are_signed_chained_listed_and_checked_by_url(client, team, sam
     second = _download(client, f"/releases/{two.digest}.zip", tmp_path / "two.zip")
     listing = client.get(board.replace("/board.zip", "/releases/")).content.decode()
     assert listing.index('id="release-2"') < listing.index('id="release-1"') and one.digest in listing and "(retired)" in listing
+    index = client.get("/releases/")  # bare: every board with its latest release, never a 404
+    boards = index.content.decode().split('id="release-boards"')[1].split("</table>")[0]
+    assert (
+        index.status_code == 200 and f'href="/releases/{two.digest}.zip">release 2</a>' in boards and f"?board={sample_pack.pk}:" in boards
+    )
+    unknown = client.get("/releases/?board=999:1")
+    assert (
+        unknown.status_code == 404
+        and 'id="releases-problem"' in unknown.content.decode()
+        and 'id="release-boards"' in unknown.content.decode()
+    )
 
     # by URL: the key list from the site, the previous release fetched from it by its digest
     served = ["/releases/keys.json", f"/releases/{one.digest}.zip", f"/releases/{two.digest}.json"]
@@ -123,12 +134,16 @@ def test_releases_are_signed_chained_listed_and_checked_by_url(client, team, sam
     assert code == 1 and lines[0].startswith(f"signature: the manifest names key {second_key.fingerprint}, not a key given")
 
 
-def test_a_release_is_made_only_when_the_board_changed_and_never_without_a_key(team, sample_pack, example_prompts, settings):
+def test_a_release_is_made_only_when_the_board_changed_and_never_without_a_key(client, team, sample_pack, example_prompts, settings):
     from leaderboard.releases import NoReleaseKey, key_create, release_make, releases_make
     from leaderboard.selectors import board_judges, leaderboard_boards
 
+    empty = client.get("/releases/")  # a new site: a friendly page with links, not a 404
+    assert empty.status_code == 200 and 'id="releases-none"' in empty.content.decode()
     _publish(team, sample_pack, example_prompts, "first")
     assert Release.objects.count() == 0  # no key: the board job released nothing (and did not fail)
+    index = client.get("/releases/").content.decode()
+    assert "none yet" in index.split('id="release-boards"')[1] and 'id="releases-no-key"' in index
     with pytest.raises(NoReleaseKey, match="release_key create"):
         releases_make(sample_pack.pk, sample_pack.revision)
     key_create()

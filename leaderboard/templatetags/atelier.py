@@ -62,3 +62,12 @@ def predictor_problem() -> str:
     from tasks.difficulty import state
 
     return state()[1]
+
+
+@register.simple_tag
+def jobs_in_process() -> bool:
+    """Whether jobs run in this site's own process (no REDIS_URL): then no RQ worker exists, and django-rq's page would
+    show 0 workers on a Redis this site does not use, so pages say "in-process" instead."""
+    from django.conf import settings
+
+    return not settings.REDIS_URL

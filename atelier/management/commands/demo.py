@@ -190,8 +190,17 @@ class Command(BaseCommand):
             self.stdout.write(f"  the scripted prompter answered {server.calls} call(s); each run's page links its call log.")
         # Once this command ends its server is gone: the endpoint points at the same rule served by the demo site itself.
         Endpoint.objects.filter(pk=endpoint.pk).update(base_url=site_base_url())
+        self._called_note(runs)
         self.stdout.write(f"  endpoint scripted-demo now calls {site_base_url()} (the demo site; its Test call works while the site runs)")
         return runs
+
+    def _called_note(self, runs: list[Submission]) -> None:
+        """Each run's page names the endpoint's registered address and, where its calls went elsewhere, why."""
+        note = "the demo command ran it against its own in-process copy of the scripted prompter, gone once the command ended"
+        for run in Submission.objects.filter(pk__in=[r.pk for r in runs]):  # as stored: prompting adds to the snapshot
+            called = run.prompting.get("endpoint")
+            if called and "called_note" not in called:
+                Submission.objects.filter(pk=run.pk).update(prompting={**run.prompting, "endpoint": {**called, "called_note": note}})
 
     def _scripted_runs(self, team, pack, endpoint) -> list[Submission]:
         runs = []
