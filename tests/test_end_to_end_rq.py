@@ -9,9 +9,10 @@ from statistics import fmean
 
 import pytest
 from django_rq import get_connection
-from rq import Queue, SimpleWorker
+from rq import Queue
 
 from evaluation.models import Judgement, Render, Submission
+from evaluation.workers import AtelierWorker
 from submissions.services import submission_create, submissions_publish
 from tests.openai_server import EXPECTED_SUBJECTIVE_SCORE, expected_checklist_value
 
@@ -42,7 +43,7 @@ def test_rq_worker_evaluates_submission_and_leaderboard_shows_it(
     assert Queue("default", connection=connection).count == 1
     assert Submission.objects.get(pk=submission.pk).status == "queued"
 
-    worker = SimpleWorker([Queue(name, connection=connection) for name in settings.ATELIER_QUEUES], connection=connection)
+    worker = AtelierWorker([Queue(name, connection=connection) for name in settings.ATELIER_QUEUES], connection=connection)
     assert worker.work(burst=True)
 
     submission.refresh_from_db()

@@ -3,7 +3,7 @@
     evaluator/  <  tasks/, teams/  <  evaluation/  <  submissions/, leaderboard/, ratings/, studies/  <  atelier/
 
 A folder imports its own layer and the layers below, never one above. The apps on top are peers: one may read
-another's models, never its services. evaluator/ imports neither Django nor any app.
+another's models, never its services. evaluator/ imports neither Django, nor the libraries that serve only it (rq, django_rq, …), nor any app.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ LAYER = {
     "atelier": 4,
 }
 TOP = 3
+# What evaluator/ may not import: Django, and the libraries that exist here only to serve it (the queue and its
+# Django glue, the settings helpers): a plain library takes its inputs as arguments, not from a site's services.
+DJANGO_WORLD = {"django", "rq", "django_rq", "dj_database_url", "whitenoise", "axes", "csp", "storages", "ipware"}
 
 
 def imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
@@ -44,8 +47,8 @@ def imports(path: Path, root: Path = ROOT) -> list[tuple[int, str]]:
 def violation(importer: str, imported: str) -> str | None:
     """Why `importer` may not import `imported` (None when it may)."""
     source, target = importer.split(".")[0], imported.split(".")[0]
-    if source == "evaluator" and target == "django":
-        return "evaluator/ never imports Django"
+    if source == "evaluator" and target in DJANGO_WORLD:
+        return f"evaluator/ never imports Django or what runs only beside it ({target})"
     if source not in LAYER or target not in LAYER or source == target:
         return None
     if LAYER[target] > LAYER[source]:
@@ -83,6 +86,8 @@ def test_the_rule_catches_what_it_is_for() -> None:
     assert violation("teams.models", "evaluation.models") is not None and violation("tasks.loaders", "evaluation.runtime") is not None
     assert violation("submissions.services", "leaderboard.selectors") is not None  # sideways into a peer's services
     assert violation("evaluator.judge.skills", "django.db") is not None and violation("evaluator.metrics", "evaluation.models") is not None
+    assert violation("evaluator.judge.budget", "rq.job") is not None and violation("evaluator.metrics", "django_rq") is not None
+    assert violation("evaluator.judge.budget", "limits.storage") is None  # a plain library evaluator/ may use
     assert violation("leaderboard.board_download", "studies.models") is None and violation("ratings.services", "evaluation.memory") is None
     assert violation("atelier.urls", "studies.views") is None and violation("evaluation.units", "teams.models") is None
 

@@ -35,6 +35,7 @@ IMPORT_NAMES = {
     "pytest-cov": {"pytest_cov"},
     "openapi-spec-validator": {"openapi_spec_validator"},
     "hypothesis": {"hypothesis"},
+    "statsmodels": {"statsmodels"},
     "selenium": {"selenium"},
     "filelock": {"filelock"},
     "moto": {"moto"},

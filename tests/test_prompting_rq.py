@@ -8,11 +8,12 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 from django_rq import get_connection
-from rq import Queue, SimpleWorker
+from rq import Queue
 
 from evaluation.models import CallStatus, PromptCall, Status
 from evaluation.reconcile import reconcile
 from evaluation.units import submission_cancel
+from evaluation.workers import AtelierWorker
 from submissions.services import endpoint_create, endpoint_run_create
 from tasks.selectors import prompter_title
 from tests.openai_server import scripted_prompt
@@ -31,7 +32,7 @@ def rq_run(redis_url, settings, prompter_server, scripted_judge, team):
     def work(*queues: str) -> None:
         connection = get_connection("default")
         names = queues or settings.ATELIER_QUEUES
-        SimpleWorker([Queue(name, connection=connection) for name in names], connection=connection).work(burst=True)
+        AtelierWorker([Queue(name, connection=connection) for name in names], connection=connection).work(burst=True)
 
     return endpoint, work
 

@@ -10,6 +10,9 @@ from evaluation.workers import AtelierCronScheduler, run_resilient
 
 
 class Command(BaseCommand):
+    # No system checks: they import the URLconf and with it every view (scipy included), seconds of a worker's start
+    # for checks about the web process, which runs them itself (and `manage.py check --deploy` before a deploy).
+    requires_system_checks = []
     help = f"Enqueue evaluation.reconcile every ATELIER_RECONCILE_INTERVAL seconds on the {DEFAULT_QUEUE} queue (rq's CronScheduler); run one per deployment."
 
     def handle(self, *args, **options):
