@@ -9,6 +9,7 @@ every ATELIER_RECONCILE_INTERVAL seconds; `manage.py reconcile` runs it once (wi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -21,6 +22,15 @@ from evaluation.models import ACTIVE, CallStatus, Judgement, PromptCall, Render,
 from .units import prompting_open, submission_advance
 from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, START_JOB, enqueue, job_alive
 
+# Checks of the apps above this layer, registered from their AppConfig.ready() so that this layer never imports them
+# (ratings: /judge/'s statistics whose inputs changed with no job sent). Each sends what is owed and says so in words.
+CHECKS: list[Callable[[], str]] = []
+
+
+def register_check(check: Callable[[], str]) -> None:
+    if check not in CHECKS:
+        CHECKS.append(check)
+
 
 @dataclass
 class Resent:
@@ -29,9 +39,11 @@ class Resent:
     judgements: list[int] = field(default_factory=list)
     calls: list[int] = field(default_factory=list)
     advanced: list[int] = field(default_factory=list)
+    checks: list[str] = field(default_factory=list)  # what each registered check said
 
     def __str__(self) -> str:
-        return f"{len(self.starts)} start(s), {len(self.renders)} render job(s), {len(self.judgements)} judge job(s), {len(self.calls)} prompting job(s) re-sent; {len(self.advanced)} submission(s) moved on"
+        found = f"{len(self.starts)} start(s), {len(self.renders)} render job(s), {len(self.judgements)} judge job(s), {len(self.calls)} prompting job(s) re-sent; {len(self.advanced)} submission(s) moved on"
+        return "; ".join([found, *self.checks])
 
 
 def reconcile(after_seconds: float | None = None) -> Resent:
@@ -47,6 +59,7 @@ def reconcile(after_seconds: float | None = None) -> Resent:
             _resend_calls(submission, cutoff, resent)
             continue
         _resend_units(submission.pk, cutoff, resent)
+    resent.checks = [check() for check in CHECKS]
     return resent
 
 

@@ -1,7 +1,8 @@
 """What the site told a team by e-mail, and who wants to be told.
 
-A Notice is the event's natural key (submission, event): created in its own transaction before anything is sent, so a
-retried job or a second publish finds the row and sends nothing again. A user without a NotificationSetting gets mail.
+A Notice is the event's natural key (submission, event) and the mail's outbox row: created in the transaction that
+made the event, so it exists exactly when the change committed; its job sends it later, tries again after a failure,
+and a second event of the same kind finds the row and adds nothing. A user without a NotificationSetting gets mail.
 """
 
 from __future__ import annotations
@@ -18,12 +19,23 @@ class Event(models.TextChoices):
     PUBLISHED = "published", "published on its board"
 
 
+class NoticeStatus(models.TextChoices):
+    PENDING = "pending", "pending (first try or a retry to come)"
+    SENDING = "sending", "being sent"
+    SENT = "sent", "sent"
+    FAILED = "failed", "failed (every try)"
+
+
 class Notice(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="notices")
     event = models.CharField(max_length=10, choices=Event.choices)
     created = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=NoticeStatus.choices, default=NoticeStatus.PENDING, db_index=True)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="times its job handed the messages to the mail backend")
+    tried_at = models.DateTimeField(null=True, blank=True, help_text="when the last try began (for a sent notice: when it went)")
+    next_try = models.DateTimeField(null=True, blank=True, help_text="when reconcile sends it again after a failed try")
     recipients = models.PositiveIntegerField(default=0, help_text="messages handed to the mail backend (one per member)")
-    error = models.TextField(blank=True, help_text="why the mail backend refused them (nothing was sent again)")
+    error = models.TextField(blank=True, help_text="why the mail backend refused the last try")
 
     class Meta:
         ordering = ["-created"]

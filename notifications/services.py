@@ -1,30 +1,46 @@
 """E-mail to a team's members when its submission finishes, fails or is published (Django's e-mail framework).
 
-One event, one Notice: the row is created in its own transaction before anything is sent, and only the call that
-created it sends, so a retried job, a second Publish or two workers at once mail nobody twice. A backend that refuses
-the messages leaves its error on the row (and in the log); the event is not tried again.
+One event, one Notice: the row is created in the transaction that made the event (an outbox row: a rolled-back
+change leaves none, a committed one always has one), and only the call that created it enqueues its job, on the
+`mail` queue once that transaction commits. So no request and no pipeline job waits on the mail server, and a
+second Publish or a retried job mails nobody twice. The job claims the row (pending -> sending in one UPDATE), sends,
+and marks it sent; a refused try puts it back to pending with the reason and the time of the next try (RETRY_AFTER),
+and reconcile sends it again then. After TRIES tries it is `failed`, with the reason, for staff (admin: Notices).
+
+A row, not the queue, is the record, so nothing is lost: a job the queue never got (Redis down at the commit), lost
+(Redis restarted) or killed mid-send is sent again by reconcile. SMTP cannot be made exactly-once: a server that
+took the messages but did not answer, or a worker killed between the send and the UPDATE after it, sends them again.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.mail import EmailMessage, get_connection
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q, QuerySet
 from django.urls import reverse
+from django.utils import timezone
 from limits import RateLimitItemPerHour
 
 from evaluation.models import Origin, Status, Submission
+from evaluation.workqueue import QueueUnavailable, enqueue, job_alive
 from teams import ratelimit
 
+from .apps import SEND_JOB
 from .links import absolute
-from .models import Event, Notice, NotificationSetting
+from .models import Event, Notice, NoticeStatus, NotificationSetting
 
 log = logging.getLogger(__name__)
 UNSUBSCRIBE_SALT = "notifications.unsubscribe"
+# Seconds before the 2nd, 3rd and 4th try: a mail server that is down for half an hour (a restart, a full disk) still
+# gets every notice. Reconcile sends a retry that is due, so the delays are rounded up to its interval.
+RETRY_AFTER = (60, 300, 1800)
+TRIES = len(RETRY_AFTER) + 1
 
 # What happened, in our own words: never the submission's `error`, which may quote a remote prompter or judge.
 WHAT = {
@@ -38,35 +54,93 @@ INCOMPLETE = (
 )
 
 
-def notify_on_commit(submission_id: int, event: str) -> None:
-    """Mail about `event` once the transaction that made it commits; a rolled-back change sends nothing. A failure
-    here is logged and never undoes the change that was committed (robust)."""
-    transaction.on_commit(lambda: _notify(submission_id, event), robust=True)
-
-
-def _notify(submission_id: int, event: str) -> None:
-    if (submission := Submission.objects.select_related("team", "pack").filter(pk=submission_id).first()) is not None:
-        submission_notify(submission=submission, event=event)
+def submission_event(submission_id: int, event: Event) -> None:
+    """The signals' receiver (apps.py), in the transaction that made the event. A notice that cannot be recorded is
+    logged and never undoes the change it tells of."""
+    try:
+        with transaction.atomic():  # a savepoint: whatever fails here rolls back this notice only
+            if (submission := Submission.objects.filter(pk=submission_id).first()) is not None:
+                submission_notify(submission=submission, event=event)
+    except Exception:  # noqa: BLE001 - the database refused the row: the change stands, the log says what was not told
+        log.exception("notice %s of submission %s not recorded", event, submission_id)
 
 
 def submission_notify(*, submission: Submission, event: str) -> Notice | None:
-    """One message to each member of the submission's team who has an address and did not opt out; None when nobody
-    is to be told (a study participant's member-less team) or the event was told already."""
-    recipients = [] if submission.origin == Origin.HUMAN else recipients_for(submission)
-    if not recipients:
+    """The event's notice, pending, in the caller's transaction; its job goes to the mail queue once that commits.
+    None when nobody is to be told (a study participant's member-less team) or the event was told already."""
+    if submission.origin == Origin.HUMAN or not recipients_for(submission):
         return None
     try:
-        with transaction.atomic():
-            notice = Notice.objects.create(submission=submission, event=event, recipients=len(recipients))
+        with transaction.atomic():  # a savepoint: a notice that exists already leaves the caller's transaction intact
+            notice = Notice.objects.create(submission=submission, event=event)
     except IntegrityError:
         return None  # told already
-    messages = [submission_message(submission, event, user) for user in recipients]
-    try:
-        get_connection().send_messages(messages)
-    except Exception as exc:  # noqa: BLE001 - SMTP, socket or a custom backend's error: kept on the row and logged
-        Notice.objects.filter(pk=notice.pk).update(error=f"{type(exc).__name__}: {exc}"[:2000])
-        log.exception("notice %s of submission %s: the mail backend refused %d messages", event, submission.pk, len(messages))
+    transaction.on_commit(lambda: _send_later(notice.pk), robust=True)
     return notice
+
+
+def _send_later(notice_id: int) -> None:
+    """Its job to the mail queue. A queue that cannot be reached leaves the notice pending for reconcile (logged); the
+    committed change never fails for it."""
+    try:
+        enqueue(SEND_JOB, notice_id)
+    except QueueUnavailable as exc:
+        log.warning("notice %s stays pending, for reconcile to send: %s", notice_id, exc)
+
+
+def notice_send(*, notice_id: int) -> str:
+    """One try at a notice (its job): claimed, so a notice that is sent, failed or in another job's hands is left."""
+    now = timezone.now()
+    pending = Notice.objects.filter(pk=notice_id, status=NoticeStatus.PENDING)
+    if not pending.update(status=NoticeStatus.SENDING, attempts=F("attempts") + 1, tried_at=now, next_try=None):
+        return f"notice {notice_id}: not pending, nothing sent"
+    notice = Notice.objects.select_related("submission__team", "submission__pack").get(pk=notice_id)
+    messages = [submission_message(notice.submission, notice.event, user) for user in recipients_for(notice.submission)]
+    try:
+        if messages:  # everyone may have opted out since the event
+            get_connection().send_messages(messages)
+    except Exception as exc:  # noqa: BLE001 - SMTP, socket or a custom backend's error: kept on the row, logged, tried again
+        return _refused(notice, f"{type(exc).__name__}: {exc}"[:2000])
+    Notice.objects.filter(pk=notice_id).update(status=NoticeStatus.SENT, recipients=len(messages), error="")
+    return f"notice {notice_id}: {len(messages)} message(s) sent"
+
+
+def _refused(notice: Notice, reason: str) -> str:
+    """A try the mail backend refused: pending again until its next try is due, or failed after the last one."""
+    done = Notice.objects.filter(pk=notice.pk)
+    if notice.attempts >= TRIES:
+        done.update(status=NoticeStatus.FAILED, error=reason)
+        log.error("notice %s (%s of submission %s) failed after %d tries: %s", notice.pk, notice.event, notice.submission_id, TRIES, reason)
+        return f"notice {notice.pk}: failed after {notice.attempts} tries: {reason}"
+    next_try = timezone.now() + timedelta(seconds=RETRY_AFTER[notice.attempts - 1])
+    done.update(status=NoticeStatus.PENDING, error=reason, next_try=next_try)
+    log.warning("notice %s: try %d of %d refused, next at %s: %s", notice.pk, notice.attempts, TRIES, next_try.isoformat(), reason)
+    return f"notice {notice.pk}: try {notice.attempts} of {TRIES} refused ({reason}); next at {next_try.isoformat()}"
+
+
+def notices_reconcile() -> str:
+    """Reconcile's check: send every notice that is owed a try and has no job behind it. A first try whose job never
+    came (ATELIER_RECONCILE_AFTER after the event), a retry that is due, and a try whose job died mid-send (at least
+    once: it may have gone)."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.ATELIER_RECONCILE_AFTER)
+    for pk in Notice.objects.filter(status=NoticeStatus.SENDING, tried_at__lt=cutoff).values_list("pk", flat=True):
+        if not job_alive(SEND_JOB, pk):
+            Notice.objects.filter(pk=pk, status=NoticeStatus.SENDING).update(status=NoticeStatus.PENDING, next_try=now)
+    owed = Notice.objects.filter(Q(attempts=0, created__lt=cutoff) | Q(attempts__gt=0, next_try__lte=now), status=NoticeStatus.PENDING)
+    resent = [pk for pk in owed.values_list("pk", flat=True) if not job_alive(SEND_JOB, pk)]
+    for pk in resent:
+        _send_later(pk)
+    return f"{len(resent)} notice(s) sent again"
+
+
+def notices_retry(*, notices: QuerySet[Notice]) -> int:
+    """Staff's "send again" of failed notices (the mail server works again): each gets TRIES tries more."""
+    ids = list(notices.filter(status=NoticeStatus.FAILED).values_list("pk", flat=True))
+    Notice.objects.filter(pk__in=ids, status=NoticeStatus.FAILED).update(status=NoticeStatus.PENDING, attempts=0, next_try=None)
+    for pk in ids:
+        transaction.on_commit(lambda pk=pk: _send_later(pk), robust=True)
+    return len(ids)
 
 
 def recipients_for(submission: Submission) -> list:

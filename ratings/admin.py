@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from evaluation.models import Exemplar, ExemplarEmbedding
 
-from .models import ExpertRating, RatingAssignment, TaskPool
-from .services import HIDDEN_PERMISSION, RATE_PERMISSION, rater_role_grant, rater_role_revoke, sees_hidden
+from .models import ExpertRating, RatingAssignment, StoredReport, TaskPool
+from .services import HIDDEN_PERMISSION, RATE_PERMISSION, rater_role_grant, rater_role_revoke, reports_follow, sees_hidden
 
 
 @admin.register(Exemplar)
@@ -31,6 +31,31 @@ class ExemplarEmbeddingAdmin(admin.ModelAdmin):
 class ExpertRatingAdmin(admin.ModelAdmin):
     list_display = ("rater", "entry", "render", "pool", "scripted", "source", "created")
     list_filter = ("pool", "scripted", "rater", "source")  # scripted: the demo's rule raters, never pooled with people's
+
+    # /judge/'s statistics follow any change made here (their jobs are sent once it commits).
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        reports_follow()
+
+    def delete_model(self, request, obj) -> None:
+        super().delete_model(request, obj)
+        reports_follow()
+
+    def delete_queryset(self, request, queryset) -> None:
+        super().delete_queryset(request, queryset)
+        reports_follow()
+
+
+@admin.register(StoredReport)
+class StoredReportAdmin(admin.ModelAdmin):
+    """/judge/'s statistics as their jobs stored them (ratings/reports.py): when, how long, and why a job failed."""
+
+    list_display = ("kind", "scripted", "subject", "computed_at", "seconds", "error", "failed_at")
+    list_filter = ("kind", "scripted")
+    readonly_fields = [f.name for f in StoredReport._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False  # written by their job only
 
 
 @admin.register(TaskPool)

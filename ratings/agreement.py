@@ -8,21 +8,16 @@ each apart, and shown apart (scripted_section)."""
 
 from __future__ import annotations
 
-import hashlib
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from django.core.cache import cache
-from django.db.models import Count, Max, QuerySet
+from django.db.models import QuerySet
 
 from evaluation.judges import JudgeKey, judges_of, pick_judge
 from evaluation.models import Judgement, UnitStatus
 from evaluator.categories import CATEGORIES
 from evaluator.judge.skills import skills_where
 from evaluator.judge.types import Kind, Side
-from evaluator.metrics import agreement as agreement_metrics
 from evaluator.metrics.agreement import (
     MIN_ITEMS,
     OVERALL,
@@ -41,13 +36,8 @@ from evaluator.metrics.agreement import (
 
 from .models import ExpertRating, Pool
 
-# Reports are pickled into the shared cache (Redis when configured), which outlives a deploy: the key carries a digest of
-# the code that defines them, so a new release never unpickles an old shape, and a day's timeout bounds what is kept.
-_CODE = hashlib.sha256(b"".join(Path(m.__file__).read_bytes() for m in (sys.modules[__name__], agreement_metrics))).hexdigest()[:12]
-CACHE_SECONDS = 24 * 3600
 
-
-def _evaluation(scripted: bool = False) -> QuerySet[ExpertRating]:
+def evaluation(scripted: bool = False) -> QuerySet[ExpertRating]:
     """The ratings every figure here reads: the judge is tested only on what did not calibrate it, and on people's
     ratings or on the scripted raters', never on the two pooled."""
     return ExpertRating.objects.filter(pool=Pool.EVALUATION, scripted=scripted)
@@ -90,16 +80,16 @@ def _gap(value: float | None, units: int, counted: str) -> str:
 
 def evaluation_raters(*, scripted: bool = False) -> int:
     """How many experts rated the evaluation pool: with one, no expert–expert agreement can be measured."""
-    return _evaluation(scripted).values("rater").distinct().count()
+    return evaluation(scripted).values("rater").distinct().count()
 
 
 def judges_with_ratings(*, scripted: bool = False) -> list[JudgeKey]:
     """Judge keys (with their labels) that have figures for a submission some expert rated."""
-    return judges_of(_evaluation(scripted).values("entry__submission_id"))
+    return judges_of(evaluation(scripted).values("entry__submission_id"))
 
 
 def _judgements(judge: JudgeKey, scripted: bool) -> dict[tuple[int, int | None, str], Judgement]:
-    rated = _evaluation(scripted).values("entry_id")
+    rated = evaluation(scripted).values("entry_id")
     rows = Judgement.objects.filter(judge_id=judge.judge_id, judge_version=judge.version, status=UnitStatus.OK, entry_id__in=rated)
     return {(j.entry_id, j.render_id, j.skill): j for j in rows.select_related("entry__task")}
 
@@ -117,7 +107,7 @@ def judge_scores(judge: JudgeKey, *, scripted: bool = False) -> dict[tuple[str, 
     """This judge's rubric score of every evaluation-pool unit an expert rated: (item_id, dimension) -> score."""
     judged = _judgements(judge, scripted)
     scores: dict[tuple[str, str], float] = {}
-    for rating in _evaluation(scripted):
+    for rating in evaluation(scripted):
         rubric = judged.get((rating.entry_id, rating.render_id, _RUBRIC[_side(rating)]))
         if rubric is not None:
             scores |= {(rating.item_id, dim): float(rubric.scores[dim]) for dim in rating.scores if dim in rubric.scores}
@@ -138,7 +128,7 @@ def build_inputs(judge: JudgeKey, *, scripted: bool = False) -> tuple[list[Pair]
     judged = _judgements(judge, scripted)
     experts: dict[tuple, list] = defaultdict(list)
     task_of, unmatched = {}, 0
-    for rating in _evaluation(scripted).select_related("entry__task"):
+    for rating in evaluation(scripted).select_related("entry__task"):
         side = _side(rating)
         rubric, checklist = (
             judged.get((rating.entry_id, rating.render_id, _RUBRIC[side])),
@@ -158,30 +148,19 @@ def build_inputs(judge: JudgeKey, *, scripted: bool = False) -> tuple[list[Pair]
 
 
 def agreement_report(judge: JudgeKey, resamples: int = 1000, *, scripted: bool = False) -> Report:
-    """Cached until a rating changes: the bootstrap costs seconds, the page is public."""
-    stamp = _stamp(scripted)
-    raw_key = f"{_CODE}:{judge.key}:{stamp['n']}:{stamp['last']}:{resamples}:{'scripted' if scripted else 'people'}"
-    key = "agreement:" + hashlib.sha256(raw_key.encode()).hexdigest()  # judge ids hold characters memcached refuses
-    report = cache.get(key)
-    if report is None:
-        pairs, labels, unmatched = build_inputs(judge, scripted=scripted)
-        raters = evaluation_raters(scripted=scripted)
-        checklist = checklist_agreement(labels, resamples=resamples) if labels else None
-        rows = agreement(pairs, resamples=resamples) if pairs else []
-        like = like_for_like(judge, resamples, scripted=scripted)
-        report = Report(judge, rows, checklist, stamp["n"], raters, unmatched, like=like, scripted=scripted)
-        cache.set(key, report, timeout=CACHE_SECONDS)
-    return report
-
-
-def _stamp(scripted: bool = False) -> dict:
-    return _evaluation(scripted).aggregate(n=Count("pk"), last=Max("updated"))
+    """The judge against the raters. The bootstrap costs seconds: the page reads what a job stored (ratings/reports.py)."""
+    pairs, labels, unmatched = build_inputs(judge, scripted=scripted)
+    raters = evaluation_raters(scripted=scripted)
+    checklist = checklist_agreement(labels, resamples=resamples) if labels else None
+    rows = agreement(pairs, resamples=resamples) if pairs else []
+    like = like_for_like(judge, resamples, scripted=scripted)
+    return Report(judge, rows, checklist, evaluation(scripted).count(), raters, unmatched, like=like, scripted=scripted)
 
 
 def people_inputs(*, scripted: bool = False) -> dict[str, list[Rating]]:
     """Evaluation-pool rubric scores per category (OE, CO, IM), plus all of them under "overall"."""
     groups: dict[str, list[Rating]] = {c: [] for c in (*CATEGORIES, OVERALL)}
-    for r in _evaluation(scripted).select_related("entry__task").order_by("pk"):
+    for r in evaluation(scripted).select_related("entry__task").order_by("pk"):
         task = r.entry.task
         found = [Rating(task.task_id, r.item_id, dim, r.rater, float(score)) for dim, score in r.scores.items()]
         groups[task.category] += found
@@ -190,16 +169,9 @@ def people_inputs(*, scripted: bool = False) -> dict[str, list[Rating]]:
 
 
 def people_report(resamples: int = 1000, *, scripted: bool = False) -> list[PeopleAgreement]:
-    """Agreement between experts per category and overall; cached until an evaluation rating changes."""
-    stamp = _stamp(scripted)
-    raw_key = f"{_CODE}:{stamp['n']}:{stamp['last']}:{resamples}:{'scripted' if scripted else 'people'}"
-    key = "people-agreement:" + hashlib.sha256(raw_key.encode()).hexdigest()
-    rows = cache.get(key)
-    if rows is None:
-        inputs = people_inputs(scripted=scripted)
-        rows = [people_agreement(ratings, group=group, resamples=resamples) for group, ratings in inputs.items() if ratings]
-        cache.set(key, rows, timeout=CACHE_SECONDS)
-    return rows
+    """Agreement between experts per category and overall (seconds of bootstrap: the page reads it stored)."""
+    inputs = people_inputs(scripted=scripted)
+    return [people_agreement(ratings, group=group, resamples=resamples) for group, ratings in inputs.items() if ratings]
 
 
 @dataclass
@@ -216,7 +188,7 @@ class ScriptedSection:
 
 def scripted_section(requested: str | None = None, resamples: int = 1000) -> ScriptedSection | None:
     """The scripted raters' figures against the requested judge (else the one with most figures); None without scripted ratings."""
-    raters = sorted(set(_evaluation(scripted=True).values_list("rater", flat=True)))
+    raters = sorted(set(evaluation(scripted=True).values_list("rater", flat=True)))
     if not raters:
         return None
     judges = judges_with_ratings(scripted=True)

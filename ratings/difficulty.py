@@ -5,24 +5,17 @@ Items are a board's entries (published, finished, scored by the board's judge): 
 backends of the image-side composite). Pearson r and Kendall τ-b per category and overall, with task-bootstrap
 intervals under evaluator.metrics.agreement's rules (none below 10 tasks), computed by
 evaluation.difficulty.difficulty_agreement: the function whose result each board's signed release carries in
-board.json, so `recompute --check` rebuilds these very figures. Cached until a board or the predictor changes.
+board.json, so `recompute --check` rebuilds these very figures. One report per board and judge, computed by a job
+when the board or the predictions change (ratings/reports.py), never per request.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
-from django.core.cache import cache
-
-from evaluation.boards import boards_version
 from evaluation.difficulty import board_entries, difficulty_agreement
 from evaluation.models import BoardStats
 from evaluator.metrics.agreement import Interval
-from tasks import difficulty
-from tasks.models import PredictedDifficulty
-
-from .agreement import CACHE_SECONDS
 
 
 @dataclass(frozen=True)
@@ -34,23 +27,19 @@ class BoardDifficulty:
     submissions: int  # entries with at least one item counted
 
 
-def difficulty_reports(resamples: int = 1000) -> list[BoardDifficulty] | None:
-    """One report per board and judge (most entries first); None without a predictor."""
-    manifest = difficulty.installed()
-    if manifest is None:
-        return None
-    scored = PredictedDifficulty.objects.filter(predictor=manifest["version"]).count()  # predictions made since
-    raw = f"{manifest['version']}:{scored}:{boards_version().key}:{resamples}"
-    key = "difficulty-agreement:" + hashlib.sha256(raw.encode()).hexdigest()
-    reports = cache.get(key)
-    if reports is None:
-        reports = []
-        for stats in BoardStats.objects.select_related("pack").order_by("-entry_count", "pack__name", "-revision", "judge_id"):
-            entries = board_entries(stats.pack_id, stats.revision, stats.judge_id, stats.judge_version)
-            found = difficulty_agreement(entries, stats.judge_id, stats.judge_version, resamples) or {}
-            rows = [(r["group"], Interval(**r["pearson"]), Interval(**r["kendall"])) for r in found.get("rows", [])]
-            board = f"{stats.pack.name} v{stats.pack.version}" + (f" rev {stats.revision}" if stats.revision > 1 else "")
-            label = stats.judge_label or stats.judge_id
-            reports.append(BoardDifficulty(board, label, manifest["version"], rows, found.get("submissions", 0)))
-        cache.set(key, reports, timeout=CACHE_SECONDS)
-    return reports
+def board_difficulty(stats: BoardStats, predictor: str, resamples: int = 1000) -> BoardDifficulty:
+    """One board and judge's report (`stats` with its pack), for the installed predictor's version."""
+    entries = board_entries(stats.pack_id, stats.revision, stats.judge_id, stats.judge_version)
+    found = difficulty_agreement(entries, stats.judge_id, stats.judge_version, resamples) or {}
+    rows = [(r["group"], Interval(**r["pearson"]), Interval(**r["kendall"])) for r in found.get("rows", [])]
+    return BoardDifficulty(board_name(stats), stats.judge_label or stats.judge_id, predictor, rows, found.get("submissions", 0))
+
+
+def board_name(stats: BoardStats) -> str:
+    """The pack, its version and revision (with `stats.pack` loaded)."""
+    return f"{stats.pack.name} v{stats.pack.version}" + (f" rev {stats.revision}" if stats.revision > 1 else "")
+
+
+def boards() -> list[BoardStats]:
+    """Every board and judge, in the page's order: most entries first."""
+    return list(BoardStats.objects.select_related("pack").order_by("-entry_count", "pack__name", "-revision", "judge_id"))

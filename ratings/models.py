@@ -79,3 +79,36 @@ class RatingAssignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.entry.task.task_id} for {self.rater} ({self.pool})"
+
+
+class ReportKind(models.TextChoices):
+    """The statistics /judge/ shows, each computed by a job (ratings/reports.py), never per request."""
+
+    JUDGE = "judge", "the judge against the raters (one judge)"
+    PEOPLE = "people", "agreement between the raters"
+    DIFFICULTY = "difficulty", "predicted difficulty against a board's judge (one board and judge)"
+
+
+class StoredReport(models.Model):
+    """One report's figures as its job last computed them, with when, from which inputs (digest) and by which code;
+    and why the last computation failed, if it did. The page reads these and never computes."""
+
+    kind = models.CharField(max_length=10, choices=ReportKind.choices)
+    scripted = models.BooleanField(default=False, help_text="over the demo's scripted raters' ratings (never pooled with people's)")
+    subject = models.CharField(
+        max_length=300, blank=True, help_text="judge: the judge key (id|version); difficulty: pack id:revision:judge key; people: empty"
+    )
+    data = models.JSONField(null=True, blank=True, help_text="the figures as the page reads them; empty until first computed")
+    digest = models.CharField(max_length=64, blank=True, help_text="of the inputs and code the figures were computed from")
+    code = models.CharField(max_length=12, blank=True, help_text="the code's digest: figures of other code are not read (their shape)")
+    computed_at = models.DateTimeField(null=True, blank=True)
+    seconds = models.FloatField(null=True, blank=True, help_text="how long the computation took")
+    error = models.CharField(max_length=300, blank=True, help_text="why the last computation failed, in our words; empty when it did not")
+    failed_digest = models.CharField(max_length=64, blank=True, help_text="the inputs it failed on: not tried again until they change")
+    failed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["kind", "scripted", "subject"], name="unique_stored_report")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}{' (scripted)' if self.scripted else ''} {self.subject}".strip()

@@ -112,7 +112,16 @@ def expert_ratings_import(*, submission: Submission, filename: str, data: bytes)
                 render=r.render,
                 defaults={"scores": r.scores, "checklist": r.checklist, "note": r.note, "source": filename},
             )
+        reports_follow()
     return len(ratings)
+
+
+def reports_follow() -> None:
+    """/judge/'s statistics follow a change of evaluation ratings: their jobs are sent once it commits (ratings/reports.py,
+    imported here rather than at start-up: it imports the statistics)."""
+    from .reports import ratings_changed
+
+    ratings_changed()
 
 
 def _parse(where: str, line: str, entries: dict, renders: dict, problems: list[str]) -> Rating | None:
@@ -472,6 +481,8 @@ def expert_rating_save(*, assignment: RatingAssignment, rating: RatingInput) -> 
                 )
             if assignment.pool == Pool.EXEMPLAR:
                 _exemplars_rebuild(entry, assignment.render)
+            else:
+                reports_follow()
     except IntegrityError as exc:  # a rating of this item under the same name came in from a file
         raise RatingError(ALREADY_RATED) from exc
 
@@ -548,7 +559,9 @@ def scripted_ratings_save(*, ratings: Sequence[ScriptedRating], source: str) -> 
     with transaction.atomic():
         ExpertRating.objects.bulk_create(fresh)
         for pk, fields in changed:
-            ExpertRating.objects.filter(pk=pk).update(**fields, updated=timezone.now())  # the agreement cache's stamp
+            ExpertRating.objects.filter(pk=pk).update(**fields, updated=timezone.now())  # the reports' input stamp
+        if fresh or changed:
+            reports_follow()
     return len(fresh)
 
 

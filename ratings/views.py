@@ -7,16 +7,15 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
 
-from evaluation.judges import pick_judge
 from evaluation.media import PRIVATE, media_response
 from evaluator.metrics.agreement import MIN_TASKS_FOR_INTERVAL
 from tasks import difficulty
 
 from . import selectors
-from .agreement import agreement_report, evaluation_raters, judges_with_ratings, people_report, scripted_section
-from .difficulty import difficulty_reports
+from .agreement import evaluation_raters
 from .forms import RATIONALE_MAX, QueueForm, RatingForm
 from .models import RatingAssignment
+from .reports import judge_page
 from .services import ALREADY_RATED, HIDDEN_GROUP, RATE_PERMISSION, QueueError, RatingError, expert_rating_save, rating_queue_fill
 
 expert_only = permission_required(RATE_PERMISSION, raise_exception=True)  # under login_required: anonymous → login page
@@ -24,13 +23,10 @@ expert_only = permission_required(RATE_PERMISSION, raise_exception=True)  # unde
 
 @require_safe
 def judge_validity(request: HttpRequest) -> HttpResponse:
-    judges = judges_with_ratings()
-    judge = pick_judge(judges, request.GET.get("judge"))
-    report = agreement_report(judge) if judge else None
-    context = {"judges": judges, "judge": judge, "report": report, "people": people_report(), "min_tasks": MIN_TASKS_FOR_INTERVAL}
-    context["one_rater"] = evaluation_raters() == 1
-    context["scripted"] = scripted_section(request.GET.get("judge"))  # the demo's rule raters: a section of their own, or None
-    context["difficulty"], context["predictor"] = difficulty_reports(), difficulty.installed()
+    """Reads the figures jobs stored (ratings/reports.py), never computes them: each section says when they were computed,
+    or that they are being computed."""
+    context = judge_page(request.GET.get("judge"))
+    context |= {"min_tasks": MIN_TASKS_FOR_INTERVAL, "one_rater": evaluation_raters() == 1, "predictor": difficulty.installed()}
     return render(request, "ratings/judge.html", context)
 
 

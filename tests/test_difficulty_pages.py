@@ -22,6 +22,7 @@ from evaluation.models import PromptCall, Status, Submission
 from evaluator import difficulty as library
 from evaluator.metrics.aggregate import sample_image_scores
 from evaluator.recompute import differences
+from ratings.models import StoredReport
 from submissions.services import submission_create, submissions_publish
 from tasks import difficulty
 from tasks.models import PredictedDifficulty
@@ -117,6 +118,8 @@ def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(
     submission = submission_create(team=team, pack=sample_pack, prompter="m", filename="p.jsonl", data=example_prompts)
     assert "No published submission" in text_of(client.get("/judge/"))
     submissions_publish(submissions=Submission.objects.filter(pk=submission.pk))
+    stored = StoredReport.objects.get(kind="difficulty")  # the board's rebuild sent its report's job (in-process: run already)
+    assert stored.data["submissions"] == 1 and stored.computed_at is not None
     submission.refresh_from_db()
     observed = sample_image_scores(submission_units(submission, submission.judge_id, submission.judge_version))
     entries = {(e.task.task_id, e.sample_index): e.text for e in submission.entries.select_related("task")}
@@ -127,6 +130,7 @@ def test_the_judge_page_reports_agreement_with_the_judge_on_published_entries(
     assert f"{stats.pearsonr(*zip(*pairs)).statistic:.3f}" in overall[:600]
     assert f'<td class="num">{len(pairs)}</td>' in overall[:900]
     assert "smoke (random weights)" in page[page.index('id="difficulty"') : page.index('id="difficulty-agreement"')]  # the judged side
+    assert f"Computed at {stored.computed_at:%Y-%m-%d %H:%M} UTC." in page.split('id="difficulty-computed-1"')[1].split("</p>")[0]
     # the board's release carries the same figures, and the recompute rebuilds them from the release's own files
     board = client.get("/").content.decode()
     link = board.split('id="board-download"')[0].rsplit('href="', 1)[1].split('"')[0].replace("&amp;", "&")

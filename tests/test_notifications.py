@@ -1,26 +1,39 @@
 """E-mail to a team's members when a submission finishes, fails or is published (notifications/): one message per
 member per event, however often the job that made the event runs; none when the change rolls back; never the remote
-error text; the opt-out page and the mail's unsubscribe link, both over HTTP."""
+error text; the opt-out page and the mail's unsubscribe link, both over HTTP. Sent by a job on the mail queue, never
+by the request or job that made the event: tried again with growing delays against a real SMTP server that refuses,
+failed for staff after the last try, and sent by reconcile when the queue was down at the commit."""
 
 from __future__ import annotations
 
 import re
+import socket
+from datetime import timedelta
 
+import django_rq
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.mail import EmailMultiAlternatives
 from django.core.mail.backends.base import BaseEmailBackend
 from django.db import transaction
 from django.test import Client
+from django.utils import timezone
+from rq import Queue
 
 from evaluation.jobs import finish_submission_job
 from evaluation.models import Origin, Status, Submission
+from evaluation.queues import MAIL_QUEUE
+from evaluation.reconcile import reconcile
 from evaluation.units import submission_fail, submission_rescore
-from notifications.models import Notice, NotificationSetting
-from notifications.services import submission_notify
+from evaluation.workers import AtelierWorker
+from evaluation.workqueue import job_id
+from notifications.apps import SEND_JOB
+from notifications.jobs import notice_send_job
+from notifications.models import Notice, NoticeStatus, NotificationSetting
+from notifications.services import RETRY_AFTER, TRIES, submission_notify
 from submissions import services
 from teams.models import Membership, Team
-from tests.mails import link_problems
+from tests.mails import SmtpServer, link_problems
 
 SITE = "https://atelier.example.org"
 CHECKED = '<input type="checkbox" name="email_enabled" id="id_email_enabled" checked>'
@@ -146,12 +159,109 @@ def test_a_rolled_back_change_sends_nothing(judging, mailoutbox):
     assert not Submission.objects.get(pk=judging.pk).published
 
 
-def test_a_refusing_mail_server_is_recorded_and_not_retried(judging, settings, mailoutbox):
-    settings.EMAIL_BACKEND = "tests.test_notifications.BrokenBackend"
-    notice = submission_notify(submission=judging, event="failed")
-    assert Notice.objects.get(pk=notice.pk).error == "ConnectionRefusedError: the mail server refused the connection"
-    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    assert submission_notify(submission=judging, event="failed") is None and mailoutbox == []
+@pytest.fixture
+def smtp(settings):
+    """A real mail server that refuses the first two connections; Django's smtp backend sends to it."""
+    server = SmtpServer(refuse=2)
+    settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", server.port, 5
+    settings.EMAIL_USE_TLS = settings.EMAIL_USE_SSL = False
+    settings.EMAIL_HOST_USER = settings.EMAIL_HOST_PASSWORD = ""
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def mail_worker(redis_url, settings):
+    """Real Redis, and an rq worker on the mail queue that works until the queue is empty."""
+    settings.REDIS_URL = redis_url
+
+    def work() -> None:
+        connection = django_rq.get_connection(MAIL_QUEUE)
+        AtelierWorker([Queue(MAIL_QUEUE, connection=connection)], connection=connection).work(burst=True)
+
+    return work
+
+
+def mail_jobs() -> list[str]:
+    return django_rq.get_queue(MAIL_QUEUE).job_ids
+
+
+def next_try_due(notice: Notice) -> float:
+    """The clock reaches the notice's next try; returns the delay it had been given (seconds after its try)."""
+    notice.refresh_from_db()
+    Notice.objects.filter(pk=notice.pk).update(next_try=timezone.now())
+    return (notice.next_try - notice.tried_at).total_seconds()
+
+
+def test_publish_only_queues_the_mail_and_its_job_retries_with_backoff_until_sent_once(judging, admin_client, smtp, mail_worker):
+    Submission.objects.filter(pk=judging.pk).update(status=Status.DONE)
+    response = admin_client.post("/admin/evaluation/submission/", {"action": "publish", "_selected_action": [judging.pk]})
+    notice = Notice.objects.get(submission=judging)
+    assert response.status_code == 302 and Submission.objects.get(pk=judging.pk).published
+    # Publish returned having talked to no mail server: the notice is pending and its job waits on the mail queue
+    assert smtp.connections == 0 and (notice.status, notice.attempts) == (NoticeStatus.PENDING, 0)
+    assert mail_jobs() == [job_id(SEND_JOB, (notice.pk,))]
+    mail_worker()  # try 1: the server refuses
+    notice.refresh_from_db()
+    assert (notice.status, notice.attempts, smtp.connections) == (NoticeStatus.PENDING, 1, 1) and "SMTPConnectError" in notice.error
+    assert "0 notice(s) sent again" in str(reconcile()) and mail_jobs() == []  # not due yet
+    delays = [next_try_due(notice)]
+    assert "1 notice(s) sent again" in str(reconcile())
+    mail_worker()  # try 2: refused again, and the next wait is longer
+    delays.append(next_try_due(notice))
+    reconcile()
+    mail_worker()  # try 3: taken
+    notice.refresh_from_db()
+    assert [delay - wait for delay, wait in zip(delays, RETRY_AFTER)] == [pytest.approx(0, abs=5)] * 2  # after each try
+    assert (notice.status, notice.attempts, notice.recipients, notice.error) == (NoticeStatus.SENT, 3, 2, "")
+    assert sorted(r for message in smtp.received for r in message) == ["ada@example.org", "owner@example.org"]
+    notice_send_job(notice.pk)  # the job run again (a lost result, a duplicate): a sent notice is never sent twice
+    assert "0 notice(s)" in str(reconcile()) and len(smtp.received) == 2 and smtp.connections == 3
+
+
+def test_a_notice_every_try_refused_is_failed_for_staff_who_can_send_it_again(judging, smtp, admin_client, caplog):
+    smtp.refuse = 99  # in-process (the embedded default): the same tries, run by reconcile
+    submission_fail(judging.pk, "no image could be rendered")
+    notice = Notice.objects.get(submission=judging)
+    for _ in RETRY_AFTER:
+        next_try_due(notice)
+        reconcile()
+    notice.refresh_from_db()
+    assert (notice.status, notice.attempts, smtp.connections) == (NoticeStatus.FAILED, TRIES, TRIES) and "421" in notice.error
+    assert f"failed after {TRIES} tries" in caplog.text
+    reconcile()
+    assert smtp.connections == TRIES  # failed is final: nothing more is tried
+    page = admin_client.get("/admin/notifications/notice/?status__exact=failed").content.decode()
+    assert '<td class="field-status">failed (every try)</td>' in page and "SMTPConnectError: (421" in page
+    smtp.refuse = 0  # the mail server works again: staff send it again
+    admin_client.post("/admin/notifications/notice/", {"action": "send_again", "_selected_action": [notice.pk]})
+    notice.refresh_from_db()
+    assert (notice.status, notice.attempts, len(smtp.received)) == (NoticeStatus.SENT, 1, 2)  # ada's and the owner's
+
+
+def test_a_notice_whose_queue_was_down_stays_pending_and_reconcile_sends_it(judging, smtp, mail_worker, settings, monkeypatch, caplog):
+    smtp.refuse = 0
+    working = django_rq.settings.QUEUES[MAIL_QUEUE]["URL"]
+    with socket.socket() as probe:  # a port nothing listens on: Redis stopped when the event's change commits
+        probe.bind(("127.0.0.1", 0))
+        monkeypatch.setitem(django_rq.settings.QUEUES[MAIL_QUEUE], "URL", f"redis://127.0.0.1:{probe.getsockname()[1]}/0")
+    submission_fail(judging.pk, "no image could be rendered")  # the change stands, without its mail job
+    notice = Notice.objects.get(submission=judging)
+    assert Submission.objects.get(pk=judging.pk).status == Status.FAILED and notice.status == NoticeStatus.PENDING
+    assert "stays pending, for reconcile to send" in caplog.text
+    monkeypatch.setitem(django_rq.settings.QUEUES[MAIL_QUEUE], "URL", working)  # Redis is back
+    assert mail_jobs() == [] and "0 notice(s)" in str(reconcile())  # within the grace age: its job may still come
+    settings.ATELIER_RECONCILE_AFTER = 0
+    assert "1 notice(s) sent again" in str(reconcile())
+    mail_worker()
+    notice.refresh_from_db()
+    assert notice.status == NoticeStatus.SENT and len(smtp.received) == 2
+    # a worker killed mid-send leaves it "sending": reconcile sends it again (at least once: it may have gone)
+    Notice.objects.filter(pk=notice.pk).update(status=NoticeStatus.SENDING, tried_at=timezone.now() - timedelta(minutes=5))
+    reconcile()
+    mail_worker()
+    assert Notice.objects.get(pk=notice.pk).status == NoticeStatus.SENT and len(smtp.received) == 4
 
 
 def test_a_study_participants_submission_tells_nobody(sample_pack, mailoutbox):

@@ -1,4 +1,5 @@
-"""Expert ratings: import (bad lines named, nothing half-written), the /judge/ page and judge_agreement."""
+"""Expert ratings: import (bad lines named, nothing half-written), the /judge/ page and judge_agreement; the page's
+figures computed by job and stored, never in the request (ratings/reports.py)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,16 @@ import json
 
 import pytest
 from django.core.management import call_command
+from django_rq import get_connection
+from rq import Queue
 
+from evaluation.judges import JudgeKey
 from evaluation.models import Judgement, Submission
-from ratings.models import ExpertRating
+from evaluation.reconcile import reconcile
+from evaluation.workers import AtelierWorker
+from evaluation.workqueue import job_id
+from ratings.apps import REPORT_JOB
+from ratings.models import ExpertRating, StoredReport
 from ratings.services import RatingFileError, expert_ratings_import
 from submissions.services import submission_create, submissions_publish
 from tests.conftest import ROOT
@@ -119,3 +127,66 @@ def test_judge_page_shows_agreement_with_intervals(judged, client, tmp_path, cap
     call_command("judge_agreement", "--resamples", "200")
     out = capsys.readouterr().out
     assert "instructional_clarity" in out and f"accuracy {accuracy:.3f}" in out
+
+
+BEING_COMPUTED = "Being computed — figures appear when the job finishes"
+
+
+def judge_page(client) -> str:
+    return html.unescape(client.get("/judge/").content.decode())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_judge_page_reads_what_report_jobs_stored_and_says_when(judged, client, redis_url, settings, django_user_model):
+    """Issue 42: /judge/ computes nothing. Cold, it says its figures are being computed and sends their jobs (unless
+    they are coming); a worker computes them and the page shows them with the time; a new rating leaves the last
+    figures up, marked as recomputing; a job that fails says why, and is not sent again for the same ratings."""
+    settings.REDIS_URL = redis_url
+    connection = get_connection("default")
+    queue, people = Queue("default", connection=connection), ("people", False, "")
+    worker = AtelierWorker([queue], connection=connection)  # rq's SimpleWorker took 20 s to stop (evaluation/workers.py)
+    judge = ("judge", False, JudgeKey(judged.judge_id, judged.judge_version).key)
+    sent = {job_id(REPORT_JOB, people), job_id(REPORT_JOB, judge)}
+    for name in ("ana", "ben", "cy"):
+        expert(django_user_model, name, hidden=True)
+    rows = [
+        {"rater": r, "task_id": t, "scores": {"instructional_clarity": 1 + (i + n) % 5}}
+        for i, (t, _) in enumerate(PROMPTS)
+        for n, r in enumerate(("ana", "ben"))
+    ]
+    expert_ratings_import(submission=judged, filename="r.jsonl", data=ratings_file(rows))
+    assert set(queue.job_ids) == sent  # sent when the ratings were committed
+    queue.empty()
+
+    cold = judge_page(client)  # nothing computed, nothing coming: the page sends the jobs and answers
+    assert cold.count(BEING_COMPUTED) == 2 and '<meta http-equiv="refresh"' in cold
+    assert 'id="people-agreement"' not in cold and "ratings by" not in cold and "No expert ratings" not in cold
+    assert set(queue.job_ids) == sent
+    judge_page(client)
+    assert len(queue.job_ids) == 2  # coming already: not sent twice
+
+    assert worker.work(burst=True)
+    page = judge_page(client)
+    stored = StoredReport.objects.get(kind="judge")
+    assert stored.error == "" and stored.data["n_ratings"] == 12
+    assert f"Computed at {stored.computed_at:%Y-%m-%d %H:%M} UTC." in page.split('id="judge-computed"')[1].split("</p>")[0]
+    assert 'id="people-agreement"' in page and "12 ratings by 2 raters" in page and BEING_COMPUTED not in page and "refresh" not in page
+    assert page.count('data-computed="current"') == 2 and queue.count == 0
+
+    more = [{"rater": "cy", "task_id": t, "scores": {"instructional_clarity": 3}} for t, _ in PROMPTS[:3]]
+    expert_ratings_import(submission=judged, filename="more.jsonl", data=ratings_file(more))
+    stale = judge_page(client)  # the last figures stay, said to be recomputed
+    assert "12 ratings by 2 raters" in stale and stale.count("; new ratings since, recomputing.") == 1
+    assert "; new ratings or judgements since, recomputing." in stale and set(queue.job_ids) == sent
+    assert worker.work(burst=True)
+    assert "15 ratings by 3 raters" in judge_page(client)
+
+    entry = judged.entries.get(task__task_id="oe-s01")  # a rating no service checked: written straight to the table
+    ExpertRating.objects.create(rater="dee", entry=entry, scores={"instructional_clarity": "high"})
+    assert "2 statistics report(s) sent" in str(reconcile())  # no job was sent for it: reconcile sends them
+    assert worker.work(burst=True)
+    failed = judge_page(client)
+    assert {r.error for r in StoredReport.objects.all()} == {"job error (ValueError)"}
+    assert "15 ratings by 3 raters" in failed and failed.count("but recomputing them failed on") == 2
+    assert failed.count("(job error (ValueError)): these are the last figures computed.") == 2 and "high" not in failed
+    assert queue.count == 0 and "0 statistics report(s) sent" in str(reconcile())  # not sent again for the same ratings

@@ -140,14 +140,16 @@ def test_scripted_ratings_never_reach_the_peoples_figures_and_have_their_own(boa
     assert "scripted raters (demo), overall:" in scripted and "judge-scripted rho" in scripted and "[" in scripted
 
 
-def test_judge_page_shows_the_scripted_section_apart_with_intervals(board, client, monkeypatch):
+def test_judge_page_shows_the_scripted_section_apart_with_intervals(board, client, monkeypatch, django_capture_on_commit_callbacks):
     pack, submissions = board
     people = people_rate(submissions[0])
     page = html.unescape(client.get("/judge/").content.decode())
     assert SECTION not in page and 'id="people-only"' not in page  # no scripted ratings: no section
     demo_experts(pack, submissions, lambda line: None)
-    # The page's 1000 resamples cost seconds here; the people's four tasks are too few for any interval, so only this one is cut.
-    monkeypatch.setattr("ratings.views.scripted_section", lambda judge: scripted_section(judge, resamples=50))
+    # The reports' 1000 resamples cost seconds here; 50 do (the people's four tasks are too few for any interval either way).
+    monkeypatch.setattr("ratings.reports.RESAMPLES", 50)
+    with django_capture_on_commit_callbacks(execute=True):  # the page sends the report jobs: in-process, they run on commit
+        assert "Being computed" in client.get("/judge/").content.decode()
     page = html.unescape(client.get("/judge/").content.decode())
     people_part, scripted_part = page.split(f"<h2>{SECTION}</h2>")
     assert f"{people} ratings by 2 raters" in people_part and not any(r.name in people_part for r in RATERS)

@@ -68,6 +68,8 @@ def test_every_job_the_work_queue_names_resolves_to_a_function():
         "release_job",
         "difficulty_job",
         "erase_job",
+        "report_job",
+        "notice_send_job",
     }
     assert all(callable(import_string(job)) for job in JOBS)
 

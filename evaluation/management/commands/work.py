@@ -4,11 +4,15 @@ import django_rq
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from evaluation.queues import queue_names_help
 from evaluation.workers import AtelierWorker, run_resilient
 
 
 class Command(BaseCommand):
-    help = "Run a worker on the given queues (default, judge, render-<backend>): a SimpleWorker that heartbeats while it works and restarts when Redis comes back."
+    # No system checks: they import the URLconf and with it every view (scipy included), seconds of a worker's start
+    # for checks about the web process, which runs them itself (and `manage.py check --deploy` before a deploy).
+    requires_system_checks = []
+    help = f"Run a worker on the given queues ({queue_names_help()}): a SimpleWorker that heartbeats while it works and restarts when Redis comes back."
 
     def add_arguments(self, parser):
         parser.add_argument("queues", nargs="+", help=f"queue names; configured: {', '.join(settings.ATELIER_QUEUES)}")
