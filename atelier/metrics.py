@@ -103,12 +103,15 @@ class PipelineCollector:
 
     def _judge(self) -> Iterator[GaugeMetricFamily]:
         """Requests the judges sent (retries and repairs included), the 429s among them and the tokens the endpoint
-        counted, per judge, as recorded on the judgements; and the shared budget's windows as Redis holds them now."""
+        counted (the cached ones among the prompt tokens), per judge, as recorded on the judgements, and what they cost
+        at the deployer's prices (only when prices are set; the label names their source); and the shared budget's
+        windows as Redis holds them now."""
         from django.db.models import Sum
 
         from evaluation import runtime
         from evaluation.models import Judgement
         from evaluator.judge.budget import shared_budget
+        from evaluator.judge.pricing import Usage
 
         spent = {
             name: GaugeMetricFamily(f"atelier_judge_{name}", text, labels=["judge"])
@@ -116,15 +119,28 @@ class PipelineCollector:
                 ("requests", "HTTP requests sent to the judge endpoint, retries and repairs included"),
                 ("throttled", "Judge requests answered 429"),
                 ("prompt_tokens", "Prompt tokens the judge endpoint reported"),
+                ("cached_prompt_tokens", "Of the prompt tokens, those the judge provider's prompt cache served"),
                 ("completion_tokens", "Completion tokens the judge endpoint reported"),
             )
         }
+        prices = runtime.judge_prices()
+        cost = GaugeMetricFamily(
+            "atelier_judge_cost_usd",
+            "What the judge's tokens cost at the configured prices (synchronous route)",
+            labels=["judge", "source"],
+        )
         totals = Judgement.objects.filter(calls__gt=0).values_list("judge_id").order_by()
-        totals = totals.annotate(Sum("calls"), Sum("throttled"), Sum("prompt_tokens"), Sum("completion_tokens"))
-        for judge, *sums in totals:
-            for family, value in zip(spent.values(), sums, strict=True):
+        totals = totals.annotate(
+            Sum("calls"), Sum("throttled"), Sum("prompt_tokens"), Sum("cached_prompt_tokens"), Sum("completion_tokens")
+        )
+        for judge, requests, throttled, prompt, cached, completion in totals:
+            for family, value in zip(spent.values(), (requests, throttled, prompt, cached, completion), strict=True):
                 family.add_metric([judge], value or 0)
+            if prices is not None:
+                cost.add_metric([judge, prices.source], prices.usd(Usage(requests or 0, prompt or 0, cached or 0, completion or 0)))
         yield from spent.values()
+        if prices is not None:
+            yield cost
         budget = shared_budget(runtime.judge_config())
         if budget is None:
             return

@@ -20,6 +20,7 @@ from django.core.exceptions import ImproperlyConfigured
 from evaluation.queues import FIXED_QUEUES, render_queue
 from evaluator.judge.config import DEMO_JUDGE_MODEL, JudgeConfig, JudgeConfigError, settings_from_environ
 from evaluator.judge.official.layout import release_problems
+from evaluator.judge.pricing import prices_from_environ
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -242,6 +243,13 @@ if ATELIER_DEMO_JUDGE:
     ATELIER_CLIP_MODEL = os.environ.get("ATELIER_CLIP_MODEL") or "ViT-S-32"
 if (_release := _judge_settings["ATELIER_OFFICIAL_RELEASE"]) and (_problems := release_problems(_release)):
     raise ImproperlyConfigured(f"ATELIER_OFFICIAL_RELEASE={_release!r} is not a checkout of the release: " + "; ".join(_problems))
+# What the judge's requests cost (evaluator/judge/pricing.py): ATELIER_JUDGE_PRICE_INPUT, _CACHED_INPUT and _OUTPUT
+# in USD per 1M tokens, ATELIER_JUDGE_BATCH_DISCOUNT (a fraction) and ATELIER_JUDGE_PRICES_SOURCE (where and when the
+# prices were read); none set: pages show tokens only and say "no prices configured".
+try:
+    globals().update(prices_from_environ(os.environ))
+except JudgeConfigError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 # A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,
 # resumable with `rescore` (failed judgements of the same judge are retried; ok ones are kept).
 ATELIER_MAX_MISSING_RATE = envfloat("ATELIER_MAX_MISSING_RATE", "0.05")
@@ -530,6 +538,17 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
         name: {"level": os.environ.get("LOG_LEVEL", "INFO")}
-        for name in ("evaluator", "evaluation", "submissions", "tasks", "leaderboard", "ratings")
+        for name in (
+            "evaluator",
+            "evaluation",
+            "submissions",
+            "tasks",
+            "leaderboard",
+            "ratings",
+            "studies",
+            "teams",
+            "notifications",
+            "atelier",
+        )
     },
 }

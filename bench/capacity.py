@@ -6,9 +6,11 @@ submissions a day need in GPU hosts, judge workers and judge quota (docs/scaling
 
 Counted, not assumed: the judge calls are the routed skills of every task of the pack (evaluator.judge.routes,
 the ateliereval route: OE and CO make 2 prompt-side calls and 2 per image, IM 2 and 1 per image, its CLIP
-similarity being local), and the tokens are the judge budget's own estimate (evaluator.judge.budget.estimate_tokens)
-of the exact request bodies the judge sends for those tasks, with a 512-px image where it sends one and the prompt
-being the brief verbatim. Taken from outside, and named in the output: per-image GPU times (SD-Turbo about 25
+similarity being local), and the prompt tokens are counted by the real tokenizer (evaluator/judge/tokens.py, o200k_base:
+OpenAI's count of a chat request) on the exact request bodies the judge sends for those tasks, with a 512-px image
+where it sends one (255 tokens, OpenAI's gpt-4o/gpt-4.1 count) and the prompt being the brief verbatim; against a
+tokens-per-minute limit each call also reserves its reply (ATELIER_JUDGE_REPLY_TOKENS, 300, as the judge's budget
+does: the reply is not written when the request is sent). Taken from outside, and named in the output: per-image GPU times (SD-Turbo about 25
 images/s and SDXL at 30 steps about 2.5 s/image on an A100, the AtelierEval/ArtWhisperer-era figures; MLPerf
 Inference SDXL 1.64 samples/s on an H100), and the database statements and Redis commands per judge unit that
 bench/workers_scale.py measures (--statements-per-unit, --redis-per-unit).
@@ -35,10 +37,10 @@ GPU_SECONDS_PER_IMAGE = {  # published throughput, one image at a time
 
 
 def judge_requests(pack: Path, samples: int, images: int, backends: int) -> tuple[int, int, int, dict[str, int]]:
-    """(LLM calls, local metric judgements, estimated tokens, calls per category) of one submission."""
+    """(LLM calls, local metric judgements, prompt tokens, calls per category) of one submission."""
     from PIL import Image
 
-    from evaluator.judge.budget import estimate_tokens
+    from evaluator.judge import tokens
     from evaluator.judge.config import DEFAULTS
     from evaluator.judge.openai_judge import REQUEST_OPTIONS
     from evaluator.judge.routes import route_for_task
@@ -47,7 +49,7 @@ def judge_requests(pack: Path, samples: int, images: int, backends: int) -> tupl
     from tasks.loaders import read_own_pack
 
     image = Image.new("RGB", (512, 512), (128, 96, 64))
-    calls = metrics = tokens = 0
+    calls = metrics = prompt_tokens = 0
     by_category: dict[str, int] = {}
     for record in read_own_pack(pack).tasks:
         checklists = (tuple(record.prompt_checklist), tuple(record.image_checklist))
@@ -62,12 +64,12 @@ def judge_requests(pack: Path, samples: int, images: int, backends: int) -> tupl
             inp = SkillInput(
                 task, record.brief, image if spec.side == Side.IMAGE else None, (), target, image_max_side=DEFAULTS.image_max_side
             )
-            body = json.dumps({"model": "judge", "messages": spec.build(inp), **REQUEST_OPTIONS}).encode()
-            estimate = estimate_tokens(body, image_tokens=DEFAULTS.image_tokens, reply_tokens=DEFAULTS.reply_tokens)
+            body = json.loads(json.dumps({"model": "judge", "messages": spec.build(inp), **REQUEST_OPTIONS}))  # as sent
+            counted = tokens.chat_tokens(body["messages"], image_tokens=tokens.image_tokens_high_detail(*image.size))
             calls += per_entry * samples
-            tokens += per_entry * samples * estimate
+            prompt_tokens += per_entry * samples * counted
             by_category[record.category] = by_category.get(record.category, 0) + per_entry * samples
-    return calls, metrics, tokens, by_category
+    return calls, metrics, prompt_tokens, by_category
 
 
 def main() -> None:
@@ -89,16 +91,21 @@ def main() -> None:
 
     django.setup()  # the pack reader lives in the tasks app
     print(f"counting {args.pack.name}: the judge's requests for every task ...", flush=True)
+    from evaluator.judge.config import DEFAULTS
     from tasks.loaders import read_own_pack
 
-    calls, metrics, tokens, by_category = judge_requests(args.pack, args.samples, args.images, args.backends)
+    calls, metrics, prompt_tokens, by_category = judge_requests(args.pack, args.samples, args.images, args.backends)
+    tokens = prompt_tokens + calls * DEFAULTS.reply_tokens  # what the calls take from a tokens-per-minute limit
     tasks = len(read_own_pack(args.pack).tasks)
     renders = tasks * args.samples * args.backends * args.images
     print(f"\nOne submission: {tasks} tasks × {args.samples} sample(s) × {args.backends} backends × {args.images} image(s)")
     print(f"  renders                       {renders:>10,}")
     print(f"  judge calls (LLM/VLM)         {calls:>10,}   ({', '.join(f'{c} {n:,}' for c, n in sorted(by_category.items()))})")
     print(f"  local metric judgements       {metrics:>10,}   (CLIP target similarity: no call)")
-    print(f"  estimated judge tokens        {tokens:>10,}   ({tokens / calls:,.0f} per call)")
+    print(f"  judge prompt tokens (counted) {prompt_tokens:>10,}   ({prompt_tokens / calls:,.0f} per call, a 512-px image at 255)")
+    print(
+        f"  tokens against a TPM limit    {tokens:>10,}   ({tokens / calls:,.0f} per call: the prompt and a {DEFAULTS.reply_tokens}-token reply allowance)"
+    )
 
     print("\nGPU-seconds per submission, one backend of that kind rendering all of its images (published per-image times):")
     per_backend = renders // args.backends

@@ -59,9 +59,10 @@ RESULT_FIELDS = (
     "calls",
     "throttled",
     "prompt_tokens",
+    "cached_prompt_tokens",
     "completion_tokens",
 )
-SPENT_FIELDS = ("calls", "throttled", "prompt_tokens", "completion_tokens")
+SPENT_FIELDS = ("calls", "throttled", "prompt_tokens", "cached_prompt_tokens", "completion_tokens")
 GATES = frozenset(skills_where(kind=Kind.GATE))
 TARGET_SKILLS = skills_where(needs_target=True)
 
@@ -115,6 +116,7 @@ def _judge(judgement: Judgement) -> None:
             "calls": 0,
             "throttled": 0,
             "prompt_tokens": 0,
+            "cached_prompt_tokens": 0,
             "completion_tokens": 0,
             "cached": True,
         }

@@ -193,6 +193,9 @@ class Judgement(models.Model):
     calls = models.PositiveIntegerField(default=0)
     throttled = models.PositiveIntegerField(default=0, help_text="of the calls, how many the judge endpoint answered 429")
     prompt_tokens = models.PositiveIntegerField(default=0)
+    cached_prompt_tokens = models.PositiveIntegerField(
+        default=0, help_text="of the prompt tokens, how many the provider's prompt cache served (as the provider reported)"
+    )
     completion_tokens = models.PositiveIntegerField(default=0)
     # (skill, judge, rubric version, hash of every input): an identical judgement anywhere is reused, with zero calls.
     cache_key = models.CharField(max_length=64, blank=True, db_index=True)

@@ -13,6 +13,7 @@ from django.conf import settings
 from evaluator.backends import BackendConfig, load_backend_configs
 from evaluator.judge.config import JudgeConfig
 from evaluator.judge.factory import make_judge
+from evaluator.judge.pricing import PRICE_SETTINGS, Prices, prices_from_settings
 from evaluator.judge.protocol import Judge
 from evaluator.prompters.conditions import Condition, load_conditions
 
@@ -31,6 +32,11 @@ def judge_config() -> JudgeConfig:
 @functools.cache
 def judge() -> Judge:
     return make_judge(judge_config())
+
+
+def judge_prices() -> Prices | None:
+    """The deployer's judge prices (ATELIER_JUDGE_PRICE_*; evaluator/judge/pricing.py), None when none are set."""
+    return prices_from_settings({name: getattr(settings, name, None) for name in PRICE_SETTINGS.values()})
 
 
 @functools.cache

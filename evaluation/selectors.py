@@ -17,9 +17,11 @@ from django.utils import timezone
 
 from evaluation.models import ACTIVE, Figure, Judgement, Origin, PromptEntry, Render, Status, Submission, UnitStatus
 from evaluator.categories import CATEGORIES
+from evaluator.judge.pricing import Usage, cost_record
 from evaluator.metrics.coverage import coverage_words, standing
 from evaluator.metrics.scopes import Scope
 
+from . import runtime
 from .judges import JudgeKey, submission_judge
 from .workqueue import FEEDBACK_JUDGE_JOB, FEEDBACK_RENDER_JOB, FINISH_JOB, JUDGE_JOB, PROMPT_JOB, RENDER_JOB, listening, queue_for
 
@@ -93,6 +95,19 @@ def submission_cost(submission: Submission) -> dict[str, int]:
     totals = {k: v or 0 for k, v in totals.items()}
     totals["cached"] = Judgement.objects.filter(submission=submission, cached=True).count()
     return totals
+
+
+def submission_judge_cost(submission: Submission) -> dict:
+    """Judge requests and the tokens the provider reported (the cached share among the prompt tokens), and what they
+    cost at the deployer's prices with the prices' source (evaluator.judge.pricing.cost_record; without prices, tokens
+    only and a note that says so), over every judge version that scored the submission."""
+    sums = Judgement.objects.filter(submission=submission).aggregate(
+        requests=Sum("calls"),
+        prompt_tokens=Sum("prompt_tokens"),
+        cached_prompt_tokens=Sum("cached_prompt_tokens"),
+        completion_tokens=Sum("completion_tokens"),
+    )
+    return cost_record(Usage(**{name: value or 0 for name, value in sums.items()}), runtime.judge_prices())
 
 
 def skill_missing(submission: Submission, judge: JudgeKey) -> list[dict]:

@@ -19,17 +19,23 @@ Deterministic pattern of ``judge_responder`` (what end-to-end tests can assert):
     (met, met, minor_miss, met) and every dimension scored EXPECTED_FAITHFULNESS_DIMENSION_SCORE
     (4): instruction_faithfulness 0.875, passed, weighted score EXPECTED_FAITHFULNESS_SCORE (0.8
     with rubric-v2's weights);
-  * every 200 reply reports SCRIPTED_PROMPT_TOKENS / SCRIPTED_COMPLETION_TOKENS usage.
+  * every 200 reply reports SCRIPTED_PROMPT_TOKENS / SCRIPTED_COMPLETION_TOKENS usage, unless the server was given a
+    ProviderUsage: then it counts tokens as a provider does and reports the cached share of each prompt (below).
 The metric skills (target_similarity, color_shift) make no request.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import bisect
+import hashlib
+import io
 import itertools
 import json
 import threading
 import time
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,6 +43,7 @@ from typing import Any
 
 import pytest
 
+from evaluator.judge import tokens
 from evaluator.judge.messages import DIMENSIONS_HEADER, FAITHFULNESS_HEADER, ITEMS_HEADER, SAFETY_HEADER, TEXT_HEADER
 from evaluator.judge.rubrics import RUBRIC
 
@@ -189,8 +196,89 @@ def prompter_responder(request_json: dict[str, Any]) -> Reply:
     return Reply(content=scripted_prompt(title, done + 1), usage={"prompt_tokens": 200, "completion_tokens": 25})
 
 
-def completion_body(reply: Reply, model: str, serial: int) -> dict[str, Any]:
-    usage = reply.usage or {"prompt_tokens": SCRIPTED_PROMPT_TOKENS, "completion_tokens": SCRIPTED_COMPLETION_TOKENS}
+# --- usage as a provider counts it -------------------------------------------------------------------
+
+CACHE_MIN_TOKENS = 1024  # OpenAI caches a prompt's prefix from 1,024 tokens on,
+CACHE_STEP = 128  # in steps of 128 tokens
+_SPECIAL = 0xFFFFFF00  # the chat format's own tokens, and (with the top bit) images, outside any vocabulary
+_START, _SEP, _END = _SPECIAL + 1, _SPECIAL + 2, _SPECIAL + 3
+
+
+def provider_image_tokens(url: str) -> int:
+    """The provider's count of one image (tokens.image_tokens_high_detail); a URL that is not a readable data URL
+    counts as a 512-px image."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1], validate=True))) as image:
+            return tokens.image_tokens_high_detail(*image.size)
+    except (IndexError, ValueError, binascii.Error, OSError):
+        return tokens.image_tokens_high_detail(512, 512)
+
+
+def _shared_length(a: bytes, b: bytes) -> int:
+    """Tokens (4 bytes each) the two sequences share from their start."""
+    low, high = 0, min(len(a), len(b)) // 4
+    while low < high:  # the longest k with a[:4k] == b[:4k], by bisection (slices compare at C speed)
+        middle = (low + high + 1) // 2
+        if a[: 4 * middle] == b[: 4 * middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+class ProviderUsage:
+    """Usage as a provider reports it: prompt tokens of the chat format counted with the real tokenizer (images by
+    provider_image_tokens), completion tokens of the reply, and `prompt_tokens_details.cached_tokens`: the longest prefix
+    this prompt shares with an earlier prompt to the same model, once it is 1,024 tokens or more, in 128-token steps,
+    as OpenAI bills it. A cache without eviction on one machine: a real provider keeps a prefix minutes to an hour, and
+    finds it only on the machine the request is routed to (what `prompt_cache_key` helps with).
+
+    `answered` keeps every reported usage in order, with `shared_tokens` (the shared prefix before rounding) and the
+    request's `prompt_cache_key`."""
+
+    def __init__(self, encoding: str = tokens.DEFAULT_ENCODING) -> None:
+        self.encoding = encoding
+        self.answered: list[dict[str, Any]] = []
+        self._seen: dict[str, list[bytes]] = defaultdict(list)  # model -> earlier prompts as token bytes, sorted
+        self._lock = threading.Lock()
+
+    def sequence(self, request_json: dict[str, Any]) -> bytes:
+        """The prompt as the model reads it, one 4-byte big-endian token each: per message a start token, the role,
+        a separator, the content (text tokens; an image as its count of one token that stands for its bytes), an end."""
+        ids: list[int] = []
+        for message in request_json.get("messages", []):
+            ids += [_START, *tokens.encode(str(message.get("role", "")), self.encoding), _SEP]
+            for part in tokens.content_parts(message.get("content")):
+                if part.get("type") == "image_url":
+                    url = str((part.get("image_url") or {}).get("url", ""))
+                    image = int.from_bytes(hashlib.sha256(url.encode()).digest()[:4], "big") & 0x7FFFFF00
+                    ids += [0x80000000 | image] * provider_image_tokens(url)
+                else:
+                    ids += tokens.encode(str(part.get("text", "")), self.encoding)
+            ids.append(_END)
+        return b"".join(i.to_bytes(4, "big") for i in ids)
+
+    def usage(self, request_json: dict[str, Any], reply_content: str | None) -> dict[str, Any]:
+        prompt = self.sequence(request_json)
+        with self._lock:
+            earlier = self._seen[str(request_json.get("model", ""))]
+            at = bisect.bisect_left(earlier, prompt)  # the longest shared prefix is with a sorted neighbour
+            shared = max((_shared_length(prompt, earlier[i]) for i in (at - 1, at) if 0 <= i < len(earlier)), default=0)
+            earlier.insert(at, prompt)
+            cached = 0 if shared < CACHE_MIN_TOKENS else shared - (shared - CACHE_MIN_TOKENS) % CACHE_STEP
+            usage = {
+                "prompt_tokens": len(prompt) // 4 + tokens.REPLY_PRIMING,
+                "completion_tokens": tokens.count(reply_content or "", self.encoding),
+                "prompt_tokens_details": {"cached_tokens": cached},
+            }
+            self.answered.append({**usage, "shared_tokens": shared, "prompt_cache_key": request_json.get("prompt_cache_key")})
+        return usage
+
+
+def completion_body(reply: Reply, model: str, serial: int, usage: dict[str, Any] | None = None) -> dict[str, Any]:
+    usage = usage or reply.usage or {"prompt_tokens": SCRIPTED_PROMPT_TOKENS, "completion_tokens": SCRIPTED_COMPLETION_TOKENS}
     return {
         "id": f"chatcmpl-scripted-{serial}",
         "object": "chat.completion",
@@ -215,8 +303,9 @@ def error_body(reply: Reply) -> dict[str, Any]:
 class ScriptedOpenAIServer:
     """POST /v1/chat/completions on 127.0.0.1:<free port>, answering from a script."""
 
-    def __init__(self, default: Responder = judge_responder) -> None:
+    def __init__(self, default: Responder = judge_responder, *, provider: ProviderUsage | None = None) -> None:
         self.default: Responder = default
+        self.provider = provider  # counts usage as a provider does; None: the scripted fixed counts
         self.requests: list[dict[str, Any]] = []
         self.handler_errors: list[str] = []  # e.g. broken pipes after a client timeout
         self.in_flight = 0  # requests being answered right now
@@ -297,7 +386,8 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if reply.raw_body is not None:
                     body: Any = reply.raw_body
                 elif reply.status == 200:
-                    body = completion_body(reply, str(request_json.get("model", "")), server.serial())
+                    counted = server.provider.usage(request_json, reply.content) if server.provider and reply.usage is None else None
+                    body = completion_body(reply, str(request_json.get("model", "")), server.serial(), counted)
                 else:
                     body = error_body(reply)
                 self._send(reply.status, body, reply.headers)

@@ -101,6 +101,7 @@ def test_metrics_answer_only_the_token_or_the_address_list(db, client, settings,
         calls=7,
         throttled=2,
         prompt_tokens=900,
+        cached_prompt_tokens=512,
     )
     settings.ATELIER_JUDGE_RPM = 30  # a shared budget, in this process's memory here (no REDIS_URL)
     assert client.get("/metrics").status_code == 404  # neither set: off
@@ -120,6 +121,8 @@ def test_metrics_answer_only_the_token_or_the_address_list(db, client, settings,
         and f'atelier_judge_throttled{{judge="{judgement.judge_id}"}} 2.0' in body
     )
     assert f'atelier_judge_prompt_tokens{{judge="{judgement.judge_id}"}} 900.0' in body
+    assert f'atelier_judge_cached_prompt_tokens{{judge="{judgement.judge_id}"}} 512.0' in body
+    assert "atelier_judge_cost_usd" not in body  # no prices configured: tokens only
     assert 'atelier_judge_budget{what="requests_used"} 0.0' in body and 'atelier_judge_budget{what="requests_limit"} 30.0' in body
     settings.ATELIER_METRICS_TOKEN = ""
     settings.ATELIER_METRICS_ALLOW = (__import__("ipaddress").ip_network("10.0.0.0/8"),)

@@ -31,13 +31,15 @@ from evaluator.judge import (
     make_judge,
     route_skills,
 )
+from evaluator.judge.messages import task_text
 from evaluator.judge.openai_judge import RAW_SEPARATOR
 from evaluator.judge.parsing import ReplyFormatError, parse_objective, parse_subjective, strip_fence
-from evaluator.judge.skills import Verdict, fill
+from evaluator.judge.skills import REGISTRY, Verdict, fill
 from tests.openai_server import (
     EXPECTED_SUBJECTIVE_SCORE,
     SCRIPTED_COMPLETION_TOKENS,
     SCRIPTED_PROMPT_TOKENS,
+    ProviderUsage,
     Reply,
     ScriptedOpenAIServer,
     expected_checklist,
@@ -138,6 +140,7 @@ def test_happy_path_each_skill(openai_server: ScriptedOpenAIServer, skill: str) 
     result = judge_for(openai_server).run(skill, TASK, PROMPT, image())
     assert (result.status, result.reason, result.calls) == ("ok", "", 1)
     assert (result.prompt_tokens, result.completion_tokens) == (SCRIPTED_PROMPT_TOKENS, SCRIPTED_COMPLETION_TOKENS)
+    assert result.cached_prompt_tokens == 0  # the usage has no prompt_tokens_details: nothing was cached
     request = openai_server.requests[0]
     assert request["model"] == "judge-test" and request["temperature"] == 0
     assert request["response_format"] == {"type": "json_object"}
@@ -185,6 +188,111 @@ def test_fenced_reply_accepted(openai_server: ScriptedOpenAIServer) -> None:
     openai_server.queue(Reply(content="```json\n" + subjective_reply(PROMPT_DIMENSIONS) + "\n```"))
     result = judge_for(openai_server).run("prompt_subjective", TASK, PROMPT)
     assert result.status == "ok" and result.value == 3
+
+
+# --- requests a provider can cache ---------------------------------------------------------------
+
+MODEL_SKILLS = tuple(name for name, skill in REGISTRY.items() if skill.kind != Kind.METRIC)
+
+
+def _parts(request: dict) -> list[dict]:
+    content = request["messages"][1]["content"]
+    return [{"type": "text", "text": content}] if isinstance(content, str) else content
+
+
+QUOTING_TASK = TaskInput(  # CO with a quoted string: every model skill of the extended route runs on it
+    "co-002", "CO", "Winter fox poster", TASK.brief, TASK.constraints, TASK.prompt_checklist, ("a fox", "the word 'WINTER'")
+)
+
+
+@pytest.mark.parametrize("skill", MODEL_SKILLS)
+def test_requests_of_one_skill_and_task_share_their_bytes_up_to_the_item(openai_server: ScriptedOpenAIServer, skill: str) -> None:
+    # Two items of the same task, judged by two judges as two submissions' workers would: other prompts, other images.
+    first, second = ("A fox in snow, WINTER above.", image(64, 64)), ("WINTER poster: a fox, fresh snow, gold light.", image(60, 40))
+    for prompt, picture in (first, second):
+        assert judge_for(openai_server, route="extended").run(skill, QUOTING_TASK, prompt, picture).status == "ok"
+    one, two = openai_server.requests
+    assert one["messages"][0] == two["messages"][0]  # the system message, byte for byte
+    texts = [_parts(r)[0]["text"] for r in (one, two)]
+    shared = texts[0][: next((i for i, (a, b) in enumerate(zip(*texts)) if a != b), min(map(len, texts)))]
+    # what the requests share comes first: the task (its whole brief, but for faithfulness, which judges the prompt
+    # alone) and the keys of the reply; nothing of the item is in it
+    assert (task_text(QUOTING_TASK) in shared) == (skill != "faithfulness") and "(JSON array;" in shared
+    assert not any(p in shared for p in (first[0], second[0]))
+    if first[0] in texts[0]:  # the prompt-side skills and faithfulness read the prompt: right after what is shared
+        assert first[0] in texts[0][len(shared) :]
+    else:  # the other image skills see the image alone
+        assert texts[0] == texts[1]
+    if get_skill(skill).side == "image":  # the image comes last
+        assert _parts(one)[-1]["type"] == "image_url" and _parts(one)[-1] != _parts(two)[-1]
+    assert one["prompt_cache_key"] == two["prompt_cache_key"] == f"atelier:{QUOTING_TASK.task_id}:{skill}"
+
+
+def test_the_cache_key_is_per_skill_and_task_and_can_be_left_out(openai_server: ScriptedOpenAIServer) -> None:
+    judge_for(openai_server).run("prompt_objective", TASK, PROMPT)
+    judge_for(openai_server).run("prompt_subjective", TASK, PROMPT)
+    judge_for(openai_server, prompt_cache_key=False).run("prompt_objective", TASK, PROMPT)
+    keys = [r.get("prompt_cache_key") for r in openai_server.requests]
+    assert keys == ["atelier:co-001:prompt_objective", "atelier:co-001:prompt_subjective", None]
+
+
+LONG_TASK = TaskInput(  # a brief long enough that what its requests share passes the provider's 1,024-token floor
+    "oe-long",
+    "OE",
+    "Harbour festival",
+    " ".join(f"Panel {n}: lanterns over the harbour at dusk, boats, a brass band, children with kites." for n in range(25)),
+    {},
+    ("lanterns", "boats"),
+    ("lanterns",),
+)
+
+
+def test_cached_prompt_tokens_are_the_providers_own_count() -> None:
+    provider = ProviderUsage()
+    with ScriptedOpenAIServer(provider=provider) as server:
+        results = [judge_for(server).run("prompt_subjective", LONG_TASK, p) for p in ("Lanterns at dusk.", "Boats and a band.")]
+    first, second = ({**a, "cached": a["prompt_tokens_details"]["cached_tokens"]} for a in provider.answered)
+    assert [(r.prompt_tokens, r.cached_prompt_tokens, r.completion_tokens) for r in results] == [
+        (a["prompt_tokens"], a["cached"], a["completion_tokens"]) for a in (first, second)
+    ]
+    # the second request shares everything up to its prompt with the first: past 1,024 tokens, cached in steps of 128
+    assert first["cached"] == 0 and second["shared_tokens"] >= 1024 and second["cached"] > 0
+    assert second["cached"] == second["shared_tokens"] - (second["shared_tokens"] - 1024) % 128 < second["prompt_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("details", "cached"), [({"cached_tokens": 40}, 40), ({"cached_tokens": "lots"}, 0), ({"cached_tokens": 80}, 50), (7, 0), (None, 0)]
+)
+def test_cached_tokens_a_server_reports_oddly_count_as_nothing_or_at_most_the_prompt(
+    openai_server: ScriptedOpenAIServer, details: object, cached: int
+) -> None:
+    openai_server.queue(
+        Reply(
+            content=json.dumps(expected_checklist(TASK.prompt_checklist)),
+            usage={"prompt_tokens": 50, "completion_tokens": 5, "prompt_tokens_details": details},
+        )
+    )  # type: ignore[dict-item]
+    result = judge_for(openai_server).run("prompt_objective", TASK, PROMPT)
+    assert (result.status, result.prompt_tokens, result.cached_prompt_tokens, result.completion_tokens) == ("ok", 50, cached, 5)
+
+
+def test_the_scripted_provider_counts_the_chat_format_and_caches_from_1024_tokens_in_steps_of_128() -> None:
+    provider = ProviderUsage()
+
+    def request(system_tokens: int, user: str) -> dict:
+        system = "hello" + " hello" * (system_tokens - 1)  # one o200k_base token per word
+        return {"model": "m", "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
+
+    assert provider.usage(request(1000, "a fox"), "{}")["prompt_tokens"] == (3 + 1 + 1000) + (3 + 1 + 2) + 3
+    # shares its system message and the user message's start (4 + 1,000 + 1 + 3 tokens): under 1,024, nothing cached
+    assert provider.usage(request(1000, "a hare"), "{}")["prompt_tokens_details"]["cached_tokens"] == 0
+    provider.usage(request(1100, "a fox"), "{}")
+    assert provider.answered[-1]["prompt_tokens_details"]["cached_tokens"] == 0  # the first of its kind
+    assert provider.usage(request(1100, "a hare"), "{}")["prompt_tokens_details"]["cached_tokens"] == 1024  # 1,108 shared
+    provider.usage(request(1200, "a fox"), "{}")
+    assert provider.usage(request(1200, "a hare"), "{}")["prompt_tokens_details"]["cached_tokens"] == 1152  # 1,208 shared
+    other_model = {**request(1200, "a hare"), "model": "n"}  # a prefix is cached per model
+    assert provider.usage(other_model, "{}")["prompt_tokens_details"]["cached_tokens"] == 0
 
 
 # --- skips -------------------------------------------------------------------------------

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from evaluator.judge import budget
+from evaluator.judge import budget, tokens
 from evaluator.judge.budget import JudgeBudget, estimate_tokens, retry_after, shared_budget
 from evaluator.judge.config import JudgeConfig, JudgeConfigError
 from evaluator.judge.openai_judge import OpenAIJudge
+from evaluator.judge.pricing import Prices, Usage, cost_record, prices_from_environ, prices_from_settings
 from evaluator.judge.types import TaskInput
 from tests.openai_server import Reply, ScriptedOpenAIServer, judge_responder, request_text
 
@@ -36,6 +37,7 @@ def _judge_for(name: str, base_url: str, settings: dict[str, Any], seconds: floa
     """A worker process: the real judge, judging a prompt again and again for `seconds` once every worker is ready."""
     budget.WINDOW = WINDOW
     judge = OpenAIJudge(_config(base_url, **settings))
+    budget.tokens.encoding()  # the tables the budget counts with load on first use: not inside the timed windows
     ready.put(name)
     start.wait(timeout=60)
     stop_at, ok = time.time() + seconds, 0
@@ -186,6 +188,7 @@ def test_bad_budget_settings_are_refused_naming_the_setting(changes: dict[str, i
     [
         ({"ATELIER_JUDGE_TPM": "lots"}, "ATELIER_JUDGE_TPM='lots': expected an integer"),
         ({"ATELIER_JUDGE_IMAGE_TOKENS": "-1"}, "ATELIER_JUDGE_IMAGE_TOKENS=-1: must be at least 0"),
+        ({"ATELIER_JUDGE_PRICE_INPUT": "2", "ATELIER_JUDGE_PRICE_OUTPUT": "8"}, "ATELIER_JUDGE_PRICES_SOURCE is unset"),
     ],
 )
 def test_start_up_refuses_a_bad_budget_setting(env: dict[str, str], named: str) -> None:
@@ -193,6 +196,49 @@ def test_start_up_refuses_a_bad_budget_setting(env: dict[str, str], named: str) 
 
     result = start(env)
     assert result.returncode != 0 and "ImproperlyConfigured" in result.stderr and named in result.stderr
+
+
+PRICES = {"ATELIER_JUDGE_PRICE_INPUT": "2.00", "ATELIER_JUDGE_PRICE_OUTPUT": "8", "ATELIER_JUDGE_PRICES_SOURCE": "OpenAI, 2026-12-01"}
+
+
+@pytest.mark.parametrize(
+    "env, named",
+    [
+        ({"ATELIER_JUDGE_PRICE_INPUT": "2"}, "ATELIER_JUDGE_PRICE_OUTPUT is unset but other judge prices are set"),
+        ({"ATELIER_JUDGE_PRICES_SOURCE": "somewhere"}, "ATELIER_JUDGE_PRICE_INPUT is unset"),
+        ({**PRICES, "ATELIER_JUDGE_PRICE_INPUT": "two"}, "ATELIER_JUDGE_PRICE_INPUT='two': expected a number of US dollars"),
+        ({**PRICES, "ATELIER_JUDGE_PRICE_OUTPUT": "-1"}, "ATELIER_JUDGE_PRICE_OUTPUT='-1': must be zero or more"),
+        ({**PRICES, "ATELIER_JUDGE_PRICE_CACHED_INPUT": "3"}, "ATELIER_JUDGE_PRICE_CACHED_INPUT=3: more than ATELIER_JUDGE_PRICE_INPUT=2"),
+        ({**PRICES, "ATELIER_JUDGE_BATCH_DISCOUNT": "50"}, "ATELIER_JUDGE_BATCH_DISCOUNT='50': must be at least 0 and below 1"),
+    ],
+)
+def test_bad_judge_prices_are_refused_naming_the_setting(env: dict[str, str], named: str) -> None:
+    with pytest.raises(JudgeConfigError) as refused:
+        prices_from_environ(env)
+    assert named in str(refused.value)
+
+
+def test_prices_price_the_providers_usage_plain_cached_and_batched() -> None:
+    assert prices_from_settings(prices_from_environ({})) is None
+    unpriced = cost_record(Usage(1, 100, 0, 10), None)  # tokens only, and a note that says why
+    assert (unpriced["prompt_tokens"], unpriced["usd"], unpriced["usd_batch"], unpriced["note"]) == (
+        100,
+        None,
+        None,
+        "no prices configured",
+    )
+    prices = prices_from_settings(prices_from_environ(PRICES))
+    assert prices == Prices(input=2.0, cached_input=2.0, output=8.0, batch_discount=0.0, source="OpenAI, 2026-12-01")  # no discounts set
+    discounted = prices_from_settings(
+        prices_from_environ({**PRICES, "ATELIER_JUDGE_PRICE_CACHED_INPUT": "0.5", "ATELIER_JUDGE_BATCH_DISCOUNT": "0.5"})
+    )
+    usage = Usage(requests=3, prompt_tokens=3_000_000, cached_prompt_tokens=1_000_000, completion_tokens=500_000)
+    assert discounted.usd(usage, cache=False) == 3 * 2.0 + 0.5 * 8.0  # plain: 10 USD
+    assert discounted.usd(usage) == 2 * 2.0 + 1 * 0.5 + 0.5 * 8.0  # cached: 8.5 USD
+    assert discounted.usd(usage, batch=True) == pytest.approx(8.5 / 2) and discounted.usd(usage, cache=False, batch=True) == 5.0
+    record = cost_record(usage, discounted)
+    assert (record["usd"], record["usd_batch"], record["cached_share"], record["note"]) == (8.5, 4.25, 1 / 3, "")
+    assert record["prices"]["source"] == "OpenAI, 2026-12-01" and record["requests"] == 3
 
 
 def test_the_site_passes_its_redis_and_budget_to_the_judge(settings, scripted_judge, redis_url: str) -> None:
@@ -205,19 +251,25 @@ def test_the_site_passes_its_redis_and_budget_to_the_judge(settings, scripted_ju
     assert shared_budget(config) is not None and runtime.judge().run("prompt_objective", TASK, "a fox").status == "ok"
 
 
-def test_a_request_is_estimated_from_its_text_images_and_reply_allowance() -> None:
+def test_a_request_is_counted_by_the_real_tokenizer_with_images_and_reply_allowance() -> None:
     image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 40_000}}  # image bytes are not text
     body = {
+        "model": "gpt-4.1",
         "messages": [
-            {"role": "system", "content": "x" * 400},
-            {"role": "user", "content": [{"type": "text", "text": "y" * 801}, image, image]},
-        ]
+            {"role": "system", "content": "hello" + " hello" * 99},  # 100 tokens in o200k_base ("hello", " hello" x 99)
+            {"role": "user", "content": [{"type": "text", "text": " fox" * 200}, image, image]},  # 200 tokens
+        ],
     }
     encoded = json.dumps(body).encode()
-    assert estimate_tokens(encoded, image_tokens=255, reply_tokens=300) == 100 + 201 + 2 * 4 + 2 * 255 + 300
+    # OpenAI's count of a chat request: 3 per message and its one-token role, 3 to prime the reply; then the images
+    # and the reply allowance, which only the provider (images) and the model (reply) could count.
+    chat = 100 + 200 + 2 * (3 + 1) + 3
+    assert estimate_tokens(encoded, image_tokens=255, reply_tokens=300) == chat + 2 * 255 + 300
     with_max = json.dumps({**body, "max_tokens": 1024}).encode()
-    assert estimate_tokens(with_max, image_tokens=255, reply_tokens=300) == 100 + 201 + 8 + 510 + 1024
-    assert estimate_tokens(b"not json", image_tokens=255, reply_tokens=300) == 2 + 300
+    assert estimate_tokens(with_max, image_tokens=255, reply_tokens=300) == chat + 510 + 1024
+    assert estimate_tokens(b"not json", image_tokens=255, reply_tokens=300) == 2 + 300  # "not", " json"
+    # the characters / 4 rule this replaces said 100 for "x" * 400, which is 50 tokens; cl100k_base (gpt-4) is there too
+    assert tokens.count("x" * 400) == 50 and tokens.count("hello" + " hello" * 99, "cl100k_base") == 100
 
 
 def test_retry_after_reads_milliseconds_seconds_and_dates() -> None:

@@ -213,7 +213,8 @@ def test_prompt_exemplars_come_before_the_item(openai_server: ScriptedOpenAIServ
     content = openai_server.requests[0]["messages"][1]["content"]
     assert isinstance(content, str)  # text only
     first, second, item = content.index(exemplars[0].text), content.index(exemplars[1].text), content.index(prompt)
-    assert first < second < item < content.index(DIMENSIONS_HEADER)
+    # the brief and the dimensions first (what every request of the skill and task shares), then exemplars, then the item
+    assert content.index(TASK.brief) < content.index(DIMENSIONS_HEADER) < first < second < item
     assert content.count(DIMENSIONS_HEADER) == 1
     assert '"instructional_clarity": {"score": 4, "note": "Subject, setting and lens are unambiguous' in content
     assert keys_after(DIMENSIONS_HEADER, request_text(openai_server.requests[0])) == list(result.scores)

@@ -12,7 +12,8 @@ from PIL import Image
 from evaluation import runtime
 from evaluation.models import Exemplar, ExemplarEmbedding, Figure, Judgement, Submission
 from evaluator.judge import PROMPT_DIMENSIONS
-from submissions.services import submission_create, submissions_publish
+from submissions.services import submission_create, submissions_publish, token_create
+from tests.openai_server import ProviderUsage
 
 ROOT = Path(__file__).resolve().parent.parent
 MEMORY = ROOT / "tests" / "fixtures" / "memory"
@@ -61,6 +62,67 @@ def test_an_identical_prompt_elsewhere_is_judged_from_the_cache(team, sample_pac
     assert reused.exists() and not reused.filter(cached=False).exists()
     assert sum(reused.values_list("calls", flat=True)) == 0
     assert {s.key: s.value for s in second.figures.all()} == {s.key: s.value for s in first.figures.all()}
+
+
+# A prompt long enough that its prompt_subjective request passes the provider's 1,024-token floor before it ends.
+LONG_PROMPT = "Gouache bread loaves in warm morning light, no text; " + "; ".join(
+    f"loaf {n} with a floured, cracked crust" for n in range(40)
+)
+
+
+def one_prompt(text: str) -> bytes:
+    return json.dumps({"task_id": "oe-s01", "prompt": text}).encode() + b"\n"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_providers_cached_tokens_and_their_cost_show_to_the_team_on_the_page_the_api_and_metrics(
+    team, owner, sample_pack, scripted_judge, settings, client
+):
+    scripted_judge.provider = ProviderUsage()  # the scripted server now counts usage as a provider does
+    settings.ATELIER_JUDGE_PRICE_INPUT, settings.ATELIER_JUDGE_PRICE_CACHED_INPUT, settings.ATELIER_JUDGE_PRICE_OUTPUT = 2.0, 0.5, 8.0
+    settings.ATELIER_JUDGE_BATCH_DISCOUNT, settings.ATELIER_JUDGE_PRICES_SOURCE = 0.5, "OpenAI pricing page, 2026-12-01"
+    submit(team, sample_pack, "first", one_prompt(LONG_PROMPT))
+    seen = len(scripted_judge.provider.answered)
+    second = submit(team, sample_pack, "second", one_prompt(LONG_PROMPT + "; at dawn"))  # shares the first's long prefix
+    reported = scripted_judge.provider.answered[seen:]
+    sums = {
+        key: sum(row[key] for row in Judgement.objects.filter(submission=second).values(key))
+        for key in ("calls", "prompt_tokens", "cached_prompt_tokens", "completion_tokens")
+    }
+    assert sums == {
+        "calls": len(reported),
+        "prompt_tokens": sum(a["prompt_tokens"] for a in reported),
+        "cached_prompt_tokens": sum(a["prompt_tokens_details"]["cached_tokens"] for a in reported),
+        "completion_tokens": sum(a["completion_tokens"] for a in reported),
+    }
+    assert sums["cached_prompt_tokens"] >= 1024  # at least the prompt_subjective request was served from the cache
+    p, c, o = sums["prompt_tokens"], sums["cached_prompt_tokens"], sums["completion_tokens"]
+    usd = ((p - c) * 2.0 + c * 0.5 + o * 8.0) / 1_000_000
+    # the API record
+    record = client.get(f"/api/v1/submissions/{second.pk}", HTTP_AUTHORIZATION=f"Bearer {token_create(team=team, name='ci')[1]}").json()
+    cost = record["judge_cost"]
+    assert (cost["requests"], cost["prompt_tokens"], cost["cached_prompt_tokens"]) == (sums["calls"], p, c)
+    assert cost["usd"] == pytest.approx(usd) and cost["usd_batch"] == pytest.approx(usd / 2) and cost["note"] == ""
+    assert cost["prices"]["source"] == "OpenAI pricing page, 2026-12-01" and cost["cached_share"] == pytest.approx(c / p)
+    # the page, for the team
+    client.force_login(owner)
+    page = client.get(f"/submissions/{second.pk}/").content.decode()
+    assert f"{p} prompt tokens, {c} of them ({round(100 * c / p)} %) served by the provider's prompt cache" in page
+    assert f"{usd:.4f} USD</strong> as sent" in page and f"{usd / 2:.4f} USD on the batch route" in page
+    assert "prices: OpenAI pricing page, 2026-12-01" in page
+    # /metrics, for the operator: every judgement of the judge so far, and their cost at the prices
+    settings.ATELIER_METRICS_TOKEN = "scrape"
+    metrics = client.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape").content.decode()
+    every = Judgement.objects.filter(calls__gt=0)
+    cached_all = sum(every.values_list("cached_prompt_tokens", flat=True))
+    assert f'atelier_judge_cached_prompt_tokens{{judge="openai:scripted-judge"}} {float(cached_all)}' in metrics
+    assert 'atelier_judge_cost_usd{judge="openai:scripted-judge",source="OpenAI pricing page, 2026-12-01"}' in metrics
+    # published, the page shows no cost to others; without prices it shows tokens only
+    submissions_publish(submissions=Submission.objects.filter(pk=second.pk))
+    settings.ATELIER_JUDGE_PRICE_INPUT = None
+    assert "no prices configured" in client.get(f"/submissions/{second.pk}/").content.decode()
+    client.logout()
+    assert 'id="judge-cost"' not in client.get(f"/submissions/{second.pk}/").content.decode()
 
 
 @pytest.mark.django_db(transaction=True)

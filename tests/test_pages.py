@@ -70,6 +70,7 @@ def test_upload_evaluates_and_page_shows_status_scores_and_provenance(owner_clie
     top1 = submission.figures.get(scope="top1", key="image_objective")
     assert f'<tr><td>top1</td><td>image_objective</td><td class="num">{top1.value:.3f}</td>' in scores
     assert "Judge calls: 0" in page  # the offline judge makes no model calls
+    assert "Judge cost: 0 requests · 0 prompt tokens · 0 completion tokens" in page and "no prices configured" in page
 
 
 def test_unpublished_submission_is_hidden_from_strangers(client, owner_client, team, sample_pack, example_prompts, stranger):

@@ -14,7 +14,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("scipy", "torch", "diffusers", "open_clip", "openai", "transformers", "sentence_transformers", "statsmodels", "sklearn")
+HEAVY = (
+    "scipy",
+    "torch",
+    "diffusers",
+    "open_clip",
+    "openai",
+    "transformers",
+    "sentence_transformers",
+    "statsmodels",
+    "sklearn",
+    "bpe_openai",  # the judge's tokenizer reads its tables as it is imported (evaluator/judge/tokens.py)
+)
 
 # Run in a fresh interpreter: records, for each heavy library, the frames of our code that first imported it, then
 # reports what django.setup() left in sys.modules, the work queue's jobs, and whether each resolves by its name.

@@ -16,11 +16,16 @@ counted closely. A provider that refuses the excess answers 429, which pauses ev
 
 It acts at the HTTP level: `hooks()` are httpx event hooks on the judge's client, so every request the endpoint
 receives takes from the budget first, the openai client's own retries and the judge's repair turns included, and
-every 429 is seen. A request's tokens are estimated before it is sent (`estimate_tokens`, what a provider reserves):
+every 429 is seen. A request's tokens are counted before it is sent (`estimate_tokens`, what a provider reserves;
+the provider reports what a request cost only once it is answered):
 
-    ceil(characters of its messages' text / 4) + 4 per message       (OpenAI's rule of thumb, and its per-message overhead)
+    its messages' tokens, by the real tokenizer (evaluator/judge/tokens.py: the model's table, o200k_base by default,
+      3 per message plus the role, 3 for the reply's start: OpenAI's count of a chat request)
     + image_tokens per image                                           (ATELIER_JUDGE_IMAGE_TOKENS)
     + the request's max_completion_tokens or max_tokens, else reply_tokens   (ATELIER_JUDGE_REPLY_TOKENS)
+
+Only the images and the reply are estimates: the provider counts an image by its own rule, and the reply is not written
+yet. The tokenizer's tables load with the first request (about 1.6 s), never at import.
 
 A 429 pauses the budget for everyone: its Retry-After (OpenAI's retry-after-ms first, then seconds or an HTTP date),
 else PAUSE_WITHOUT_RETRY_AFTER, at most MAX_PAUSE, becomes a key whose time to live every sender waits out before
@@ -46,13 +51,12 @@ from limits import RateLimitItemPerSecond
 from limits.storage import storage_from_string
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
+from . import tokens
 from .config import JudgeConfig
 
 log = logging.getLogger(__name__)
 
 WINDOW = 61  # seconds: per minute, plus a second for requests in transit (the module docstring)
-CHARS_PER_TOKEN = 4
-TOKENS_PER_MESSAGE = 4
 MAX_PAUSE = 120.0  # seconds; the openai client honours a Retry-After up to the same
 PAUSE_WITHOUT_RETRY_AFTER = 1.0
 POLL_MIN, POLL_MAX = 0.01, 1.0  # seconds between two looks at a full window
@@ -75,27 +79,19 @@ class _Response(Protocol):
 
 def estimate_tokens(body: bytes, *, image_tokens: int, reply_tokens: int) -> int:
     """The tokens a chat-completions request body will cost (see the module docstring); a body that is not a JSON
-    object is counted by its bytes."""
+    object is counted as text."""
     try:
         payload = json.loads(body or b"{}")
     except ValueError:
         payload = None
     if not isinstance(payload, dict):
-        return math.ceil(len(body) / CHARS_PER_TOKEN) + reply_tokens
-    chars = images = 0
-    messages = payload.get("messages") or []
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            chars += len(content)
-        for part in content if isinstance(content, list) else ():
-            if isinstance(part, dict) and part.get("type") == "image_url":
-                images += 1
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                chars += len(part["text"])
+        return tokens.count(body.decode("utf-8", "replace")) + reply_tokens
+    messages = payload.get("messages")
+    name = tokens.encoding_name(str(payload.get("model") or ""))
+    prompt = tokens.chat_tokens(messages if isinstance(messages, list) else [], image_tokens=image_tokens, name=name)
     reply = payload.get("max_completion_tokens") or payload.get("max_tokens")
     reply = reply if isinstance(reply, int) and reply > 0 else reply_tokens
-    return math.ceil(chars / CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * len(messages) + image_tokens * images + reply
+    return prompt + reply
 
 
 def retry_after(headers: Mapping[str, str]) -> float | None:

@@ -70,6 +70,15 @@ def _per_minute(name: str, text: str) -> int | None:
     return _integer(name, text) or None  # 0: no budget
 
 
+def _flag(name: str, text: str) -> bool:
+    value = text.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off", ""):
+        return False
+    raise JudgeConfigError(f"{name}={text!r}: expected true/false (1/0, yes/no, on/off)")
+
+
 def _number(name: str, text: str) -> float:
     try:
         return float(text)
@@ -89,7 +98,8 @@ class JudgeConfig:
     (figures labelled smoke); max_in_flight None leaves the process-wide bound on calls as it is. rpm and tpm (None: no
     budget) are one budget for the endpoint's key shared by every judge worker (evaluator/judge/budget.py) through
     budget_url's Redis ("": this process's memory); image_tokens and reply_tokens estimate a request's tokens. None of
-    these five changes a verdict, so none is part of the judge's spec or version."""
+    these five changes a verdict, so none is part of the judge's spec or version; nor does prompt_cache_key, which sends
+    each request's cache key to the provider (off for an endpoint that refuses the parameter)."""
 
     base_url: str = _setting("OPENAI_BASE_URL", "", _http_url)
     api_key: str = _setting("OPENAI_API_KEY", "", _text, repr=False)
@@ -109,6 +119,7 @@ class JudgeConfig:
     image_tokens: int = _setting("ATELIER_JUDGE_IMAGE_TOKENS", 350, _integer)  # counted per image sent, in the estimate
     reply_tokens: int = _setting("ATELIER_JUDGE_REPLY_TOKENS", 300, _integer)  # counted per request that names no max_tokens
     budget_url: str = _setting("REDIS_URL", "", None, repr=False)  # where the budget is shared (may hold a password)
+    prompt_cache_key: bool = _setting("ATELIER_JUDGE_PROMPT_CACHE_KEY", True, _flag)  # OpenAI's prompt_cache_key, per skill and task
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "models", tuple(dict.fromkeys(self.models)))

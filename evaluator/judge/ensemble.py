@@ -118,6 +118,7 @@ def _totals(skill: str, results: Sequence[tuple[str, JudgeResult]]) -> JudgeResu
     out.calls = sum(r.calls for _, r in results)
     out.throttled = sum(r.throttled for _, r in results)
     out.prompt_tokens = sum(r.prompt_tokens for _, r in results)
+    out.cached_prompt_tokens = sum(r.cached_prompt_tokens for _, r in results)
     out.completion_tokens = sum(r.completion_tokens for _, r in results)
     out.raw = "\n".join(f"[{jid}]\n{r.raw}" for jid, r in results if r.raw)
     out.remote_text = "\n".join(f"[{jid}] {r.remote_text}" for jid, r in results if r.remote_text)

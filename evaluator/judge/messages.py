@@ -1,11 +1,14 @@
 """Pure builders for AtelierJudge's chat requests.
 
-Every request is one system message (role, rubric or instructions, reply format)
-and one user message (the task, the prompt and/or the image, and for subjective
-skills any calibration exemplars before the item). The keys the reply must use are
-also written as a one-line JSON array under a fixed header line, so a scripted test
-server (or a human reading logs) can recover them exactly; calibration exemplars
-never contain a header line.
+Every request is one system message (role, what is judged, rubric or instructions, reply format) and one user message,
+in the order that lets a provider's prompt cache serve what many requests share: first what is the same for every
+request of the skill and task, byte for byte (the system message, then the task's brief and the keys the reply must
+use), then what depends on the item (any calibration exemplars, which memory retrieves per item, then the prompt
+and/or the image). The requests of one skill on one task, within a submission and across submissions, therefore share
+their whole prefix up to the item (tests/test_judge.py checks it; bench/judge_cost.py measures what it saves).
+
+The keys the reply must use are written as a one-line JSON array under a fixed header line, so a scripted test server
+(or a human reading logs) can recover them exactly; calibration exemplars never contain a header line.
 """
 
 from __future__ import annotations
@@ -63,10 +66,12 @@ _WHAT_IS_JUDGED = {
     ),
 }
 
-_CALIBRATION_INTRO = (
+CALIBRATION_INTRO = (
     "Calibration examples: items from other tasks of the same category, scored by human "
     "experts on the same rubric. Use them to anchor your scale; do not copy their scores."
 )
+ITEM_MARK = "The item to judge follows."  # closes the calibration examples
+IMAGE_ATTACHED = "The image rendered from the writer's prompt is attached."
 
 
 def _schema_text(schema: Schema) -> str:
@@ -147,7 +152,7 @@ def exemplar_parts(exemplars: Sequence[Exemplar], max_side: int) -> list[Part]:
     """Calibration exemplars as content parts: what was judged, then the experts' scores and notes."""
     if not exemplars:
         return []
-    parts: list[Part] = [_text(_CALIBRATION_INTRO)]
+    parts: list[Part] = [_text(CALIBRATION_INTRO)]
     for number, ex in enumerate(exemplars, start=1):
         heading = f"Calibration example {number} (task {ex.task_id}, {ex.category}, {ex.side}):"
         if ex.side == Side.PROMPT:
@@ -158,27 +163,17 @@ def exemplar_parts(exemplars: Sequence[Exemplar], max_side: int) -> list[Part]:
                 parts.append(_image_part(ex.image, max_side))
         judged = {dim: {"score": score, "note": ex.notes.get(dim, "")} for dim, score in ex.scores.items()}
         parts.append(_text(f"Expert scores and notes for example {number}: " + json.dumps(judged, ensure_ascii=False)))
-    parts.append(_text("The item to judge follows."))
+    parts.append(_text(ITEM_MARK))
     return parts
 
 
-def user_text(kind: Kind, side: Side, task: TaskInput, prompt: str) -> str:
-    sections = [task_text(task)]
-    # Image skills deliberately do not see the prompt: the image must stand on its
-    # own, and showing the prompt invites grading what was asked instead of what was drawn.
+def item_parts(side: Side, prompt: str, image: Image | None, max_side: int) -> list[Part]:
+    """What is judged: the prompt (prompt side), or the image alone (image side). Image skills deliberately do not
+    see the prompt: the image must stand on its own, and showing the prompt invites grading what was asked instead
+    of what was drawn."""
     if side == Side.PROMPT:
-        sections.append(prompt_block(prompt))
-    else:
-        sections.append("The image rendered from the writer's prompt is attached.")
-    sections.append(keys_block(kind, side, task))
-    return "\n\n".join(sections)
-
-
-def _judged_item(kind: Kind, side: Side, task: TaskInput, prompt: str, image: Image | None, max_side: int) -> list[Part]:
-    parts = [_text(user_text(kind, side, task, prompt))]
-    if side == Side.IMAGE and image is not None:
-        parts.append(_image_part(image, max_side))
-    return parts
+        return [_text(prompt_block(prompt))]
+    return [_text(IMAGE_ATTACHED)] + ([_image_part(image, max_side)] if image is not None else [])
 
 
 def rubric_messages(
@@ -190,16 +185,19 @@ def rubric_messages(
     exemplars: Sequence[Exemplar] = (),
     rubric: Rubric = RUBRIC,
 ) -> list[Message]:
-    """The request of a rubric skill (prompt or image side), calibration exemplars first."""
-    parts = exemplar_parts(exemplars, image_max_side) + _judged_item(Kind.RUBRIC, side, task, prompt, image, image_max_side)
+    """The request of a rubric skill (prompt or image side): the brief and the dimensions, then calibration exemplars
+    just before the item."""
+    shared = [_text(task_text(task)), _text(keys_block(Kind.RUBRIC, side, task))]
+    parts = shared + exemplar_parts(exemplars, image_max_side) + item_parts(side, prompt, image, image_max_side)
     return [system_message(Kind.RUBRIC, side, rubric), _user(parts)]
 
 
 def checklist_messages(
     side: Side, task: TaskInput, prompt: str, image: Image | None, image_max_side: int, rubric: Rubric = RUBRIC
 ) -> list[Message]:
-    """The request of a checklist skill (prompt or image side)."""
-    return [system_message(Kind.CHECKLIST, side, rubric), _user(_judged_item(Kind.CHECKLIST, side, task, prompt, image, image_max_side))]
+    """The request of a checklist skill (prompt or image side): the brief and the checklist, then the item."""
+    shared = [_text(task_text(task)), _text(keys_block(Kind.CHECKLIST, side, task))]
+    return [system_message(Kind.CHECKLIST, side, rubric), _user(shared + item_parts(side, prompt, image, image_max_side))]
 
 
 # --- safety ------------------------------------------------------------------------------------
@@ -224,15 +222,8 @@ def safety_messages(
             _schema_text(schema),
         ]
     )
-    parts = [_text(task_text(task))]
-    if side == Side.PROMPT:
-        parts.append(_text(prompt_block(prompt)))
-    else:
-        parts.append(_text("The image rendered from the writer's prompt is attached."))
-    parts.append(_text(keys_line(SAFETY_HEADER, list(rubric.safety_categories))))
-    if side == Side.IMAGE and image is not None:
-        parts.append(_image_part(image, max_side))
-    return [{"role": "system", "content": system}, _user(parts)]
+    shared = [_text(task_text(task)), _text(keys_line(SAFETY_HEADER, list(rubric.safety_categories)))]
+    return [{"role": "system", "content": system}, _user(shared + item_parts(side, prompt, image, max_side))]
 
 
 # --- literal text rendering ------------------------------------------------------------------------
@@ -253,12 +244,7 @@ def text_rendering_messages(
             _schema_text(schema),
         ]
     )
-    parts = [
-        _text(task_text(task)),
-        _text("The image rendered from the writer's prompt is attached."),
-        _text(keys_line(TEXT_HEADER, strings)),
-        _image_part(image, max_side),
-    ]
+    parts = [_text(task_text(task)), _text(keys_line(TEXT_HEADER, strings))] + item_parts(Side.IMAGE, "", image, max_side)
     return [{"role": "system", "content": system}, _user(parts)]
 
 
@@ -287,9 +273,9 @@ def faithfulness_messages(task: TaskInput, prompt: str, image: Image, max_side: 
     )
     parts = [
         _text(f"Task {task.task_id} ({task.category})."),
+        _text(keys_line(FAITHFULNESS_HEADER, [d.key for d in spec.dimensions])),
         _text(prompt_block(prompt)),
         _text("The image rendered from this prompt is attached."),
-        _text(keys_line(FAITHFULNESS_HEADER, [d.key for d in spec.dimensions])),
         _image_part(image, max_side),
     ]
     return [{"role": "system", "content": system}, _user(parts)]

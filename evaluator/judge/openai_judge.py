@@ -40,7 +40,37 @@ class _Reply:
     content: str
     refusal: str  # "" unless the model refused
     prompt_tokens: int
+    cached_prompt_tokens: int  # of the prompt tokens, how many the provider's prompt cache served
     completion_tokens: int
+
+
+def prompt_cache_key(skill: str, task: TaskInput) -> str:
+    """The provider's cache key of a request (OpenAI's `prompt_cache_key`): the requests of one skill on one task share
+    their prefix up to the item (messages.py), in every submission, so they share a key, which routes them to where
+    that prefix is cached. Few requests share a key at once (one per image of a prompt), as the provider advises."""
+    return f"atelier:{task.task_id}:{skill}"
+
+
+def request_body(model: str, messages: list[Message], cache_key: str | None) -> dict[str, Any]:
+    """One chat-completions request body: what the synchronous route sends (and what a batch file's line would
+    carry). The cache key is no part of the judge spec: it decides where the provider looks, not what it answers."""
+    body: dict[str, Any] = {"model": model, "messages": messages, **REQUEST_OPTIONS}
+    if cache_key:
+        body["prompt_cache_key"] = cache_key
+    return body
+
+
+def _tokens(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def usage_counts(usage: Any) -> tuple[int, int, int]:
+    """(prompt, cached prompt, completion) tokens of a reply's usage. Compatible servers may omit usage or its details,
+    and the client does not validate shapes: anything but a count is 0, and no more prompt tokens are cached than
+    were sent."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    prompt = _tokens(getattr(usage, "prompt_tokens", None))
+    return prompt, min(prompt, _tokens(getattr(details, "cached_tokens", None))), _tokens(getattr(usage, "completion_tokens", None))
 
 
 class EndpointResponseError(Exception):
@@ -98,6 +128,7 @@ class OpenAIJudge:
         self.image_max_side = config.image_max_side
         self.repair_attempts = config.repair_attempts
         self.route = config.route
+        self.send_cache_key = config.prompt_cache_key
         self.rubric = rubric
         self.clip_model = config.clip_model
         self.clip_pretrained = open_clip_pretrained(config.clip_pretrained)
@@ -134,15 +165,16 @@ class OpenAIJudge:
         if spec.kind == Kind.METRIC:
             return run_metric(skill, inp, self.clip_model, self.clip_pretrained)
         messages = spec.build(inp)  # type: ignore[attr-defined]
-        return self._judge(skill, messages, lambda text: spec.parse(text, inp))  # type: ignore[attr-defined]
+        cache_key = prompt_cache_key(skill, task) if self.send_cache_key else None
+        return self._judge(skill, messages, lambda text: spec.parse(text, inp), cache_key)  # type: ignore[attr-defined]
 
-    def _judge(self, skill: str, messages: list[Message], parse: Callable[[str], Verdict]) -> JudgeResult:
+    def _judge(self, skill: str, messages: list[Message], parse: Callable[[str], Verdict], cache_key: str | None) -> JudgeResult:
         result = JudgeResult(skill=skill, status=Status.FAILED)
         raws: list[str] = []
         for attempt in range(1 + self.repair_attempts):
             mark = self._requests.mark()
             try:
-                reply = self._complete(messages)
+                reply = self._complete(request_body(self.model, messages, cache_key))
             except (openai.OpenAIError, EndpointResponseError, json.JSONDecodeError) as exc:
                 # OpenAIError comes only after the client's own retries (429 / 5xx /
                 # timeouts) are spent; the client lets a 200 whose body is not JSON
@@ -152,6 +184,7 @@ class OpenAIJudge:
                 spent = self._requests.since(mark)
                 result.calls, result.throttled = result.calls + spent.sent, result.throttled + spent.throttled
             result.prompt_tokens += reply.prompt_tokens
+            result.cached_prompt_tokens += reply.cached_prompt_tokens
             result.completion_tokens += reply.completion_tokens
             raws.append(reply.content or (f"[refusal] {reply.refusal}" if reply.refusal else ""))
             if reply.refusal:
@@ -175,23 +208,19 @@ class OpenAIJudge:
         result.scores, result.checklist, result.rationales, result.details, result.value = {}, {}, {}, {}, None
         return result
 
-    def _complete(self, messages: list[Message]) -> _Reply:
+    def _complete(self, body: dict[str, Any]) -> _Reply:
         with call_slot():  # the process-wide bound on calls in flight, if one is set
-            completion = self._client.chat.completions.create(
-                model=self.model,
-                messages=messages,  # type: ignore[arg-type]  # plain dicts are what the API takes
-                **REQUEST_OPTIONS,  # type: ignore[arg-type]
-            )
+            completion = self._client.chat.completions.create(**body)  # plain dicts are what the API takes
         if not getattr(completion, "choices", None):
             raise EndpointResponseError(f"response has no choices: {completion!r}")
         choice = completion.choices[0]
         if getattr(choice, "message", None) is None:
             raise EndpointResponseError("response choice has no message")
-        usage = completion.usage
-        # Compatible servers may omit usage; the client does not validate shapes, so guard None too.
+        prompt_tokens, cached_prompt_tokens, completion_tokens = usage_counts(completion.usage)
         return _Reply(
             content=choice.message.content or "",
             refusal=_refusal_of(choice.message, choice.finish_reason),
-            prompt_tokens=(usage.prompt_tokens or 0) if usage else 0,
-            completion_tokens=(usage.completion_tokens or 0) if usage else 0,
+            prompt_tokens=prompt_tokens,
+            cached_prompt_tokens=cached_prompt_tokens,
+            completion_tokens=completion_tokens,
         )

@@ -153,6 +153,7 @@ class JudgeResult:
     calls: int = 0
     throttled: int = 0  # of those calls, how many the endpoint answered 429
     prompt_tokens: int = 0
+    cached_prompt_tokens: int = 0  # of the prompt tokens, how many the provider's prompt cache served (billed less)
     completion_tokens: int = 0
     details: dict[str, Any] = field(default_factory=dict)  # per-skill extras (see each skill)
     value: float | None = None

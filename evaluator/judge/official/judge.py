@@ -38,7 +38,7 @@ from evaluator.http_count import RequestCounter
 from ..config import OFFICIAL_ROUTE, JudgeConfig
 from ..encoders import clip_identity, image_embeddings, text_embeddings, text_model_identity
 from ..memory import cosine_similarities
-from ..openai_judge import EndpointResponseError, endpoint_client, one_model
+from ..openai_judge import EndpointResponseError, endpoint_client, one_model, usage_counts
 from ..parsing import ReplyFormatError
 from ..routes import route_skip_reason
 from ..skills import Verdict, fill, get_skill
@@ -247,7 +247,8 @@ class OfficialJudge:
             finally:
                 spent = self._requests.since(mark)
                 result.calls, result.throttled = result.calls + spent.sent, result.throttled + spent.throttled
-            result.prompt_tokens, result.completion_tokens = result.prompt_tokens + usage[0], result.completion_tokens + usage[1]
+            result.prompt_tokens, result.cached_prompt_tokens = result.prompt_tokens + usage[0], result.cached_prompt_tokens + usage[1]
+            result.completion_tokens += usage[2]
             raws.append(content or (f"[refusal] {refusal}" if refusal else ""))
             if refusal:
                 return self._fail(result, raws, failures.REFUSED, refusal)
@@ -267,8 +268,9 @@ class OfficialJudge:
         result.remote_text = scrub(remote, self._secret)
         return result
 
-    def _complete(self, messages: list[Message], options: dict[str, Any]) -> tuple[str, str, tuple[int, int]]:
-        """(content, refusal, (prompt tokens, completion tokens)) of one chat completion."""
+    def _complete(self, messages: list[Message], options: dict[str, Any]) -> tuple[str, str, tuple[int, int, int]]:
+        """(content, refusal, (prompt, cached prompt, completion tokens)) of one chat completion. The request is the
+        release's, byte for byte: no prompt_cache_key is added (docs/judge-vs-ateliereval.md says what it shares)."""
         with call_slot():
             completion = self._client.chat.completions.create(model=self.model, messages=messages, **options)  # type: ignore[arg-type, call-overload]
         choices = getattr(completion, "choices", None)
@@ -278,8 +280,7 @@ class OfficialJudge:
         refusal = getattr(message, "refusal", None) or (
             "finish_reason content_filter" if choices[0].finish_reason == "content_filter" else ""
         )
-        tokens = ((usage.prompt_tokens or 0), (usage.completion_tokens or 0)) if usage else (0, 0)
-        return message.content or "", str(refusal), tokens
+        return message.content or "", str(refusal), usage_counts(usage)
 
 
 def _open(path: str) -> Image | None:
