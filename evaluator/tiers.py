@@ -2,7 +2,7 @@
 
 A participant is placed in a participant tier (novice or skilled) by the study's tier rule; a human baseline row pools
 one tier's participants, or all of them (ALL). studies.models.Tier (a participant's) and evaluation.models.HumanRow.tier
-(a row's) take their choices from here, and evaluator.recompute pools rows the same way.
+(a row's) take their choices from here, and evaluator.metrics.humans pools rows by them for the site and the recompute alike.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from evaluation.selectors import entry_breakdown
 from evaluation.trajectories import prompting_progress, round_scores, submission_steerability, trajectories
 from evaluator.categories import CATEGORIES
 from evaluator.judge.scales import scale_named
+from evaluator.metrics import humans as human_baseline
 from evaluator.metrics.order import task_order
 from evaluator.metrics.scopes import RankedOn, Scope, split_cell_key
 from evaluator.tiers import Tier
@@ -367,10 +368,10 @@ def human_rows(board: Board, judge: JudgeKey) -> list[HumanView]:
 
 
 def common_task_scores(board: Board, judge: JudgeKey, rows: list[Row], tasks: list[str]) -> dict[int, float]:
-    """Each prompter row's overall on `tasks` only (category means over those tasks, then their mean), from the stored
+    """Each prompter row's overall on `tasks` only (evaluator.metrics.humans.common_task_scores), from the stored
     per-task figures; a row with no stored task figures (scored before they existed: run rescore) is left out."""
     category = dict(board.pack.tasks.filter(task_id__in=tasks).values_list("task_id", "category"))
-    per_row: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    scores: dict[int, dict[str, float | None]] = defaultdict(dict)
     figures = Figure.objects.filter(
         submission__in=[r.submission.pk for r in rows],
         judge_id=judge.judge_id,
@@ -379,17 +380,16 @@ def common_task_scores(board: Board, judge: JudgeKey, rows: list[Row], tasks: li
         key__in=tasks,
     )
     for submission_id, task_id, value in figures.values_list("submission_id", "key", "value"):
-        if value is not None:
-            per_row[submission_id][category[task_id]].append(value)
-    return {pk: fmean(fmean(v) for v in by_category.values()) for pk, by_category in per_row.items()}
+        scores[submission_id][task_id] = value
+    return human_baseline.common_task_scores(scores, tasks, category)
 
 
 def human_section(board: Board, judge: JudgeKey, rows: list[Row]) -> dict:
-    """Human rows, and when the humans did only part of the board's tasks, every row's overall on those tasks."""
+    """Human rows, and when the humans did only part of the board's tasks (evaluator.metrics.humans.common_tasks),
+    every row's overall on those tasks."""
     humans = human_rows(board, judge)
-    pooled = [h for h in humans if h.row.tier == Tier.ALL and not h.row.scripted] or [h for h in humans if h.row.tier == Tier.ALL]
-    tasks = pooled[0].row.tasks if pooled else []  # people's "all" row (else the scripted one): every task any participant did
-    partial = bool(humans) and len(tasks) < board.pack.tasks.count()
+    pooled = [(h.row.tier, h.row.scripted, h.row.tasks) for h in humans]
+    tasks, partial = human_baseline.common_tasks(pooled, board.pack.tasks.count() if humans else 0)  # no rows: no query
     return {
         "humans": humans,
         "partial": partial,

@@ -1,10 +1,8 @@
-"""Human baseline rows: the finished submissions of a board's study participants, pooled per tier.
+"""Human baseline rows: the finished submissions of a board's study participants, pooled per tier and judge by
+evaluator.metrics.humans.human_rows (the one definition evaluator.recompute rebuilds them with from a download).
 
-Each participant is one sample of the pooled units, so evaluator.metrics.aggregate's task score
-(mean over samples) is the mean over the participants who did the task, and every figure and
-interval is computed exactly as for a prompter. Scripted demo participants (rules, not people:
-Participant.scripted) are pooled only with each other, in rows of their own labelled
-"Scripted (demo)"; real people's rows never include them. Rebuilt whenever a participant's
+Scripted demo participants (rules, not people: Participant.scripted) are pooled only with each other, in rows of
+their own labelled "Scripted (demo)"; real people's rows never include them. Rebuilt whenever a participant's
 submission finishes or a participant withdraws; rows of a tier with nobody left are deleted. Each rebuild
 sends evaluation.signals.board_changed, so the board's signed release follows (leaderboard).
 """
@@ -12,20 +10,18 @@ sends evaluation.signals.board_changed, so the board's signed release follows (l
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, replace
 
 from django.db import transaction
 
 from evaluation.figures import submission_units
 from evaluation.models import HumanRow, Origin, Status, Submission
 from evaluation.signals import board_changed
-from evaluator.metrics.aggregate import figures, task_figures
-from evaluator.tiers import ROW_TIERS, Tier
+from evaluator.metrics import humans
 from tasks.models import TaskPack
 
 from .models import Participant
 
-Pool = tuple[str, str, bool]  # judge id, judge version, scripted
+Judge = tuple[str, str]  # judge id, judge version
 
 
 @transaction.atomic
@@ -33,52 +29,39 @@ def human_rows_rebuild(*, pack: TaskPack, revision: int) -> list[HumanRow]:
     finished = Submission.objects.filter(
         origin=Origin.HUMAN, pack=pack, pack_revision=revision, status=Status.DONE, participant__withdrawn__isnull=True
     )
-    participants = Participant.objects.filter(submission__in=finished).select_related("submission", "study")
+    participants = Participant.objects.filter(submission__in=finished).select_related("submission", "study").order_by("pk")
     HumanRow.objects.filter(pack=pack, revision=revision).delete()
     rows = []
-    for pool, group in sorted(_pools(participants).items()):
-        for tier in ROW_TIERS:
-            members = [p for p in group if tier == Tier.ALL or p.tier == tier]
-            if members:
-                rows.append(_row(pack, revision, tier, pool, members))
+    for (judge_id, judge_version), group in sorted(_by_judge(participants).items()):
+        label = min(p.submission.judge_label for p in group)  # one judge version, one spec: one label
+        pooled = humans.human_rows([pooled_participant(p, judge_id, judge_version) for p in group])
+        rows += [
+            HumanRow(pack=pack, revision=revision, judge_id=judge_id, judge_version=judge_version, judge_label=label, **r) for r in pooled
+        ]
     made = HumanRow.objects.bulk_create(rows)
     board_changed.send(sender=HumanRow, pack_id=pack.pk, revision=revision)  # its release follows, once this commits
     return made
 
 
-def _pools(participants) -> dict[Pool, list[Participant]]:
-    """Participants by the judge of their submission and by whether they are scripted: never pooled across either."""
-    pools: dict[Pool, list[Participant]] = defaultdict(list)
+def _by_judge(participants) -> dict[Judge, list[Participant]]:
+    """Participants by the judge of their submission (in id order, each the sample of its place): rows never pool
+    across judges."""
+    found: dict[Judge, list[Participant]] = defaultdict(list)
     for p in participants:
-        pools[(p.submission.judge_id, p.submission.judge_version, p.scripted)].append(p)
-    return pools
+        found[(p.submission.judge_id, p.submission.judge_version)].append(p)
+    return found
 
 
-def _row(pack: TaskPack, revision: int, tier: str, pool: Pool, group: list[Participant]) -> HumanRow:
-    judge_id, judge_version, scripted = pool
-    units = []
-    for sample, participant in enumerate(sorted(group, key=lambda p: p.pk)):
-        units += [replace(u, sample=sample) for u in submission_units(participant.submission, judge_id, judge_version)]
-    tasks = sorted({u.task_id for u in units})
-    per_participant = [p.submission.entries.count() for p in group]
-    done = sorted(p.completed for p in group if p.completed)
-    label = min(p.submission.judge_label for p in group)
-    return HumanRow(
-        pack=pack,
-        revision=revision,
-        tier=tier,
-        judge_id=judge_id,
-        judge_version=judge_version,
-        judge_label=label,
-        scripted=scripted,
-        figures=[asdict(f) for f in (*figures(units), *task_figures(units))],
-        tasks=tasks,
-        participants=len(group),
-        tasks_per_participant=sum(per_participant) / len(group),
-        protocols=sorted({p.study.protocol_version for p in group}),
-        studies=sorted({p.study.name for p in group}),
-        first=done[0] if done else None,
-        last=done[-1] if done else None,
+def pooled_participant(participant: Participant, judge_id: str, judge_version: str) -> humans.Participant:
+    """A participant as evaluator.metrics.humans pools them: their units by this judge and what a row counts of them."""
+    return humans.Participant(
+        tier=participant.tier,
+        scripted=participant.scripted,
+        units=submission_units(participant.submission, judge_id, judge_version),
+        entries=participant.submission.entries.count(),
+        study=participant.study.name,
+        protocol=participant.study.protocol_version,
+        completed=participant.completed,
     )
 
 

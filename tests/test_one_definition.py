@@ -1,5 +1,6 @@
 """One meaning, one definition (issue item 3): the IM target's lookup, the submission's snapshot of what scores it,
-what a prompter may be shown, and which skill does what (the registry, never a skill's name)."""
+what a prompter may be shown, and which skill does what (the registry, never a skill's name); and (issue 43) the human
+baseline's rows and the scores on the humans' tasks, computed by one set of functions for the site and the recompute."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from evaluation.prompting import _feedback_config_hash
 from evaluator.judge.config import DEFAULTS
 from evaluator.judge.embedding_judge import EmbeddingJudge, clip_image_reader
 from evaluator.judge.skills import ALL_SKILLS, feedback_skill, get_skill, skills_where
+from evaluator.metrics import humans
+from evaluator.metrics.aggregate import Unit
 from evaluator.prompters.messages import Request
 from studies.services import usable_tasks
 from submissions.services import endpoint_create, endpoint_run_create, endpoint_test_call, submission_create
@@ -172,6 +175,7 @@ SKILL_NAME_FREE = [
     "ratings",
     "studies",
     "atelier",
+    "demo",
     "evaluator/judge/embedding_judge.py",
     "evaluator/prompters",
 ]
@@ -220,3 +224,78 @@ def test_a_render_planned_on_another_config_is_not_made_on_the_new_one(team, sam
     render_entry(entry.pk, backend)
     current.refresh_from_db()
     assert current.status == "ok" and current.image
+
+
+# --- (e) the human baseline's numbers: one definition for the site and the recompute (issue 43) --------------------
+
+
+def _person(tier: str, scores: dict[str, float], entries: int, completed: str | None, scripted: bool = False) -> humans.Participant:
+    units = [Unit(t, t[:2].upper(), 0, "prompt_rubric", "ok", v, scale="score_0_100", composite=True) for t, v in scores.items()]
+    return humans.Participant(tier, scripted, units, entries, "Pilot", "p1", completed)
+
+
+def test_human_rows_pool_each_tier_with_each_participant_a_sample_and_people_apart_from_scripts():
+    rows = humans.human_rows(
+        [
+            _person("novice", {"oe-1": 40.0, "co-1": 80.0}, 2, "2024-05-02T10:00:00"),
+            _person("skilled", {"oe-1": 60.0}, 1, "2024-05-01T09:00:00"),
+            _person("skilled", {"oe-1": 10.0}, 1, None, scripted=True),
+        ]
+    )
+    assert [(r["scripted"], r["tier"]) for r in rows] == [
+        (False, "novice"),
+        (False, "skilled"),
+        (False, "all"),
+        (True, "skilled"),
+        (True, "all"),
+    ]
+    people = rows[2]
+    assert {k: people[k] for k in ("participants", "tasks_per_participant", "tasks", "protocols", "studies", "first", "last")} == {
+        "participants": 2,
+        "tasks_per_participant": 1.5,
+        "tasks": ["co-1", "oe-1"],
+        "protocols": ["p1"],
+        "studies": ["Pilot"],
+        "first": "2024-05-01T09:00:00",
+        "last": "2024-05-02T10:00:00",
+    }
+
+    def value(row: dict, scope: str, key: str) -> tuple[float, int]:
+        return next((f["value"], f["n"]) for f in row["figures"] if (f["scope"], f["key"]) == (scope, key))
+
+    assert value(people, "task", "oe-1") == (50.0, 2)  # the mean over the two people who did it, each a sample
+    assert value(people, "task", "co-1") == (80.0, 1)
+    assert value(people, "overall", "overall") == (65.0, 2)  # mean of the OE (50) and CO (80) categories
+    assert value(rows[0], "overall", "overall") == (60.0, 2)  # the novice alone: (40 + 80) / 2
+    assert value(rows[4], "overall", "overall") == (10.0, 1) and rows[4]["first"] is None  # the script, never pooled with people
+
+
+def test_the_humans_tasks_and_every_entrys_score_on_them():
+    people, scripts = ("all", False, ["co-1", "oe-1"]), ("all", True, ["oe-1"])
+    assert humans.common_tasks([("novice", False, ["oe-1"]), scripts, people], 3) == (["co-1", "oe-1"], True)
+    assert humans.common_tasks([people], 2) == (["co-1", "oe-1"], False)  # every task of the board: no common scores
+    assert humans.common_tasks([scripts], 3) == (["oe-1"], True) and humans.common_tasks([], 3) == ([], False)
+    scores = {1: {"oe-1": 50.0, "oe-2": 70.0, "co-1": 20.0, "im-1": 90.0}, 2: {"im-1": 10.0}, 3: {"oe-1": None}}
+    categories = {"oe-1": "OE", "oe-2": "OE", "co-1": "CO", "im-1": "IM"}
+    # entry 1: OE (50 + 70) / 2 = 60 and CO 20, so 40; entries 2 and 3 have no score on these tasks and are left out
+    assert humans.common_task_scores(scores, ["co-1", "oe-1", "oe-2"], categories) == {1: 40.0}
+
+
+def test_the_site_and_the_recompute_compute_the_human_numbers_with_those_functions():
+    """The rows the site stores, the common-task scores its page and download show and those the recompute rebuilds
+    come from evaluator.metrics.humans (tests/test_scripted_participants.py checks the stored rows against its output)."""
+    callers = {
+        "studies/humans.py": {"human_rows"},
+        "leaderboard/selectors.py": {"common_tasks", "common_task_scores"},
+        "evaluator/recompute/humans.py": {"human_rows", "common_tasks", "common_task_scores"},
+    }
+    for path, names in callers.items():
+        tree = ast.parse((ROOT / path).read_text(encoding="utf-8"))
+        called = {
+            n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Call)
+        }
+        assert names <= called, path
+        if path != "leaderboard/selectors.py":  # (its other sections take means of their own)
+            assert not {"figures", "task_figures", "fmean"} & called, f"{path} pools or averages by itself"

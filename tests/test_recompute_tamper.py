@@ -343,7 +343,7 @@ def test_every_kind_of_tamper_is_caught_and_named(board_zip, tmp_path, capsys):
 # limit (a site setting the recompute takes from board.json: checked only through the standings it decides); and a
 # backend's presentation fields (its config hash leaves them out). Their sections may still be deleted.
 UNCHECKED = (("pack",), ("coverage_settings",))
-# What an entry is, named in board.json and not computed (evaluator/recompute.py ABOUT): its prompter card as published
+# What an entry is, named in board.json and not computed (evaluator/recompute/compare.py ABOUT): its prompter card as published
 # (a team's own words and numbers, such as its parameter count) is covered by the release's signature, not by recompute.
 ABOUT_ENTRY = ("card", "published")
 PRESENTATION = ("enabled", "label")
