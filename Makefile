@@ -28,7 +28,7 @@ $(VENV)/.installed-dev: requirements.txt requirements-dev.txt | $(VENV)/bin/pyth
 	$(PY) -m pip install -q -e ./client
 	touch $@
 
-# The demo judges through the production route against its own scripted judge (atelier/demo_judge.py), labelled
+# The demo judges through the production route against its own scripted judge (demo/judge.py), labelled
 # "scripted judge (demo)"; `make serve` keeps that judge, so uploads to the demo site are judged alike.
 demo: setup
 	ATELIER_DEMO_JUDGE=true ATELIER_SITE_URL=http://127.0.0.1:8000 $(PY) manage.py demo

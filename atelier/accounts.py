@@ -8,6 +8,7 @@ import logging
 
 from django import forms
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.forms import PasswordResetForm, UserCreationForm
 from django.contrib.auth.views import PasswordResetDoneView, PasswordResetView
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_http_methods
 from limits import RateLimitItemPerHour
 
 from notifications.links import site_url
-from notifications.views import address_change
+from notifications.services import address_change
 from teams import ratelimit
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def signup(request: HttpRequest) -> HttpResponse:
         user = form.save()  # without the address: it is set when its link is opened
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         if form.cleaned_data["email"]:
-            address_change(request, form.cleaned_data["email"])
+            messages.add_message(request, *address_change(user=user, email=form.cleaned_data["email"]))
         return redirect("teams")
     return render(request, "registration/signup.html", {"form": form})
 

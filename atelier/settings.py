@@ -71,6 +71,12 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
     SECRET_KEY = "insecure-demo-key-set-SECRET_KEY-in-production"
+# The demo (demo/: its scripted judge, prompter, raters and study, and `manage.py demo`, which makes a demo/demo
+# superuser) is an app installed and routed only with DEBUG: a deployment has neither its routes nor its command.
+# ATELIER_DEMO=false leaves it out with DEBUG too (the site as deployed, on runserver).
+ATELIER_DEMO = envbool("ATELIER_DEMO", str(DEBUG))
+if ATELIER_DEMO and not DEBUG:
+    raise ImproperlyConfigured("ATELIER_DEMO=true needs DEBUG=true: the demo is never installed in a deployment")
 ALLOWED_HOSTS = [h.strip() for h in os.environ.get("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver").split(",") if h.strip()]
 CSRF_TRUSTED_ORIGINS = [o.strip() for o in os.environ.get("CSRF_TRUSTED_ORIGINS", "").split(",") if o.strip()]
 
@@ -92,7 +98,7 @@ INSTALLED_APPS = [
     "ratings",
     "studies",
     "notifications",  # e-mail to a team's members when a submission finishes, fails or is published
-    "atelier",  # the project itself: the demo command, which uses every app
+    *(["demo"] if ATELIER_DEMO else []),  # the demo, on top of every app; nothing imports it
 ]
 
 MIDDLEWARE = [
@@ -227,13 +233,13 @@ try:
 except JudgeConfigError as exc:
     raise ImproperlyConfigured(str(exc)) from None
 globals().update(_judge_settings)
-# The demo site serves a scripted prompter and a scripted judge itself (atelier/demo_prompter.py, demo_judge.py; DEBUG
+# The demo site serves a scripted prompter and a scripted judge itself (demo/prompter.py, demo/judge.py; ATELIER_DEMO
 # only) at this host:port, the address `make demo` runs the site on.
 ATELIER_DEMO_PROMPTER = os.environ.get("ATELIER_DEMO_PROMPTER", "127.0.0.1:8000")
-# ATELIER_DEMO_JUDGE=true (what `make demo` and `make serve` set; DEBUG only, and only while OPENAI_BASE_URL is unset)
+# ATELIER_DEMO_JUDGE=true (what `make demo` and `make serve` set; ATELIER_DEMO only, and only while OPENAI_BASE_URL is unset)
 # judges through the production route (OpenAIJudge: rubrics, exemplars, checklists) against the demo's scripted judge,
 # labelled "scripted judge (demo)" everywhere. Without it the offline embedding judge stays the default.
-ATELIER_DEMO_JUDGE = envbool("ATELIER_DEMO_JUDGE", "false") and DEBUG and not OPENAI_BASE_URL  # noqa: F821 - set just above
+ATELIER_DEMO_JUDGE = envbool("ATELIER_DEMO_JUDGE", "false") and ATELIER_DEMO and not OPENAI_BASE_URL  # noqa: F821 - set just above
 if ATELIER_DEMO_JUDGE:
     OPENAI_BASE_URL = f"http://{ATELIER_DEMO_PROMPTER}/demo/judge/v1"
     ATELIER_JUDGE_MODEL = DEMO_JUDGE_MODEL
@@ -250,6 +256,20 @@ try:
     globals().update(prices_from_environ(os.environ))
 except JudgeConfigError as exc:
     raise ImproperlyConfigured(str(exc)) from None
+# The judge's batch route (evaluation/batching.py, docs/judging.md): "all" sends every submission's judge requests as
+# batch files, polled by the scheduler; lines that fail are sent again in a new batch or synchronously (_RETRY).
+# Only a judge of one model on an endpoint asks the endpoint itself; any other judge is refused with "all".
+ATELIER_JUDGE_BATCH = os.environ.get("ATELIER_JUDGE_BATCH", "off").strip().lower() or "off"
+ATELIER_JUDGE_BATCH_RETRY = os.environ.get("ATELIER_JUDGE_BATCH_RETRY", "batch").strip().lower() or "batch"
+if ATELIER_JUDGE_BATCH not in ("off", "all"):
+    raise ImproperlyConfigured(f"ATELIER_JUDGE_BATCH={ATELIER_JUDGE_BATCH!r}: expected off or all")
+if ATELIER_JUDGE_BATCH_RETRY not in ("batch", "sync"):
+    raise ImproperlyConfigured(f"ATELIER_JUDGE_BATCH_RETRY={ATELIER_JUDGE_BATCH_RETRY!r}: expected batch or sync")
+if ATELIER_JUDGE_BATCH == "all" and not (OPENAI_BASE_URL and len(_judge_settings["ATELIER_JUDGE_MODELS"]) <= 1 and not _release):  # noqa: F821
+    raise ImproperlyConfigured(
+        "ATELIER_JUDGE_BATCH=all needs a judge of one model on an endpoint (OPENAI_BASE_URL, ATELIER_JUDGE_MODEL), not an "
+        "ensemble, the offline judge or the official route"
+    )
 # A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,
 # resumable with `rescore` (failed judgements of the same judge are retried; ok ones are kept).
 ATELIER_MAX_MISSING_RATE = envfloat("ATELIER_MAX_MISSING_RATE", "0.05")
@@ -328,8 +348,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = ATELIER_MAX_UPLOAD_BYTES + 1024 * 1024
 # Endpoint prompters (evaluation/prompting.py, queue `prompter`). Only public addresses are called unless a host is
 # allow-listed here (comma-separated names, IPs or CIDR networks; evaluator/prompters/ssrf.py has the rules).
 ATELIER_PROMPTER_ALLOWED_HOSTS = tuple(h.strip() for h in os.environ.get("ATELIER_PROMPTER_ALLOWED_HOSTS", "").split(",") if h.strip())
-# With DEBUG the demo's own host:port (ATELIER_DEMO_PROMPTER, above; not all of loopback) is allowed, so its endpoint answers.
-if DEBUG:
+# With the demo its own host:port (ATELIER_DEMO_PROMPTER, above; not all of loopback) is allowed, so its endpoint answers.
+if ATELIER_DEMO:
     ATELIER_PROMPTER_ALLOWED_HOSTS = (*ATELIER_PROMPTER_ALLOWED_HOSTS, ATELIER_DEMO_PROMPTER)
 ATELIER_PROMPTER_TIMEOUT = envfloat("ATELIER_PROMPTER_TIMEOUT", "60")
 ATELIER_PROMPTER_MAX_RETRIES = envint("ATELIER_PROMPTER_MAX_RETRIES", "3")  # 429 and 5xx, with backoff; Retry-After honoured
@@ -549,6 +569,7 @@ LOGGING = {
             "teams",
             "notifications",
             "atelier",
+            "demo",
         )
     },
 }

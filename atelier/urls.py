@@ -2,12 +2,11 @@ from django.conf import settings
 from django.contrib import admin
 from django.templatetags.static import static
 from django.urls import include, path, re_path
-from django.views.decorators.csrf import csrf_exempt
 from django.views.generic.base import RedirectView
 
 from leaderboard.media import media_file
 
-from . import accounts, demo_judge, demo_prompter, demo_study, health, team_api
+from . import accounts, health, team_api
 
 
 class FaviconView(RedirectView):
@@ -32,11 +31,9 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", health.metrics_view, name="metrics"),
-    # The demo's scripted prompter (DEBUG only), called by the demo site itself: no browser, so no CSRF token.
-    path("demo/prompter/v1/chat/completions", csrf_exempt(demo_prompter.chat_completions_view), name="demo-prompter"),
-    path("demo/judge/v1/chat/completions", csrf_exempt(demo_prompter.chat_view(demo_judge.completion, "judge")), name="demo-judge"),
-    # The demo study's public "Take part yourself" link (DEBUG only): a participant of their own for each visitor.
-    path("demo/study/", demo_study.enter, name="demo-study"),
+    # The demo's scripted prompter and judge and its study's public link: routed only where the demo app is installed
+    # (settings.ATELIER_DEMO, DEBUG only); a deployment has no /demo/ route at all.
+    *([path("demo/", include("demo.urls"))] if settings.ATELIER_DEMO else []),
     path("", include("tasks.urls")),
     path("", include("ratings.urls")),
     path("", include("studies.urls")),

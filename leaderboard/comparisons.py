@@ -53,7 +53,7 @@ _ID = re.compile(r"[0-9]{1,18}")  # a submission id the database can hold (a lon
 # AtelierEval's rubric and checklist skill of each side, shown in full (dimensions, items); other skills by their value.
 RUBRIC = {side: skills_where(side=side, kind=Kind.RUBRIC, composite=True)[0] for side in Side}
 CHECKLIST = {side: skills_where(side=side, kind=Kind.CHECKLIST, composite=True)[0] for side in Side}
-# What the demo's scripted judge (atelier/demo_judge.py: _checklist) reads for a checklist item, named on its rows: a
+# What the demo's scripted judge (demo/judge.py: _checklist) reads for a checklist item, named on its rows: a
 # tick beside "a person riding a bicycle is clearly visible" over a random-weight render would claim a look it never took.
 DEMO_CHECKS = {
     Side.PROMPT: "scripted check (demo): the prompt uses half the words of",

@@ -18,6 +18,7 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.mail import EmailMessage, get_connection
@@ -251,6 +252,23 @@ def address_confirmation_send(*, user, email: str) -> bool:
         log.exception("the mail backend refused the address confirmation for user %s", user.pk)
         return False
     return True
+
+
+def address_change(*, user, email: str) -> tuple[int, str]:
+    """Remove `user`'s address at once (an empty `email`); a new one is mailed a link first (address_confirmation_send).
+    Returns what to tell the user: a django.contrib.messages level and the text (the settings page, sign-up)."""
+    if not email:
+        address_set(user_id=user.pk, email="")
+        return messages.SUCCESS, "Removed: your account has no e-mail address, so you get no notifications."
+    if email == user.email:
+        return messages.INFO, f"{email} is already your address."
+    try:
+        sent = address_confirmation_send(user=user, email=email)
+    except ConfirmationLimited as limited:
+        return messages.WARNING, str(limited)
+    if not sent:
+        return messages.ERROR, "The confirmation e-mail could not be sent; nothing changed. Try again in an hour."
+    return messages.SUCCESS, f"We sent a link to {email}: open it to use that address (it works for {ADDRESS_LINK_DAYS} days)."
 
 
 def address_confirmed(token: str) -> tuple[int, str]:

@@ -25,30 +25,9 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
         messages.success(request, "Saved: e-mail is " + ("on." if form.cleaned_data["email_enabled"] else "off."))
         return redirect("notifications")
     if address.is_valid():
-        address_change(request, address.cleaned_data["email"])
+        messages.add_message(request, *services.address_change(user=request.user, email=address.cleaned_data["email"]))
         return redirect("notifications")
     return render(request, "notifications/settings.html", {"form": form, "address": address})
-
-
-def address_change(request: HttpRequest, email: str) -> None:
-    """Remove the address at once; a new one is mailed a link first (services.address_confirmation_send)."""
-    if not email:
-        services.address_set(user_id=request.user.pk, email="")
-        messages.success(request, "Removed: your account has no e-mail address, so you get no notifications.")
-    elif email == request.user.email:
-        messages.info(request, f"{email} is already your address.")
-    else:
-        try:
-            sent = services.address_confirmation_send(user=request.user, email=email)
-        except services.ConfirmationLimited as limited:
-            messages.warning(request, str(limited))
-            return
-        if sent:
-            messages.success(
-                request, f"We sent a link to {email}: open it to use that address (it works for {services.ADDRESS_LINK_DAYS} days)."
-            )
-        else:
-            messages.error(request, "The confirmation e-mail could not be sent; nothing changed. Try again in an hour.")
 
 
 # Like unsubscribe: the signed link is the credential, and a GET only asks (mail scanners open links).

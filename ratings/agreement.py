@@ -3,7 +3,7 @@ judge–expert pairs and labels, the judge against each expert beside expert aga
 agreement between the experts themselves, for evaluator.metrics.agreement.
 
 Every function reads either people's ratings (scripted=False, the default) or the demo's scripted raters' (scripted=True:
-rules, not people; atelier/demo_experts.py), never both: the same figures, with the same intervals, are computed for
+rules, not people; demo/experts.py), never both: the same figures, with the same intervals, are computed for
 each apart, and shown apart (scripted_section)."""
 
 from __future__ import annotations

@@ -202,10 +202,10 @@ def endpoint_new(request: HttpRequest, slug: str) -> HttpResponse:
 
 def _address_exceptions() -> dict:
     """What the address guard lets through here besides public addresses, for the register page to say so truthfully:
-    the demo site's own host:port by name (allow-listed with DEBUG, atelier/settings.py), a deployer's entries only as
+    the demo site's own host:port by name (allow-listed where the demo runs, settings.ATELIER_DEMO), a deployer's entries only as
     a count (they may name internal hosts, no business of every team)."""
     allowed = settings.ATELIER_PROMPTER_ALLOWED_HOSTS
-    demo = settings.ATELIER_DEMO_PROMPTER if settings.DEBUG and settings.ATELIER_DEMO_PROMPTER in allowed else ""
+    demo = settings.ATELIER_DEMO_PROMPTER if settings.ATELIER_DEMO and settings.ATELIER_DEMO_PROMPTER in allowed else ""
     demo_url = f"http://{demo}{reverse('demo-prompter').removesuffix('/chat/completions')}" if demo else ""
     return {"demo": demo, "demo_url": demo_url, "others": len([h for h in allowed if h != demo])}
 

@@ -9,8 +9,11 @@ holds keys this suite did not write.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlparse, urlunparse
 
@@ -203,3 +206,23 @@ def shipped_backends(settings):
     """config/backends.json as shipped (two images per prompt)."""
     settings.ATELIER_BACKENDS_FILE = ROOT / "config" / "backends.json"
     runtime.reset()
+
+
+@contextmanager
+def deployed_urls(settings) -> Iterator[None]:
+    """The site's URL conf as a deployment builds it: no demo (settings.ATELIER_DEMO is off without DEBUG). atelier/urls.py
+    decides once, at import, so it is imported again without the demo, and again as it was afterwards."""
+    from django.urls import clear_url_caches
+
+    import atelier.urls
+
+    demo = settings.ATELIER_DEMO
+    try:
+        settings.ATELIER_DEMO = False
+        importlib.reload(atelier.urls)
+        clear_url_caches()
+        yield
+    finally:
+        settings.ATELIER_DEMO = demo
+        importlib.reload(atelier.urls)
+        clear_url_caches()

@@ -1,4 +1,4 @@
-"""The demo's scripted judge (atelier/demo_judge.py) answers the production OpenAIJudge over HTTP: every skill parses,
+"""The demo's scripted judge (demo/judge.py) answers the production OpenAIJudge over HTTP: every skill parses,
 the answers are functions of what was sent (the same request twice, the same verdict), they tell a prompt that uses
 the brief from one that does not, and the judge's label names it "scripted judge (demo)"."""
 
@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from atelier import demo_judge
-from atelier.demo_prompter import DemoPrompterServer
+from demo import judge as demo_judge
+from demo.prompter import DemoPrompterServer
 from evaluator.judge.config import DEMO_JUDGE_MODEL, JudgeConfig
 from evaluator.judge.openai_judge import OpenAIJudge
 from evaluator.judge.types import TaskInput
+from tests.conftest import deployed_urls
 
 TASK = TaskInput(
     task_id="co-001",
@@ -74,15 +75,14 @@ def test_a_request_it_does_not_know_is_refused_and_the_label_names_it(judge):
     assert judge.spec.label.startswith("scripted judge (demo): rules, no model")
 
 
-def test_the_demo_site_serves_the_same_rules_and_only_with_debug(client, settings):
+def test_the_demo_site_serves_the_same_rules_and_a_deployment_has_no_such_route(client, settings):
     from evaluator.judge.messages import rubric_messages
     from evaluator.judge.types import Side
 
     body = {"model": DEMO_JUDGE_MODEL, "messages": rubric_messages(Side.PROMPT, TASK, GOOD, None, 512)}
-    settings.DEBUG = True
     answered = client.post("/demo/judge/v1/chat/completions", body, content_type="application/json")
     assert answered.status_code == 200
     assert answered.json()["choices"][0]["message"]["content"] == demo_judge.completion(body, 1)["choices"][0]["message"]["content"]
     assert client.post("/demo/judge/v1/chat/completions", {"messages": []}, content_type="application/json").status_code == 400
-    settings.DEBUG = False
-    assert client.post("/demo/judge/v1/chat/completions", body, content_type="application/json").status_code == 404
+    with deployed_urls(settings):
+        assert client.post("/demo/judge/v1/chat/completions", body, content_type="application/json").status_code == 404

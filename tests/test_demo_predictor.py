@@ -1,4 +1,4 @@
-"""The demo's difficulty predictor (atelier/demo_predictor.py): trained by the deployer's code on the demo's own judged
+"""The demo's difficulty predictor (demo/predictor.py): trained by the deployer's code on the demo's own judged
 task scores, installed where the deployer's command installs one, applied by `predict_difficulty`, and labelled as
 the demo's on every page and on /readyz. Run again it trains nothing; a deployer's predictor is never replaced.
 
@@ -15,9 +15,9 @@ import shutil
 
 import pytest
 
-from atelier import demo_predictor as module
-from atelier.demo_predictor import demo_predictor, judged_tasks, on_pqpp_scale, write_splits
-from atelier.demo_showcase import showcase_data
+from demo import predictor as module
+from demo.predictor import demo_predictor, judged_tasks, on_pqpp_scale, write_splits
+from demo.showcase import showcase_data
 from evaluation.models import Figure, Status, Submission
 from evaluator import difficulty as library
 from evaluator.judge.config import DEMO_JUDGE_MODEL

@@ -136,16 +136,18 @@ def test_register_refuses_a_private_address_naming_the_rule_on_the_url_field(own
 
 
 def test_register_page_says_what_the_address_guard_allows_in_production_and_in_the_demo(owner_client, team, settings):
-    """Production refuses loopback, and the page says so plainly; the demo (DEBUG) allow-lists its own host:port, so its
-    scripted prompter can be registered, and the page names that one exception instead of claiming loopback is refused."""
+    """Production refuses loopback, and the page says so plainly; the demo (ATELIER_DEMO, DEBUG only) allow-lists its own
+    host:port, so its scripted prompter can be registered, and the page names that one exception instead of claiming
+    loopback is refused."""
     page, demo_url = f"/teams/{team.slug}/endpoints/new/", "http://127.0.0.1:8000/demo/prompter/v1"
-    settings.DEBUG, settings.ATELIER_PROMPTER_ALLOWED_HOSTS = False, ()
+    settings.ATELIER_DEMO, settings.ATELIER_PROMPTER_ALLOWED_HOSTS = False, ()
     rule = re.search(r'<li id="address-rule">(.*?)</li>\s*<li>The API key', body(owner_client.get(page)), re.S).group(1)
     assert "loopback" in rule and "refused" in rule and "except" not in rule
     refused = owner_client.post(page, {"name": "demo", "base_url": demo_url, "model": "m"})
     assert refused.status_code == 400 and "loopback" in refused.context["form"].errors["base_url"][0]
 
-    settings.DEBUG, settings.ATELIER_DEMO_PROMPTER, settings.ATELIER_PROMPTER_ALLOWED_HOSTS = True, "127.0.0.1:8000", ("127.0.0.1:8000",)
+    settings.ATELIER_DEMO, settings.ATELIER_DEMO_PROMPTER = True, "127.0.0.1:8000"
+    settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1:8000",)
     shown = body(owner_client.get(page))
     assert 'id="address-demo"' in shown and "loopback at <code>127.0.0.1:8000</code> only" in shown and f"<code>{demo_url}</code>" in shown
     assert "allow-listed" not in shown  # no deployer entries beyond the demo's

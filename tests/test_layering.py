@@ -1,9 +1,12 @@
 """The layers of docs/architecture-notes.md, checked over folders on every import of every module (inside functions too).
 
-    evaluator/  <  tasks/, teams/  <  evaluation/  <  submissions/, leaderboard/, ratings/, studies/  <  atelier/
+    evaluator/  <  tasks/, teams/  <  evaluation/  <  submissions/, leaderboard/, ratings/, studies/, notifications/
+                <  atelier/  <  demo/
 
 A folder imports its own layer and the layers below, never one above. The apps on top are peers: one may read
 another's models, never its services. evaluator/ imports neither Django, nor the libraries that serve only it (rq, django_rq, …), nor any app.
+demo/ may import anything and nothing imports it: it is installed and routed only where the demo runs (settings and
+urls name it by string, behind settings.ATELIER_DEMO), so no production module may need it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ LAYER = {
     "studies": 3,
     "notifications": 3,  # e-mail to teams: hears of submissions through evaluation.signals
     "atelier": 4,
+    "demo": 5,  # the demo app: installed only with DEBUG, imported by nothing
 }
 TOP = 3
 # What evaluator/ may not import: Django, and the libraries that exist here only to serve it (the queue and its
@@ -51,6 +55,8 @@ def violation(importer: str, imported: str) -> str | None:
         return f"evaluator/ never imports Django or what runs only beside it ({target})"
     if source not in LAYER or target not in LAYER or source == target:
         return None
+    if target == "demo":
+        return "demo/ is installed only where the demo runs: no other module imports it"
     if LAYER[target] > LAYER[source]:
         return f"{source}/ imports {target}/, a layer above it"
     if LAYER[source] == LAYER[target] == TOP and imported.split(".")[1:2] != ["models"]:
@@ -90,6 +96,8 @@ def test_the_rule_catches_what_it_is_for() -> None:
     assert violation("evaluator.judge.budget", "limits.storage") is None  # a plain library evaluator/ may use
     assert violation("leaderboard.board_download", "studies.models") is None and violation("ratings.services", "evaluation.memory") is None
     assert violation("atelier.urls", "studies.views") is None and violation("evaluation.units", "teams.models") is None
+    assert violation("atelier.urls", "demo.views") is not None and violation("submissions.views", "demo.prompter") is not None
+    assert violation("demo.views", "studies.services") is None and violation("demo.study", "atelier.settings") is None  # on top
 
 
 def test_an_upward_import_added_to_a_file_fails(tmp_path) -> None:

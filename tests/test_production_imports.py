@@ -25,6 +25,7 @@ PRODUCTION = (
     "tasks",
     "teams",
     "notifications",
+    "demo",  # `make demo` installs requirements.txt only
     "client",
 )
 # The modules a package installs, where its name does not say it (package names compared lowercased, "_" as "-").

@@ -1,4 +1,4 @@
-"""The demo's scripted expert raters (atelier/demo_experts.py): rules, not people. Their ratings are stored as scripted,
+"""The demo's scripted expert raters (demo/experts.py): rules, not people. Their ratings are stored as scripted,
 never reach the people's figures, and get a /judge/ section of their own with the same figures and intervals.
 
 The board is made directly (no rendering, no judge calls): the showcase pack's 24 tasks, three rule prompters, a noise
@@ -17,9 +17,9 @@ from django.core.files.base import ContentFile
 from django.core.management import call_command
 from PIL import Image
 
-from atelier.demo_experts import RATERS, demo_experts, rate_image, rate_prompt
-from atelier.demo_original import RULES
-from atelier.demo_showcase import SHOWCASE_RULES, showcase_data
+from demo.experts import RATERS, demo_experts, rate_image, rate_prompt
+from demo.original import RULES
+from demo.showcase import SHOWCASE_RULES, showcase_data
 from evaluation.models import Figure, Judgement, PromptEntry, Render, Submission, UnitStatus
 from evaluator.judge.types import PROMPT_DIMENSIONS
 from ratings.agreement import agreement_report, build_inputs, judges_with_ratings, people_report, scripted_section

@@ -7,13 +7,16 @@ import pytest
 from django.test import Client
 from limits import RateLimitItemPerHour
 
-from atelier import demo_study as demo_module
-from atelier.demo_study import NAME, SCRIPTED, demo_study
+from demo import views as demo_views
+from demo.study import NAME, SCRIPTED, demo_study
 from evaluation.humans import HUMAN_ROW_FIELDS, human_rows_export
-from evaluation.models import HumanRow
+from evaluation.models import HumanRow, Status
+from evaluator.metrics.humans import human_rows
+from studies.humans import pooled_participant
 from studies.models import Participant
 from studies.selectors import export_rows
 from studies.services import study_create
+from tests.conftest import deployed_urls
 from tests.test_studies import NOVICE, SKILLED, do_all_tasks, start
 
 
@@ -26,14 +29,12 @@ def visit(client: Client) -> str:
 
 @pytest.fixture
 def demo(sample_pack, shipped_backends, client, settings):
-    settings.DEBUG = True  # the demo's routes answer with DEBUG only
     study = demo_study(sample_pack, lambda line: None, per_category=1)  # the sample pack has one IM target
     return study, visit(client)
 
 
 def test_each_visitor_of_the_demo_link_gets_a_participant_and_a_withdrawal_ends_only_theirs(sample_pack, settings, monkeypatch):
-    settings.DEBUG = True
-    monkeypatch.setattr(demo_module, "VISITORS_PER_HOUR", RateLimitItemPerHour(5, namespace="demo-study-visitor"))
+    monkeypatch.setattr(demo_views, "VISITORS_PER_HOUR", RateLimitItemPerHour(5, namespace="demo-study-visitor"))
     study = study_create(name=NAME, pack=sample_pack, per_category=1, rounds=1)  # the demo's study, without its scripts
     first, second = Client(), Client()
     a, b = visit(first), visit(second)
@@ -50,8 +51,8 @@ def test_each_visitor_of_the_demo_link_gets_a_participant_and_a_withdrawal_ends_
     refused = Client().get("/demo/study/")
     assert refused.status_code == 429 and "Try again in an hour" in refused.content.decode()
     assert Participant.objects.filter(study=study).count() == 5
-    settings.DEBUG = False
-    assert Client().get("/demo/study/").status_code == 404  # never served by a deployment
+    with deployed_urls(settings):
+        assert Client().get("/demo/study/").status_code == 404  # a deployment has no such route
 
 
 def rows() -> dict[tuple[bool, str], HumanRow]:
@@ -76,6 +77,14 @@ def test_scripted_participants_get_rows_of_their_own_and_a_person_is_never_poole
     assert after[(False, "all")].participants == after[(False, "skilled")].participants == 1  # the person alone
     assert after[(True, "all")].participants == 4 and after[(True, "skilled")].participants == 2  # the scripts alone
     assert after[(False, "all")].label == "Humans — all" and after[(True, "skilled")].label == "Scripted (demo) — skilled"
+    # The stored rows are evaluator.metrics.humans.human_rows of the finished participants in id order, the function
+    # the board download's recompute rebuilds them with: every computed field, figures included.
+    judge = (after[(False, "all")].judge_id, after[(False, "all")].judge_version)
+    finished = Participant.objects.filter(study=study, submission__status=Status.DONE, withdrawn__isnull=True).order_by("pk")
+    pooled = human_rows([pooled_participant(p, *judge) for p in finished])
+    assert {(r["scripted"], r["tier"]): r for r in pooled} == {
+        key: {name: getattr(row, name) for name in pooled[0]} for key, row in after.items()
+    }
     board = client.get("/").content.decode()
     assert 'id="humans-all"' in board and 'id="scripted-all"' in board and "scripted (demo)</span>" in board  # both rows, apart
 

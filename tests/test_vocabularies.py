@@ -68,7 +68,7 @@ def test_the_django_fields_take_their_choices_from_the_one_definition():
 def test_the_database_holds_only_values_of_each_vocabulary_after_uploads_endpoint_runs_and_a_study(
     team, sample_pack, endpoint, prompter, example_prompts
 ):
-    from atelier.demo_study import demo_study
+    from demo.study import demo_study
     from evaluation.models import BoardStats, Figure, HumanRow, Origin, Submission
     from studies.models import Participant
     from submissions.services import endpoint_run_create, submission_create, submissions_publish

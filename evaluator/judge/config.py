@@ -36,7 +36,7 @@ class JudgeConfigError(ValueError):
 Reader = Callable[[str, str], Any]
 
 
-# The model name of the demo's scripted judge (atelier/demo_judge.py: rules, no model); its label says so (spec.py).
+# The model name of the demo's scripted judge (demo/judge.py: rules, no model); its label says so (spec.py).
 DEMO_JUDGE_MODEL = "scripted-judge-demo"
 
 

@@ -8,7 +8,7 @@ read at demo time), so that:
   rounds and 2 samples);
 - intervals, rank ranges, neighbour tests and win rates rest on 24 common tasks and four ranked entries (the
   brief-verbatim baseline, two rule prompters, the scripted endpoint single-turn);
-- the human rows come from the demo study's scripted participants (atelier/demo_study.py).
+- the human rows come from the demo study's scripted participants (demo/study.py).
 Idempotent: what exists is reused.
 """
 
@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from atelier.demo_original import RULES, rule_run
+from demo.original import RULES, rule_run
 from evaluation import runtime
 from evaluation.models import Submission
 from submissions.baselines import baseline_create

@@ -63,9 +63,9 @@ def completion(body: dict[str, Any], number: int) -> dict[str, Any]:
 
 
 def site_base_url() -> str:
-    """Where the demo site itself serves the rule (views below): what the demo registers, so that its endpoint still
+    """Where the demo site itself serves the rule (demo/views.py): what the demo registers, so that its endpoint still
     answers once the demo command has ended and `make demo` has started runserver. settings.ATELIER_DEMO_PROMPTER is
-    the site's host:port, the one address the allow-list lets through in DEBUG."""
+    the site's host:port, the one address the allow-list lets through in the demo."""
     from django.conf import settings
 
     return f"http://{settings.ATELIER_DEMO_PROMPTER}/demo/prompter/v1"
@@ -74,7 +74,7 @@ def site_base_url() -> str:
 class DemoPrompterServer:
     """POST /v1/chat/completions on 127.0.0.1:<free port>; start() and stop() (or use as a context manager). `answer`
     makes the reply body of a request (an "error" body is sent with HTTP 400): the prompter's rule by default, the
-    demo judge's (atelier.demo_judge.completion) for the judge."""
+    demo judge's (demo.judge.completion) for the judge."""
 
     def __init__(self, answer: Callable[[dict[str, Any], int], dict[str, Any]] = completion) -> None:
         self.calls, self.answer = 0, answer
@@ -119,28 +119,3 @@ class DemoPrompterServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def chat_view(answer: Callable[[dict[str, Any], int], dict[str, Any]], what: str):
-    """A view answering POST chat completions on the demo site with `answer` (DEBUG only): what the local server
-    answers, for the site's own workers once the demo command has ended."""
-
-    def view(request):
-        from django.conf import settings
-        from django.http import Http404, HttpResponseNotAllowed, JsonResponse
-
-        if not settings.DEBUG:
-            raise Http404(f"the demo {what} is served with DEBUG=true only")
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
-        try:
-            body = json.loads(request.body or b"{}")
-        except ValueError:
-            return JsonResponse({"error": {"message": "the body is not JSON"}}, status=400)
-        reply = answer(body, 1)
-        return JsonResponse(reply, status=400 if "error" in reply else 200)
-
-    return view
-
-
-chat_completions_view = chat_view(completion, "prompter")  # POST /demo/prompter/v1/chat/completions

@@ -1,6 +1,6 @@
-"""The demo's human study: a small study on the showcase pack (atelier/demo_showcase.py), completed by scripted participants of both tiers
-(so the leaderboard shows human rows), and the public entry "Take part yourself" (/demo/study/, DEBUG only): each
-visitor gets a participant of their own, so a withdrawal ends only theirs.
+"""The demo's human study: a small study on the showcase pack (demo/showcase.py), completed by scripted participants of both tiers
+(so the leaderboard shows human rows), and a participant for each visitor of its public entry "Take part yourself"
+(/demo/study/, demo/views.py), so a withdrawal ends only theirs.
 
 The scripted participants are rules, not people: a novice writes the brief's first sentence, a skilled
 participant the whole brief with every constraint and some craft words. They are marked Participant.scripted
@@ -9,20 +9,12 @@ before they write anything, so their rows are labelled "Scripted (demo)" and nev
 
 from __future__ import annotations
 
-import logging
-
-from django.conf import settings
 from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET
-from limits import RateLimitItemPerHour
 
 from evaluation import runtime
 from evaluator.tiers import Tier
 from studies.models import Participant, Study
 from studies.services import (
-    StudyError,
     assignment_submit,
     consent_give,
     current_assignment,
@@ -35,14 +27,9 @@ from studies.services import (
 )
 from tasks.models import TaskPack
 from tasks.selectors import prompter_title
-from teams import ratelimit
 
-log = logging.getLogger(__name__)
 NAME = "Demo study (scripted participants)"
 VISITOR = "demo visitor"  # the note on each visitor's invitation
-SESSION_KEY = "demo_study_token"  # this browser's link: a reload returns to its participant
-# New participants one client address may make an hour: enough for a classroom behind one NAT, not for a flood.
-VISITORS_PER_HOUR = RateLimitItemPerHour(30, namespace="demo-study-visitor")
 NOVICE = {
     "t2i_experience": "lt3m",
     "t2i_frequency": "rarely",
@@ -108,31 +95,3 @@ def visitor_join(*, study: Study) -> str:
         token = invitations_create(study=study, count=1, note=VISITOR)[0].token
         invitation_open(token=token)
     return token
-
-
-def _still_usable(token: str) -> bool:
-    try:
-        invitation_open(token=token)
-    except StudyError:
-        return False  # withdrawn, closed or gone: this browser may start again
-    return True
-
-
-@require_GET
-def enter(request: HttpRequest) -> HttpResponse:
-    """The demo's "Take part yourself" link: this browser's participant, made on its first visit (DEBUG only)."""
-    study = Study.objects.filter(name=NAME).first() if settings.DEBUG else None
-    if study is None:
-        raise Http404("the demo study is served with DEBUG=true, after `manage.py demo`")
-    token = request.session.get(SESSION_KEY, "")
-    if not (token and _still_usable(token)):
-        if not ratelimit.take(VISITORS_PER_HOUR, ratelimit.client_address(request)):
-            log.warning("demo study: the hourly allowance of new participants for one address is spent")
-            why = "Too many people joined the demo study from your address within the hour. Try again in an hour."
-            return render(request, "studies/refused.html", {"why": why}, status=429)
-        try:
-            token = visitor_join(study=study)
-        except StudyError as exc:
-            return render(request, "studies/refused.html", {"why": str(exc)}, status=410)
-        request.session[SESSION_KEY] = token
-    return redirect("study-session", token=token)

@@ -11,7 +11,7 @@ image rendered from it. Every score is a function of those alone, 1–5 on the j
   the item's content words;
 - the image side reads pixels: contrast (grey spread), colourfulness, how much the centre stands out, and how far the
   mean brightness is from mid-grey. The demo renders with random weights, whose statistics sit in a narrow band (see
-  atelier/demo_judge.py): each rater maps a band of its own onto 1–5, so real images saturate them. No image checklist
+  demo/judge.py): each rater maps a band of its own onto 1–5, so real images saturate them. No image checklist
   item is answered: noise shows none of them.
 
 The two raters weigh these differently, cut words at different lengths and are differently strict, so they agree
@@ -37,7 +37,7 @@ from ratings.models import Pool
 from ratings.services import ScriptedRating, scripted_ratings_save, task_pool
 from tasks.models import Task, TaskPack
 
-SOURCE = "atelier/demo_experts.py (scripted raters, demo)"
+SOURCE = "demo/experts.py (scripted raters, demo)"
 WORD = re.compile(r"[a-z]{3,}")
 COMMON = frozenset(
     "the and for are but not you all any can its one has was who how why out off own per via that this with from into over "

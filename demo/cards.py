@@ -9,7 +9,7 @@ from collections.abc import Callable
 from teams.models import Prompter, PrompterKind, Team
 from teams.services import card_save
 
-RULE = "a rule in atelier/demo_original.py or atelier/demo_showcase.py: it rewrites each task's brief the same way every time; no model"
+RULE = "a rule in demo/original.py or demo/showcase.py: it rewrites each task's brief the same way every time; no model"
 CARDS = {
     "Example prompter (hand-written)": {
         "kind": PrompterKind.HUMAN,
@@ -26,7 +26,7 @@ CARDS = {
     "scripted rule (no model) (scripted-demo)": {
         "kind": PrompterKind.RULE,
         "family": "demo rules",
-        "description": "The demo's scripted endpoint (atelier/demo_prompter.py): an OpenAI-compatible server answering with a rule; "
+        "description": "The demo's scripted endpoint (demo/prompter.py): an OpenAI-compatible server answering with a rule; "
         "in feedback rounds it adds what the feedback asked for. No model.",
     },
 }

@@ -8,12 +8,12 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.urls import reverse
 
-from atelier import demo_judge
-from atelier.demo_cards import demo_cards
-from atelier.demo_original import demo_original
-from atelier.demo_prompter import DemoPrompterServer, site_base_url
-from atelier.demo_showcase import showcase_entries, showcase_pack
-from atelier.demo_study import demo_study
+from demo import judge as demo_judge
+from demo.cards import demo_cards
+from demo.original import demo_original
+from demo.prompter import DemoPrompterServer, site_base_url
+from demo.showcase import showcase_entries, showcase_pack
+from demo.study import demo_study
 from evaluation import runtime
 from evaluation.models import RESUMABLE, Status, Submission
 from ratings.services import expert_ratings_import, rating_queue_fill
@@ -80,7 +80,7 @@ class Command(BaseCommand):
         with DemoPrompterServer(answer=demo_judge.completion) as server:
             settings.OPENAI_BASE_URL = server.base_url
             runtime.reset()
-            self.stdout.write(f"Judge: {runtime.judge().spec.label} (OpenAIJudge against atelier/demo_judge.py's rules)")
+            self.stdout.write(f"Judge: {runtime.judge().spec.label} (OpenAIJudge against demo/judge.py's rules)")
             try:
                 yield
             finally:
@@ -138,11 +138,11 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"Expert queue: {queued.created} new assignment(s); log in as expert1 / expert1-demo or expert2 / expert2-demo and open /rate/."
             )
-        from atelier.demo_experts import demo_experts  # scripted raters (rules, not people): /judge/ shows them apart
+        from demo.experts import demo_experts  # scripted raters (rules, not people): /judge/ shows them apart
 
         demo_experts(showcase, Submission.objects.filter(pk__in=shown), self.stdout.write)
         study = demo_study(showcase, self.stdout.write)
-        from atelier.demo_predictor import demo_predictor  # the one hook: a predictor trained on what the demo judged
+        from demo.predictor import demo_predictor  # the one hook: a predictor trained on what the demo judged
 
         demo_predictor(self.stdout.write)
         for s in Submission.objects.filter(pk__in=shown):

@@ -13,8 +13,10 @@ answer. The rules read what a judge is sent and nothing else:
   differently); a checklist item is met when that clears a threshold drawn from the item's text;
 - safety: never blocked; literal text and faithfulness: from the same image features, per string and per phrase.
 
-Every rationale says it is the scripted judge's rule. Figures made with it are labelled "scripted judge (demo)"
-(evaluator.judge.spec.DEMO_JUDGE_MODEL) on every page and download: they say nothing about any real judge.
+Every rationale says it is the scripted judge's rule, and pages name each checklist row it answered by the rule it
+applies ("scripted check (demo): …", leaderboard/comparisons.py DEMO_CHECKS), never as if it had looked for the item.
+Figures made with it are labelled "scripted judge (demo)" (evaluator.judge.spec.DEMO_JUDGE_MODEL) on every page and
+download: they say nothing about any real judge.
 """
 
 from __future__ import annotations
@@ -27,10 +29,17 @@ import re
 import time
 from typing import Any
 
-from evaluator.judge.messages import DIMENSIONS_HEADER, FAITHFULNESS_HEADER, ITEMS_HEADER, SAFETY_HEADER, TEXT_HEADER
+from evaluator.judge.messages import (
+    CALIBRATION_INTRO,
+    DIMENSIONS_HEADER,
+    FAITHFULNESS_HEADER,
+    ITEM_MARK,
+    ITEMS_HEADER,
+    SAFETY_HEADER,
+    TEXT_HEADER,
+)
 from evaluator.judge.rubrics import RUBRIC
 
-ITEM_MARK = "The item to judge follows."  # calibration exemplars come before it in the same message
 PROMPT_BLOCK = re.compile(r"Prompt written by the prompt writer:\n<<<\n(.*?)\n>>>", re.S)
 WORD = re.compile(r"[a-z]{3,}")
 COMMON = frozenset(
@@ -47,7 +56,8 @@ def _words(text: str) -> set[str]:
 
 
 def _judged_text(body: dict[str, Any]) -> tuple[str, list[str]]:
-    """The text of the judged item (after any calibration exemplars) and its image data URLs."""
+    """The text of the request without its calibration exemplars (from their introduction to the item mark) and the
+    judged item's image data URL (the last image: exemplars' images come before it)."""
     texts, images = [], []
     for message in body.get("messages", []):
         if message.get("role") != "user":
@@ -60,7 +70,8 @@ def _judged_text(body: dict[str, Any]) -> tuple[str, list[str]]:
             elif part.get("type") == "image_url":
                 images.append(part["image_url"]["url"])
     text = "\n\n".join(texts)
-    return text.rsplit(ITEM_MARK, 1)[-1], images[-1:]
+    before, intro, rest = text.partition(CALIBRATION_INTRO)
+    return (before + rest.rsplit(ITEM_MARK, 1)[-1]) if intro else text, images[-1:]
 
 
 def _keys_after(header: str, text: str) -> list[str] | None:
