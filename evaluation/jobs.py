@@ -13,6 +13,7 @@ from typing import Any
 
 from evaluator.failures import class_name, remote_text
 
+from .batching import batch_collect, batch_send
 from .boards import board_stats_rebuild
 from .difficulty import predict_submission
 from .erasure import entry_media_erase
@@ -55,6 +56,17 @@ def board_job(pack_id: int, revision: int) -> None:
 def erase_job(submission_id: int) -> None:
     """Delete a withdrawn entry's media from storage (evaluation/erasure.py); idempotent, RQ keeps a failure's traceback."""
     entry_media_erase(submission_id)
+
+
+def judge_batch_send_job(submission_id: int) -> None:
+    """Send a submission's judge requests as batch files (evaluation/batching.py); a unit that raises fails alone, and a
+    failure of the job leaves the rest waiting for the scheduler to send again (RQ keeps the traceback)."""
+    batch_send(submission_id)
+
+
+def judge_batch_collect_job(batch_id: int) -> None:
+    """Store an ended batch's replies and send its missing lines again (evaluation/batching.py)."""
+    batch_collect(batch_id)
 
 
 def difficulty_job(submission_id: int) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
@@ -35,7 +36,7 @@ from evaluator.judge.gate import Block, block_of, stops
 from evaluator.judge.redact import Redactor
 from evaluator.judge.routes import route_skills
 from evaluator.judge.skills import get_skill, skills_where
-from evaluator.judge.types import Kind, Side, TargetInput, skipped
+from evaluator.judge.types import JudgeResult, Kind, Side, TargetInput, skipped
 from tasks.models import Task
 from tasks.selectors import RevisionGone
 
@@ -67,7 +68,17 @@ GATES = frozenset(skills_where(kind=Kind.GATE))
 TARGET_SKILLS = skills_where(needs_target=True)
 
 
-def judge_unit(judgement_id: int) -> None:
+# How a unit's judge is asked: run(judge, judgement, inputs, extras) -> its result, or None when the question went into a
+# batch file (evaluation/batching.py) and the judgement waits for the reply. Every route stores through _judge.
+Run = Callable[[Any, Judgement, tuple, dict], JudgeResult | None]
+
+
+def run_now(judge: Any, judgement: Judgement, inputs: tuple, extras: dict) -> JudgeResult:
+    """The synchronous route: the judge sends its requests now."""
+    return judge.run(*inputs, **extras)
+
+
+def judge_unit(judgement_id: int, run: Run = run_now) -> None:
     """Judge one unit against its entry's task as the submission's pack revision had it (units.entry_task)."""
     Judgement.objects.filter(pk=judgement_id, status=UnitStatus.PENDING).update(started_at=timezone.now())
     judgement = Judgement.objects.select_related("entry__task", "entry__submission", "render").get(pk=judgement_id)
@@ -79,7 +90,7 @@ def judge_unit(judgement_id: int) -> None:
         elif block is not None:
             _claim(judgement, status=UnitStatus.BLOCKED, value=None, reason=block.reason)
         else:
-            _judge(judgement)
+            _judge(judgement, run)
     submission_advance(judgement.submission_id)
 
 
@@ -93,7 +104,7 @@ def _revision_gone(judgement: Judgement) -> str:
     return ""
 
 
-def _judge(judgement: Judgement) -> None:
+def _judge(judgement: Judgement, run: Run) -> None:
     """Run one skill, or reuse an identical judgement (same cache key) with zero calls."""
     judge = runtime.judge()
     if (judge.judge_id, judge.version) != (judgement.judge_id, judgement.judge_version):
@@ -122,7 +133,9 @@ def _judge(judgement: Judgement) -> None:
         }
     else:
         _embed_ahead(judgement, judge)
-        result = judge.run(judgement.skill, task, prompt, image, exemplars=exemplars, target=target)
+        result = run(judge, judgement, (judgement.skill, task, prompt, image), {"exemplars": exemplars, "target": target})
+        if result is None:
+            return
         fields = {name: getattr(result, name) for name in RESULT_FIELDS}
     if not _claim(judgement, cache_key=key, **fields):
         _count_spent(judgement, fields)

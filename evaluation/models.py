@@ -168,6 +168,29 @@ class Render(models.Model):
         ordering = ["entry_id", "backend", "image_index"]
 
 
+class JudgeBatch(models.Model):
+    """One batch file sent to the judge's provider (evaluation/batching.py): the judgements it carries, keyed by custom id
+    (the judgement's natural key), and the provider's progress as last polled."""
+
+    submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="judge_batches")
+    provider_id = models.CharField(max_length=200, blank=True, help_text="the provider's batch id; empty: it was never created")
+    file_id = models.CharField(max_length=200, blank=True, help_text="the uploaded input file's id")
+    output_file_id = models.CharField(max_length=200, blank=True, help_text="the replies' file, once the provider has one")
+    error_file_id = models.CharField(max_length=200, blank=True, help_text="the failed lines' file, once the provider has one")
+    status = models.CharField(max_length=20, default="validating", help_text="the provider's status, as last polled")
+    total = models.PositiveIntegerField(default=0)
+    completed = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    lines = models.JSONField(default=dict, help_text="custom id -> judgement id, for every line of the file")
+    error = models.TextField(blank=True, help_text="why it could not be sent or read, in our words")
+    collected = models.BooleanField(default=False, help_text="its replies were stored and its missing lines sent again")
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"judge batch {self.provider_id or self.pk} ({self.status})"
+
+
 class Judgement(models.Model):
     submission = models.ForeignKey(Submission, on_delete=models.CASCADE, related_name="judgements")
     entry = models.ForeignKey(PromptEntry, on_delete=models.CASCADE, related_name="judgements")
@@ -203,6 +226,11 @@ class Judgement(models.Model):
     details = models.JSONField(default=dict, blank=True, help_text="skill extras: ensemble spread, faithfulness requirements…")
     queued_at = models.DateTimeField(default=timezone.now, help_text="when its job was last sent")
     started_at = models.DateTimeField(null=True, blank=True, help_text="when a worker last began it; empty: waiting for a worker")
+    by_batch = models.BooleanField(default=False, help_text="waits for the batch route, not a judge job (ATELIER_JUDGE_BATCH)")
+    batch = models.ForeignKey(
+        JudgeBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements", help_text="the batch it is in"
+    )
+    batch_tries = models.PositiveSmallIntegerField(default=0, help_text="batches it was sent in")
     updated = models.DateTimeField(auto_now=True)
 
     class Meta:

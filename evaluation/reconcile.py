@@ -59,7 +59,9 @@ def reconcile(after_seconds: float | None = None) -> Resent:
             _resend_calls(submission, cutoff, resent)
             continue
         _resend_units(submission.pk, cutoff, resent)
-    resent.checks = [check() for check in CHECKS]
+    from .batching import batch_check  # here: it brings the openai client, which web processes never import
+
+    resent.checks = [said for said in (batch_check(), *(check() for check in CHECKS)) if said]
     return resent
 
 
@@ -72,7 +74,7 @@ def _resend_units(submission_id: int, cutoff, resent: Resent) -> None:
             enqueue(RENDER_JOB, entry_id, backend, backend=backend)
             resent.renders.append((entry_id, backend))
     judgements = Judgement.objects.filter(submission_id=submission_id, status=UnitStatus.PENDING)
-    for pk in judgements.filter(queued_at__lt=cutoff).values_list("pk", flat=True):
+    for pk in judgements.filter(queued_at__lt=cutoff, by_batch=False).values_list("pk", flat=True):  # batches: batch_check
         if not job_alive(JUDGE_JOB, pk):
             judgements.filter(pk=pk).update(queued_at=timezone.now(), started_at=None)
             enqueue(JUDGE_JOB, pk)

@@ -17,8 +17,7 @@ from evaluator.backends import BackendConfig, get_renderer
 from evaluator.backends.middleware import rewriter_for
 
 from . import runtime
-from .units import plan_judgements, submission_advance
-from .workqueue import JUDGE_JOB, enqueue
+from .units import plan_judgements, queue_judgements, submission_advance
 
 log = logging.getLogger(__name__)
 
@@ -117,5 +116,4 @@ def _queue_image_judgements(entry: PromptEntry, renders: list[Render]) -> None:
     submission = entry.submission
     with transaction.atomic():
         ok = [r for r in renders if r.status == UnitStatus.OK]
-        for judgement in plan_judgements(entry, submission.judge_id, submission.judge_version, ok):
-            enqueue(JUDGE_JOB, judgement.pk)
+        queue_judgements(plan_judgements(entry, submission.judge_id, submission.judge_version, ok))

@@ -12,10 +12,10 @@ from datetime import timedelta
 
 import redis
 from django.conf import settings
-from django.db.models import Count, Q, QuerySet, Sum
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
-from evaluation.models import ACTIVE, Figure, Judgement, Origin, PromptEntry, Render, Status, Submission, UnitStatus
+from evaluation.models import ACTIVE, Figure, JudgeBatch, Judgement, Origin, PromptEntry, Render, Status, Submission, UnitStatus
 from evaluator.categories import CATEGORIES
 from evaluator.judge.pricing import Usage, cost_record
 from evaluator.metrics.coverage import coverage_words, standing
@@ -54,6 +54,14 @@ def _counts(units: QuerySet) -> dict[str, int]:
     result["running"] = pending.filter(started_at__isnull=False).count()  # a worker has begun them
     result["waiting"] = result[UnitStatus.PENDING] - result["running"]  # queued: waiting for a worker
     return result
+
+
+def batch_progress(submission_id: int) -> dict[str, int] | None:
+    """What the submission page shows while judging by batch: replies in (completed or failed) of lines sent."""
+    sums = JudgeBatch.objects.filter(submission_id=submission_id).aggregate(
+        batches=Count("pk"), total=Sum("total"), done=Sum(F("completed") + F("failed")), open=Count("pk", filter=Q(collected=False))
+    )
+    return None if not sums["batches"] else {name: sums[name] or 0 for name in ("done", "total", "open")}
 
 
 def submission_progress(submission: Submission) -> dict[str, dict[str, int]]:

@@ -121,8 +121,19 @@ def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id:
                 defaults={"seed": seed, "config_hash": config.version_hash(), "prompt_sha": prompt_sha},
             )
         enqueue(RENDER_JOB, entry.pk, config.name, backend=config.name)
-    for judgement in plan_judgements(entry, judge_id, judge_version, [None]):
-        enqueue(JUDGE_JOB, judgement.pk)
+    queue_judgements(plan_judgements(entry, judge_id, judge_version, [None]))
+
+
+def queue_judgements(judgements: list[Judgement]) -> int:
+    """Send each planned judgement's job, or with ATELIER_JUDGE_BATCH on, mark it to wait for its submission's next batch
+    file (evaluation/batching.py; one still waiting in an open batch stays there). Returns how many."""
+    if settings.ATELIER_JUDGE_BATCH != "all":
+        for judgement in judgements:
+            enqueue(JUDGE_JOB, judgement.pk)
+        return len(judgements)
+    rows = Judgement.objects.filter(pk__in=[j.pk for j in judgements], status=UnitStatus.PENDING)
+    rows.filter(Q(batch__isnull=True) | Q(batch__collected=True)).update(by_batch=True, batch=None)
+    return len(judgements)
 
 
 def plan_judgements(entry: PromptEntry, judge_id: str, judge_version: str, renders: list[Render | None]) -> list[Judgement]:
@@ -241,9 +252,7 @@ def submission_rescore(submission_id: int) -> int:
         )
         for entry in entries:
             renders = [None, *entry.renders.filter(status=UnitStatus.OK)]
-            for judgement in plan_judgements(entry, judge.judge_id, judge.version, renders):
-                enqueue(JUDGE_JOB, judgement.pk)
-                queued += 1
+            queued += queue_judgements(plan_judgements(entry, judge.judge_id, judge.version, renders))
     if not queued:
         submission_advance(submission_id)
     return queued

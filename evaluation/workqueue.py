@@ -42,6 +42,8 @@ from .queues import DEFAULT_QUEUE, JUDGE_QUEUE, PROMPTER_QUEUE, render_queue
 START_JOB = "evaluation.jobs.start_submission_job"
 RENDER_JOB = "evaluation.jobs.render_job"
 JUDGE_JOB = "evaluation.jobs.judge_job"
+JUDGE_BATCH_SEND_JOB = "evaluation.jobs.judge_batch_send_job"
+JUDGE_BATCH_COLLECT_JOB = "evaluation.jobs.judge_batch_collect_job"
 FINISH_JOB = "evaluation.jobs.finish_submission_job"
 PROMPT_JOB = "evaluation.jobs.prompt_job"
 FEEDBACK_RENDER_JOB = "evaluation.jobs.feedback_render_job"
@@ -61,6 +63,8 @@ JOBS: dict[str, str] = {
     RENDER_JOB: RENDER,
     FEEDBACK_RENDER_JOB: RENDER,
     JUDGE_JOB: JUDGE_QUEUE,
+    JUDGE_BATCH_SEND_JOB: JUDGE_QUEUE,  # builds request bodies (images, exemplars) and parses replies: the judge's work
+    JUDGE_BATCH_COLLECT_JOB: JUDGE_QUEUE,
     FEEDBACK_JUDGE_JOB: JUDGE_QUEUE,
     PROMPT_JOB: PROMPTER_QUEUE,
     DIFFICULTY_JOB: JUDGE_QUEUE,  # the predictor is a MiniLM forward, like the offline judge's; its artefact must be there

@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from evaluation.models import Judgement, PromptEntry, Render, Submission
+from evaluation.models import JudgeBatch, Judgement, PromptEntry, Render, Submission
 from evaluation.workqueue import QueueUnavailable
 from teams.models import ApiToken, Membership, Prompter, PrompterVersion, Team
 
@@ -118,3 +118,15 @@ class RenderAdmin(admin.ModelAdmin):
 class JudgementAdmin(admin.ModelAdmin):
     list_display = ("submission", "entry", "render", "skill", "judge_id", "status", "value")
     list_filter = ("status", "skill", "judge_id")
+
+
+@admin.register(JudgeBatch)
+class JudgeBatchAdmin(admin.ModelAdmin):
+    """The judge's batches (docs/judging.md, "The batch route"): read only, the scheduler keeps them."""
+
+    list_display = ("submission", "provider_id", "status", "total", "completed", "failed", "collected", "created", "finished")
+    list_filter = ("status", "collected")
+    readonly_fields = [f.name for f in JudgeBatch._meta.fields]
+
+    def has_add_permission(self, request) -> bool:
+        return False

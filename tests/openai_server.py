@@ -22,6 +22,11 @@ Deterministic pattern of ``judge_responder`` (what end-to-end tests can assert):
   * every 200 reply reports SCRIPTED_PROMPT_TOKENS / SCRIPTED_COMPLETION_TOKENS usage, unless the server was given a
     ProviderUsage: then it counts tokens as a provider does and reports the cached share of each prompt (below).
 The metric skills (target_similarity, color_shift) make no request.
+
+It also serves OpenAI's files and batches API (POST /v1/files, POST /v1/batches, GET /v1/batches/{id},
+GET /v1/files/{id}/content): each batch follows the next queued BatchPlan (default: completed, every line answered by
+the default responder), with partial failures (error lines), expiry and cancellation (lines left unanswered).
+Batch lines are kept in `batch_lines`, apart from the synchronous `requests`.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from __future__ import annotations
 import base64
 import binascii
 import bisect
+import email.parser
+import email.policy
 import hashlib
 import io
 import itertools
@@ -72,6 +79,17 @@ class Reply:
 
 
 Responder = Callable[[dict[str, Any]], Reply]
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    """How the server plays one batch: `polls` retrievals answered in_progress, then `status`; of its lines, the first
+    `answered` (None: all) get an output line, those at the `failing` positions an error line instead."""
+
+    status: str = "completed"
+    answered: int | None = None
+    failing: frozenset[int] = frozenset()
+    polls: int = 1
 
 
 def expected_checklist(items: list[str] | tuple[str, ...]) -> dict[str, int]:
@@ -315,6 +333,12 @@ class ScriptedOpenAIServer:
         self._serial = itertools.count(1)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_plans: deque[BatchPlan] = deque()
+        self.batch_lines: list[dict[str, Any]] = []  # every line of every batch file, as sent
+        self._plans: dict[str, BatchPlan] = {}
+        self._polls: dict[str, int] = defaultdict(int)
 
     @property
     def base_url(self) -> str:
@@ -360,6 +384,69 @@ class ScriptedOpenAIServer:
     def serial(self) -> int:
         return next(self._serial)
 
+    def add_file(self, data: bytes) -> str:
+        with self._lock:
+            file_id = f"file-{next(self._serial)}"
+            self.files[file_id] = data
+        return file_id
+
+    def create_batch(self, request_json: dict[str, Any]) -> dict[str, Any]:
+        with self._lock:
+            batch_id = f"batch_{next(self._serial)}"
+            self._plans[batch_id] = self.batch_plans.popleft() if self.batch_plans else BatchPlan()
+        lines = [json.loads(text) for text in self.files[request_json["input_file_id"]].decode().splitlines() if text.strip()]
+        self.batch_lines.extend(lines)
+        self.batches[batch_id] = {
+            "id": batch_id,
+            "object": "batch",
+            "endpoint": request_json.get("endpoint"),
+            "input_file_id": request_json["input_file_id"],
+            "completion_window": request_json.get("completion_window"),
+            "status": "validating",
+            "created_at": int(time.time()),
+            "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+            "output_file_id": None,
+            "error_file_id": None,
+            "_lines": lines,
+        }
+        return self.batch_view(batch_id)
+
+    def batch_view(self, batch_id: str) -> dict[str, Any]:
+        return {k: v for k, v in self.batches[batch_id].items() if not k.startswith("_")}
+
+    def poll_batch(self, batch_id: str) -> dict[str, Any]:
+        """One retrieval: in_progress for the plan's polls, then its end, with the output and error files written."""
+        batch, plan = self.batches[batch_id], self._plans[batch_id]
+        self._polls[batch_id] += 1
+        if batch["status"] in ("validating", "in_progress") and self._polls[batch_id] <= plan.polls:
+            batch["status"] = "in_progress"
+        elif batch["status"] in ("validating", "in_progress"):
+            self._end_batch(batch, plan)
+        return self.batch_view(batch_id)
+
+    def _end_batch(self, batch: dict[str, Any], plan: BatchPlan) -> None:
+        outputs, errors = [], []
+        for position, row in enumerate(batch["_lines"][: plan.answered]):
+            if position in plan.failing:
+                error = {"code": "server_error", "message": f"scripted failure of line {position}"}
+                errors.append({"id": f"req_{position}", "custom_id": row["custom_id"], "response": None, "error": error})
+                continue
+            reply = self.default(row["body"])
+            body = completion_body(reply, str(row["body"].get("model", "")), self.serial()) if reply.status == 200 else error_body(reply)
+            target = outputs if reply.status == 200 else errors
+            target.append(
+                {
+                    "id": f"req_{position}",
+                    "custom_id": row["custom_id"],
+                    "response": {"status_code": reply.status, "body": body},
+                    "error": None,
+                }
+            )
+        batch["status"] = plan.status
+        batch["request_counts"] |= {"completed": len(outputs), "failed": len(errors)}
+        batch["output_file_id"] = self.add_file(_jsonl(outputs)) if outputs else None
+        batch["error_file_id"] = self.add_file(_jsonl(errors)) if errors else None
+
     def enter(self) -> None:
         with self._lock:
             self.in_flight += 1
@@ -370,9 +457,49 @@ class ScriptedOpenAIServer:
             self.in_flight -= 1
 
 
+def _jsonl(rows: list[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(row) + "\n" for row in rows).encode()
+
+
 def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - http.server's naming
+            parts = self.path.rstrip("/").split("/")
+            if parts[:3] == ["", "v1", "batches"] and len(parts) == 4 and parts[3] in server.batches:
+                self._send(200, server.poll_batch(parts[3]), {})
+            elif parts[:3] == ["", "v1", "files"] and parts[4:] == ["content"] and parts[3] in server.files:
+                self._send(200, server.files[parts[3]], {})
+            else:
+                self._send(404, {"error": {"message": f"no route {self.path}", "type": "scripted"}}, {})
+
+        def _batch_api(self, path: str) -> None:
+            data = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            if path == "/v1/files":
+                form = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+                    f"Content-Type: {self.headers['Content-Type']}\r\n\r\n".encode() + data
+                )
+                fields = {part.get_param("name", header="content-disposition"): part.get_payload(decode=True) for part in form.iter_parts()}
+                file_id = server.add_file(fields["file"])
+                self._send(
+                    200,
+                    {
+                        "id": file_id,
+                        "object": "file",
+                        "bytes": len(fields["file"]),
+                        "created_at": int(time.time()),
+                        "filename": "batch.jsonl",
+                        "purpose": fields["purpose"].decode(),
+                        "status": "processed",
+                    },
+                    {},
+                )
+            else:
+                self._send(200, server.create_batch(json.loads(data)), {})
+
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            if self.path.rstrip("/") in ("/v1/files", "/v1/batches"):
+                self._batch_api(self.path.rstrip("/"))
+                return
             if self.path.rstrip("/") != "/v1/chat/completions":
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "scripted"}}, {})
                 return

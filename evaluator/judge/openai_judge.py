@@ -36,6 +36,16 @@ REQUEST_OPTIONS = {"temperature": 0, "response_format": {"type": "json_object"}}
 
 
 @dataclass(frozen=True)
+class _Asked:
+    """One LLM skill's question: its messages, how its reply is read, and the provider's cache key."""
+
+    skill: str
+    messages: list[Message]
+    parse: Callable[[str], Verdict]
+    cache_key: str | None
+
+
+@dataclass(frozen=True)
 class _Reply:
     content: str
     refusal: str  # "" unless the model refused
@@ -146,7 +156,7 @@ class OpenAIJudge:
         )
         self.judge_id, self.label, self.version = self.spec.judge_id, self.spec.label, self.spec.version
 
-    def run(
+    def _ask(
         self,
         skill: str,
         task: TaskInput,
@@ -155,7 +165,8 @@ class OpenAIJudge:
         *,
         exemplars: Sequence[Exemplar] = (),
         target: TargetInput | None = None,
-    ) -> JudgeResult:
+    ) -> _Asked | JudgeResult:
+        """What run() asks the endpoint (messages, parser, cache key), or the result when it asks nothing."""
         spec = get_skill(skill)
         used = check_exemplars(skill, exemplars)
         reason = route_skip_reason(skill, task, self.route) or input_skip_reason(skill, task, image, target)
@@ -166,23 +177,40 @@ class OpenAIJudge:
             return run_metric(skill, inp, self.clip_model, self.clip_pretrained)
         messages = spec.build(inp)  # type: ignore[attr-defined]
         cache_key = prompt_cache_key(skill, task) if self.send_cache_key else None
-        return self._judge(skill, messages, lambda text: spec.parse(text, inp), cache_key)  # type: ignore[attr-defined]
+        return _Asked(skill, messages, lambda text: spec.parse(text, inp), cache_key)  # type: ignore[attr-defined]
 
-    def _judge(self, skill: str, messages: list[Message], parse: Callable[[str], Verdict], cache_key: str | None) -> JudgeResult:
-        result = JudgeResult(skill=skill, status=Status.FAILED)
+    def run(self, skill: str, task: TaskInput, prompt: str, image: Image | None = None, **inputs: Any) -> JudgeResult:
+        asked = self._ask(skill, task, prompt, image, **inputs)
+        return asked if isinstance(asked, JudgeResult) else self._judge(asked)
+
+    def batch_body(self, skill: str, task: TaskInput, prompt: str, image: Image | None = None, **inputs: Any) -> dict | JudgeResult:
+        """The request body run() would send first (a batch file's line carries it), or the result when it sends none."""
+        asked = self._ask(skill, task, prompt, image, **inputs)
+        return asked if isinstance(asked, JudgeResult) else request_body(self.model, asked.messages, asked.cache_key)
+
+    def run_reply(self, skill: str, task: TaskInput, prompt: str, image: Image | None = None, *, reply: dict, **inputs: Any) -> JudgeResult:
+        """run() with its first request already answered (a batch output line's chat-completion body): the same parsing
+        and checks; a reply that needs repair is repaired by synchronous requests, as run() would."""
+        asked = self._ask(skill, task, prompt, image, **inputs)
+        return asked if isinstance(asked, JudgeResult) else self._judge(asked, first=reply)
+
+    def _judge(self, asked: _Asked, first: dict | None = None) -> JudgeResult:
+        result = JudgeResult(skill=asked.skill, status=Status.FAILED)
         raws: list[str] = []
+        messages = asked.messages
         for attempt in range(1 + self.repair_attempts):
             mark = self._requests.mark()
+            answered = attempt == 0 and first is not None  # a batch line was this request: one call, sent already
             try:
-                reply = self._complete(request_body(self.model, messages, cache_key))
+                reply = _batch_reply(first) if answered else self._complete(request_body(self.model, messages, asked.cache_key))
             except (openai.OpenAIError, EndpointResponseError, json.JSONDecodeError) as exc:
                 # OpenAIError comes only after the client's own retries (429 / 5xx /
                 # timeouts) are spent; the client lets a 200 whose body is not JSON
                 # escape as JSONDecodeError.
-                return self._fail(result, raws, exception_reason(exc, self._requests.since(mark).sent), remote_text(exc))
+                return self._fail(result, raws, exception_reason(exc, self._requests.since(mark).sent + int(answered)), remote_text(exc))
             finally:
                 spent = self._requests.since(mark)
-                result.calls, result.throttled = result.calls + spent.sent, result.throttled + spent.throttled
+                result.calls, result.throttled = result.calls + spent.sent + int(answered), result.throttled + spent.throttled
             result.prompt_tokens += reply.prompt_tokens
             result.cached_prompt_tokens += reply.cached_prompt_tokens
             result.completion_tokens += reply.completion_tokens
@@ -190,7 +218,7 @@ class OpenAIJudge:
             if reply.refusal:
                 return self._fail(result, raws, failures.REFUSED, reply.refusal)
             try:
-                verdict = parse(reply.content)
+                verdict = asked.parse(reply.content)
             except ReplyFormatError as exc:
                 if attempt == self.repair_attempts:
                     return self._fail(result, raws, failures.INVALID_REPLY.format(attempts=attempt + 1), str(exc))
@@ -211,16 +239,28 @@ class OpenAIJudge:
     def _complete(self, body: dict[str, Any]) -> _Reply:
         with call_slot():  # the process-wide bound on calls in flight, if one is set
             completion = self._client.chat.completions.create(**body)  # plain dicts are what the API takes
-        if not getattr(completion, "choices", None):
-            raise EndpointResponseError(f"response has no choices: {completion!r}")
-        choice = completion.choices[0]
-        if getattr(choice, "message", None) is None:
-            raise EndpointResponseError("response choice has no message")
-        prompt_tokens, cached_prompt_tokens, completion_tokens = usage_counts(completion.usage)
-        return _Reply(
-            content=choice.message.content or "",
-            refusal=_refusal_of(choice.message, choice.finish_reason),
-            prompt_tokens=prompt_tokens,
-            cached_prompt_tokens=cached_prompt_tokens,
-            completion_tokens=completion_tokens,
-        )
+        return _reply_of(completion)
+
+
+def _batch_reply(body: Any) -> _Reply:
+    if not isinstance(body, dict):
+        raise EndpointResponseError(f"batch line's response body is not an object: {body!r}")
+    return _reply_of(openai.types.chat.ChatCompletion.construct(**body))
+
+
+def _reply_of(completion: Any) -> _Reply:
+    """A chat completion as the judge reads it, from the client (synchronous) or a batch output line (built with
+    construct, which validates no more than the client does)."""
+    if not getattr(completion, "choices", None):
+        raise EndpointResponseError(f"response has no choices: {completion!r}")
+    choice = completion.choices[0]
+    if getattr(choice, "message", None) is None:
+        raise EndpointResponseError("response choice has no message")
+    prompt_tokens, cached_prompt_tokens, completion_tokens = usage_counts(completion.usage)
+    return _Reply(
+        content=choice.message.content or "",
+        refusal=_refusal_of(choice.message, choice.finish_reason),
+        prompt_tokens=prompt_tokens,
+        cached_prompt_tokens=cached_prompt_tokens,
+        completion_tokens=completion_tokens,
+    )
