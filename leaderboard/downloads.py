@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+from django.http import Http404, HttpRequest, StreamingHttpResponse
+
 from evaluation import exports
 from evaluation.exports import csv_cell, jsonl_lines  # noqa: F401 - the breakdown view and tests read them here
-from evaluation.judges import JudgeKey
+from evaluation.judges import JudgeKey, judges_of, pick_judge, submission_judge
 from evaluation.models import Judgement, PromptEntry, Submission, UnitStatus
 from evaluation.selectors import entry_breakdown
 from evaluator.judge.skills import ALL_SKILLS, get_skill, skills_where
@@ -135,3 +137,17 @@ def _other_columns(judged: dict[str, Judgement]) -> dict:
 
 def csv_lines(rows: Iterator[dict]) -> Iterator[str]:
     return exports.csv_lines(rows, COLUMNS)
+
+
+def breakdown_response(request: HttpRequest, submission: Submission, fmt: str) -> StreamingHttpResponse:
+    """/submissions/<id>/breakdown.<fmt> for a submission the caller may see (the page's visitor or the API token's
+    team): every row for the judge asked for (?judge=), else the submission's own, streamed as CSV or JSON lines."""
+    if fmt not in ("csv", "jsonl"):
+        raise Http404("Breakdowns come as .csv or .jsonl")
+    own = submission_judge(submission)
+    judge = pick_judge(judges_of([submission.pk]), request.GET.get("judge"), own) or own
+    rows = breakdown_rows(submission, judge, request.build_absolute_uri)
+    lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
+    response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-breakdown.{fmt}"'
+    return response

@@ -24,7 +24,7 @@ from . import comparisons, selectors
 from .board_download import board_files
 from .cache import board_page_cache
 from .cite import absolute, board_cite, entry_cite
-from .downloads import breakdown_rows, csv_lines, jsonl_lines
+from .downloads import breakdown_response
 from .filters import FILTER_PARAMS, BoardFilter
 from .models import Release, SigningKey
 from .releases import NoReleaseKey, board_releases, current_key, latest_of, release_current, released_board, released_boards
@@ -150,6 +150,7 @@ def submission_detail(request: HttpRequest, submission_id: int) -> HttpResponse:
         "views": selectors.entry_views(submission, judge, figures),
         "progress": (progress := units.submission_progress(submission)),
         "eta": units.submission_eta(submission, progress),
+        "judge_batch": units.batch_progress(submission.pk),
         "rows": selectors.entry_rows(list(page), judge),
         "predictor": difficulty.installed(),
         "cost": units.submission_cost(submission),
@@ -195,15 +196,7 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 @require_safe
 def breakdown_download(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHttpResponse:
-    if fmt not in ("csv", "jsonl"):
-        raise Http404("Breakdowns come as .csv or .jsonl")
-    submission = _visible_submission(request, submission_id)
-    judge = pick_judge(judges_of([submission.pk]), request.GET.get("judge"), submission_judge(submission)) or submission_judge(submission)
-    rows = breakdown_rows(submission, judge, request.build_absolute_uri)
-    lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
-    response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-breakdown.{fmt}"'
-    return response
+    return breakdown_response(request, _visible_submission(request, submission_id), fmt)
 
 
 def _board_and_judge(request: HttpRequest):
