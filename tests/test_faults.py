@@ -16,7 +16,7 @@ from tests.conftest import service_missing
 pytestmark = [
     # The deployment under test has its own redis-server and its own SQLite file, whatever the suite's database:
     # run it once, in the SQLite pass of scripts/test, not again (identically) in the PostgreSQL pass.
-    pytest.mark.skipif(os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="runs once, in the SQLite pass"),
+    pytest.mark.skipif(os.environ.get("DATABASE_URL", "").startswith("postgres"), reason="runs once, in the SQLite pass")
 ]
 
 
