@@ -34,7 +34,7 @@ def test_the_same_configuration_gives_the_same_version() -> None:
     [
         ("the role text", lambda mp: mp.setattr(messages, "_ROLE", messages._ROLE + " Be kind.")),
         ("a checklist instruction", lambda mp: mp.setitem(messages._WHAT_IS_JUDGED, next(iter(messages._WHAT_IS_JUDGED)), "Score it.")),
-        ("the calibration intro", lambda mp: mp.setattr(messages, "_CALIBRATION_INTRO", "Examples:")),
+        ("the calibration intro", lambda mp: mp.setattr(messages, "CALIBRATION_INTRO", "Examples:")),
         (
             "the repair turn",
             lambda mp: mp.setattr(messages, "repair_messages", lambda reply, problem: [{"role": "user", "content": problem}]),

@@ -92,7 +92,8 @@ def test_a_database_from_before_the_move_keeps_every_row_and_link() -> None:
     counts = {f"{app}.{name}": apps.get_model(app, name).objects.count() for app, names in {**MOVED, **POINTING}.items() for name in names}
     assert counts == dict.fromkeys(counts, 1)
     made = {t for t in connection.introspection.table_names() if t.startswith(("teams_", "evaluation_"))}
-    assert made == {"teams_prompter", "teams_prompterversion"}  # no table made for a moved model: only the cards', new since
+    # no table made for a moved model: only those of models new since (the prompter cards, the judge's batches)
+    assert made == {"teams_prompter", "teams_prompterversion", "evaluation_judgebatch"}
     from evaluation.models import BoardRow, Judgement, Submission
     from ratings.models import ExpertRating
     from studies.models import Participant
