@@ -4,39 +4,37 @@ its bearer token, and a board's ranked rows as JSON, for the command-line client
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import asdict
+from functools import wraps
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import Http404, HttpRequest, JsonResponse, StreamingHttpResponse
+from django.core.serializers.json import DjangoJSONEncoder
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.middleware.gzip import re_accepts_gzip
 from django.shortcuts import get_object_or_404
-from django.utils.cache import patch_cache_control
+from django.utils.cache import patch_cache_control, patch_vary_headers
+from django.utils.text import compress_string
 from django.views.decorators.http import condition, require_safe
 
 from evaluation.boards import boards_version
-from evaluation.judges import judges_of, pick_judge, submission_judge
+from evaluation.judges import pick_judge
 from evaluation.models import Submission
 from leaderboard import selectors
-from leaderboard.downloads import breakdown_rows, csv_lines, jsonl_lines
+from leaderboard.downloads import breakdown_response
 from leaderboard.filters import FILTER_PARAMS, BoardFilter
 from submissions.api import token_required
 
-BOARD_ROWS_MAX = 500
+BOARD_ROWS_MAX = 500  # rows a page: the most, and the default
 
 
 @require_safe
 @token_required
 def breakdown(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHttpResponse:
     """The breakdown download of /submissions/<id>/breakdown.<fmt>, for the token's team (any status, published or not)."""
-    if fmt not in ("csv", "jsonl"):
-        raise Http404("Breakdowns come as .csv or .jsonl")
     submission = get_object_or_404(Submission.objects.select_related("team", "pack"), pk=submission_id, team=request.team)
-    judge = pick_judge(judges_of([submission.pk]), request.GET.get("judge"), submission_judge(submission)) or submission_judge(submission)
-    rows = breakdown_rows(submission, judge, request.build_absolute_uri)
-    lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
-    response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="submission-{submission.pk}-breakdown.{fmt}"'
-    return response
+    return breakdown_response(request, submission, fmt)
 
 
 def _cell(cell: selectors.Cell | None) -> dict | None:
@@ -62,7 +60,8 @@ def _row(row: selectors.Row) -> dict:
     }
 
 
-BOARDS_PARAMS = {"pack", "judge", *FILTER_PARAMS}
+BOARDS_PARAMS = {"pack", "judge", "page", "per_page", *FILTER_PARAMS}
+PAGE_MAX = 999_999_999
 
 
 def _version(request: HttpRequest):
@@ -73,23 +72,69 @@ def _version(request: HttpRequest):
 
 
 def _boards_etag(request: HttpRequest) -> str:
-    named = f"{settings.ATELIER_CODE_VERSION}|{_version(request).key}|{request.GET.urlencode()}"
+    # the site's address too: the answer's `next` link names it
+    named = f"{settings.ATELIER_CODE_VERSION}|{_version(request).key}|{request.build_absolute_uri('/')}|{request.GET.urlencode()}"
     return hashlib.sha256(named.encode()).hexdigest()[:32]
 
 
+def _public(view):
+    """Cache-Control: public on every answer, the 304s included (condition() answers those before the view runs)."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        patch_cache_control(response, public=True, max_age=settings.ATELIER_BOARD_MAX_AGE)
+        return response
+
+    return wrapper
+
+
 @require_safe
+@_public
 @condition(etag_func=_boards_etag, last_modified_func=lambda request: _version(request).at)
-def boards(request: HttpRequest) -> JsonResponse:
-    """GET ?pack=NAME[&judge=KEY]: the pack's board (the one with most entries) in the page's default order. Public,
-    validated like the board page (ETag and Last-Modified from the boards' version: 304 when unchanged) and kept in the
-    cache under that version for ATELIER_BOARD_CACHE_SECONDS."""
-    key = "api-boards:" + _boards_etag(request)
-    status, body = cache.get(key) or _boards_body(request)
-    if status == 200 and settings.ATELIER_BOARD_CACHE_SECONDS:
-        cache.set(key, (status, body), settings.ATELIER_BOARD_CACHE_SECONDS)
-    response = JsonResponse(body, status=status)
-    patch_cache_control(response, public=True, max_age=settings.ATELIER_BOARD_MAX_AGE)
+def boards(request: HttpRequest) -> HttpResponse:
+    """GET ?pack=NAME[&judge=KEY][&page=N&per_page=M]: a page of the pack's board (the one with most entries) in the
+    page's default order, with `next` (and a Link header) naming the following page. Public, validated like the board
+    page (ETag and Last-Modified from the boards' version: 304 when unchanged) and kept in the cache, encoded, under
+    that version for ATELIER_BOARD_CACHE_SECONDS (0: no cache, read or written), gzipped too."""
+    seconds = settings.ATELIER_BOARD_CACHE_SECONDS
+    key = "api-boards-v2:" + _boards_etag(request)  # v2: with the gzipped bytes
+    cached = cache.get(key) if seconds else None
+    status, content, packed, following = cached or _boards_answer(request)
+    if cached is None and status == 200 and seconds:
+        cache.set(key, (status, content, packed, following), seconds)
+    response = HttpResponse(content, status=status, content_type="application/json")
+    if packed and re_accepts_gzip.search(request.headers.get("Accept-Encoding", "")):
+        # gzipped once per cached answer, not per request (atelier/api_errors.py would, at ~5 ms for 500 rows); a
+        # public board holds no secret, so the same bytes for everyone are safe. Weak ETag: as GZipMiddleware's.
+        response.content = packed
+        response["Content-Encoding"], response["ETag"] = "gzip", f'W/"{_boards_etag(request)}"'
+    patch_vary_headers(response, ("Accept-Encoding",))
+    if following:
+        response["Link"] = f'<{following}>; rel="next"'
     return response
+
+
+def _boards_answer(request: HttpRequest) -> tuple[int, bytes, bytes | None, str | None]:
+    """(status, the JSON body, it gzipped (a board's answer only), the next page's URL or None)."""
+    status, body = _boards_body(request)
+    content = json.dumps(body, cls=DjangoJSONEncoder).encode()
+    return status, content, compress_string(content) if status == 200 else None, body.get("next")
+
+
+def _whole(request: HttpRequest, name: str, default: int, most: int) -> int:
+    given = request.GET.get(name, str(default))
+    if not (given.isascii() and given.isdigit() and len(given) <= 9 and 1 <= int(given) <= most):
+        raise ValueError(f"{name}: a whole number from 1 to {most:,}, not {given[:20]!r}")
+    return int(given)
+
+
+def _next_url(request: HttpRequest, page) -> str | None:
+    if not page.has_next():
+        return None
+    query = request.GET.copy()
+    query["page"] = str(page.next_page_number())
+    return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
 
 
 def _boards_body(request: HttpRequest) -> tuple[int, dict]:
@@ -97,6 +142,10 @@ def _boards_body(request: HttpRequest) -> tuple[int, dict]:
     if unknown:
         return 400, {"error": f"unknown query parameter(s) {', '.join(unknown)}: this route takes {', '.join(sorted(BOARDS_PARAMS))}"}
     filters, refused = BoardFilter.parse(request.GET)
+    try:
+        number, per_page = _whole(request, "page", 1, PAGE_MAX), _whole(request, "per_page", BOARD_ROWS_MAX, BOARD_ROWS_MAX)
+    except ValueError as exc:
+        refused.append(str(exc))
     if refused:
         return 400, {"error": "; ".join(refused)}
     name = request.GET.get("pack", "")
@@ -105,6 +154,14 @@ def _boards_body(request: HttpRequest) -> tuple[int, dict]:
     if board is None or judge is None:
         return 404, {"error": f"no board for pack {name!r} (a board appears once an entry is published)"}
     stats = selectors.board_stats(board, judge)
-    page, _ = selectors.leaderboard_page(board, judge, stats, selectors.default_sort(stats), per_page=BOARD_ROWS_MAX, filters=filters)
+    page, _ = selectors.leaderboard_page(
+        board, judge, stats, selectors.default_sort(stats), number=number, per_page=per_page, filters=filters
+    )
+    if page.number != number:  # the paginator gives the last page for one past it: the API says there is none
+        return 404, {"error": f"no page {number}: the board has {page.paginator.num_pages} page(s) of {per_page} rows"}
     rows = [_row(r) for r in page.object_list]
-    return 200, {"board": board.key, "pack": str(board), "judge": judge.key, "rows": rows, "filters": filters.answered()}
+    return 200, {
+        **{"board": board.key, "pack": str(board), "judge": judge.key, "rows": rows, "filters": filters.answered()},
+        **{"page": number, "per_page": per_page, "pages": page.paginator.num_pages, "count": page.paginator.count},
+        "next": _next_url(request, page),
+    }

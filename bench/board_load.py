@@ -7,8 +7,8 @@ with the anonymous page cache off (today's page, rendered per request) and on, i
 Builds the board as bench/board.py does (published entries with realistic stored judgements and figures, then the
 board job), serves it with gunicorn (DEBUG off) and runs locust headless, as a library in a child process (gevent
 patches everything it imports), against 127.0.0.1 only: every simulated visitor asks for the front page and now and
-then a sorted view or page 2 (--target api: GET /api/v1/boards?pack=sample), back to back (no think time). Scenarios,
-each on a fresh gunicorn:
+then a sorted view or page 2 (--target api: GET /api/v1/boards?pack=sample, pages 1 and 2 of 500 rows, gzipped as
+locust accepts it), back to back (no think time). Scenarios, each on a fresh gunicorn (deploy/gunicorn.conf.py):
 
   before   ATELIER_BOARD_CACHE_SECONDS=0: no cache, no ETag (the page as it was)
   after    the cache on (ATELIER_BOARD_CACHE_SECONDS=300, ATELIER_BOARD_MAX_AGE=30)
@@ -43,7 +43,7 @@ SCENARIOS = ("before", "after", "repeat")
 
 PATHS = {  # what a visitor asks for, with weights: the board page (front page, a sorted view, page 2) or the API's board
     "page": {"/": 8, "/?sort=OE&dir=desc": 1, "/?page=2": 1},
-    "api": {"/api/v1/boards?pack=sample": 1},
+    "api": {"/api/v1/boards?pack=sample": 1, "/api/v1/boards?pack=sample&page=2": 1},  # a client reading 1,000 rows
 }
 
 
@@ -127,7 +127,8 @@ def workers_of(server: subprocess.Popen) -> list[int]:
 
 
 def serve(env: dict, workers: int) -> subprocess.Popen:
-    command = [sys.executable, "-m", "gunicorn", "atelier.wsgi", "-b", f"127.0.0.1:{PORT}", "-w", str(workers), "--log-level", "warning"]
+    command = [sys.executable, "-m", "gunicorn", "atelier.wsgi", "-c", "deploy/gunicorn.conf.py", "--log-level", "warning"]
+    command += ["-b", f"127.0.0.1:{PORT}", "-w", str(workers)]
     server = subprocess.Popen(command, cwd=ROOT, env=env)
     for _ in range(300):
         try:
@@ -234,13 +235,15 @@ def main() -> None:
     os.environ.update(env)
     os.environ.pop("REDIS_URL", None)
     build_board(args.entries)
+    load = os.getloadavg()[0]  # the machine's 1-minute load average before the runs: other work shares the cores
     results = {name: scenario(name, {**os.environ}, args) for name in args.scenarios}
     base = results.get("before")
     database = "PostgreSQL" if env["DATABASE_URL"].startswith("postgres") else "SQLite"
     cache = "Redis" if args.cache_url else "each worker's memory"
     print(
         f"\nSummary: {args.target} of a board of {args.entries} entries, gunicorn {args.workers} workers (DEBUG off, {database}), cache in {cache}; "
-        f"locust {args.users} visitors x {args.seconds:.0f} s, no think time, on the same {os.cpu_count()} cores"
+        f"locust {args.users} visitors x {args.seconds:.0f} s, no think time, on the same {os.cpu_count()} cores "
+        f"(1-minute load average {load:.1f} before the runs, {os.getloadavg()[0]:.1f} after)"
     )
     print(
         f"{'scenario':>9} {'req/s':>8} {'p50':>8} {'p99':>8} {'errors':>7} {'304s':>6} {'vs before':>10}"

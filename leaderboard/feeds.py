@@ -47,8 +47,11 @@ class BoardFeed(Feed):
         return "Entries as they are published on this board, newest first."
 
     def link(self, obj) -> str:
-        board, judge = obj
-        return reverse("leaderboard") + "?" + urlencode({"board": board.key, **({"judge": judge.key} if judge else {})})
+        return reverse("leaderboard") + _query(obj)
+
+    def feed_url(self, obj) -> str:
+        """rel="self": this feed's own address with its query (Django's default, the path alone, names no board: a 404)."""
+        return reverse("board-feed") + _query(obj)
 
     def items(self, obj) -> QuerySet[Submission]:
         board, judge = obj
@@ -78,3 +81,9 @@ class BoardFeed(Feed):
 
     def item_author_name(self, item: Submission) -> str:
         return item.team.name
+
+
+def _query(obj: tuple[selectors.Board, JudgeKey | None]) -> str:
+    """'?board=…[&judge=…]': the board (and judge) the feed is of, as the page and the feed take them."""
+    board, judge = obj
+    return "?" + urlencode({"board": board.key, **({"judge": judge.key} if judge else {})})

@@ -21,7 +21,14 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 
 from evaluation.models import Origin, Submission
 from evaluation.runtime import conditions
-from evaluation.selectors import pack_coverage, submission_cost, submission_eta, submission_figures, submission_progress
+from evaluation.selectors import (
+    pack_coverage,
+    submission_cost,
+    submission_eta,
+    submission_figures,
+    submission_judge_cost,
+    submission_progress,
+)
 from evaluation.trajectories import call_log_rows, prompting_progress
 from evaluation.units import submission_cancel
 from evaluation.workqueue import QueueUnavailable
@@ -39,6 +46,7 @@ from .parsing import PromptFileError
 from .views import shown_test_call
 
 RETRY_SECONDS = 30
+REALM = "AtelierEval API"
 
 
 class ApiSubmitForm(EchoSafeForm):
@@ -93,11 +101,22 @@ def token_required(view):
                 headers={"Retry-After": str(window)},
             )
         if row is None:
-            return JsonResponse({"error": "missing or invalid token: send 'Authorization: Bearer <token>'"}, status=401)
+            return _unauthorized(bool(token))
         request.team, request.api_token = row.team, row
         return view(request, *args, **kwargs)
 
     return wrapper
+
+
+def _unauthorized(presented: bool) -> JsonResponse:
+    """401 with the challenge RFC 6750 asks for: the realm, and error="invalid_token" only when a token was presented
+    (a request with none gets no error code, section 3.1)."""
+    challenge = f'Bearer realm="{REALM}"' + (
+        ', error="invalid_token", error_description="unknown, revoked or mistyped token"' if presented else ""
+    )
+    response = JsonResponse({"error": "missing or invalid token: send 'Authorization: Bearer <token>'"}, status=401)
+    response["WWW-Authenticate"] = challenge
+    return response
 
 
 def _pack(name_at_version: str) -> TaskPack | None:
@@ -118,7 +137,9 @@ def submit(request: HttpRequest) -> JsonResponse:
     pack = _pack(form.cleaned_data["pack"])
     if pack is None:
         return JsonResponse({"error": f"no pack {form.cleaned_data['pack']!r}", "fields": {"pack": ["no such pack"]}}, status=400)
-    upload = form.cleaned_data["file"]
+    upload, limit = form.cleaned_data["file"], services.upload_limits().max_bytes
+    if upload.size > limit:  # the declared 413, before a byte is parsed (parsing would refuse it with a 400)
+        return JsonResponse({"error": f"the file is {upload.size:,} bytes; the limit is {limit:,}", "field": "file"}, status=413)
     try:
         key = idempotency_key(request)
     except ValueError as exc:
@@ -130,7 +151,7 @@ def submit(request: HttpRequest) -> JsonResponse:
             prompter=form.cleaned_data["prompter"],
             condition=form.cleaned_data["condition"],
             filename=upload.name,
-            data=upload.read(services.upload_limits().max_bytes + 1),
+            data=upload.read(limit + 1),
             idempotency_key=key,
         )
     except PromptFileError as exc:
@@ -174,6 +195,7 @@ def _status(request: HttpRequest, submission: Submission) -> dict:
         "judge": submission.judge_label,
         "judge_version": submission.judge_version,
         "cost": submission_cost(submission),
+        "judge_cost": submission_judge_cost(submission),
         "figures": {f"{f.scope}:{f.key}": _figure(f) for group in figures.values() for f in group},
         "prompter_card": submission.card_id,
         "origin": submission.origin,
@@ -274,11 +296,11 @@ def _endpoint(request: HttpRequest, endpoint: Endpoint) -> dict:
 
 
 @csrf_exempt
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 @token_required
 def endpoints(request: HttpRequest) -> JsonResponse:
-    """GET: the team's endpoints. POST (JSON or form fields as on the page): register one."""
-    if request.method == "GET":
+    """GET (or HEAD): the team's endpoints. POST (JSON or form fields as on the page): register one."""
+    if request.method != "POST":
         return JsonResponse({"endpoints": [_endpoint(request, e) for e in request.team.endpoints.all()]})
     data = _fields(request)
     if data is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_safe
 
-from evaluation.models import Origin, Status
+from evaluation.models import CallStatus, Origin, Status
 from evaluator.judge.scales import SCALES
 from teams.models import PrompterKind, Weights
 
@@ -25,11 +25,25 @@ def _retry(description: str) -> dict:
     }
 
 
+CHALLENGE = {
+    "WWW-Authenticate": {
+        "schema": {"type": "string"},
+        "description": 'Bearer realm="AtelierEval API", with error="invalid_token" when a token was sent (RFC 6750)',
+    }
+}
+TOO_LONG = {"414": _json("the path and query are over 4,096 bytes", ERROR)}
+UNSTORABLE = {"400": _json("text the site cannot store (NUL, an unpaired surrogate) in the address or a parameter", ERROR)}
+VALIDATORS = {  # a public board's answer, and its 304
+    "ETag": {"schema": {"type": "string"}},
+    "Cache-Control": {"schema": {"type": "string"}, "description": "public, max-age=ATELIER_BOARD_MAX_AGE"},
+}
 ERRORS = {
-    "401": _json("missing or invalid token", ERROR),
+    **UNSTORABLE,  # on every route (atelier/unstorable.py); a route's own 400 says what else it refuses
+    "401": {**_json("missing or invalid token", ERROR), "headers": CHALLENGE},
     "429": _retry("an invalid token, after too many invalid tokens from this address"),
     "404": _json("not found (or not the token's team's)", ERROR),
     "405": {**_json("method not allowed on this route", ERROR), "headers": {"Allow": {"schema": {"type": "string"}}}},
+    **TOO_LONG,
 }
 CREATES = {  # routes that create a submission
     "422": _json("Idempotency-Key over 200 characters, or reused for a different request", ERROR),
@@ -52,7 +66,7 @@ def _path_id(name: str) -> dict:
 
 
 def _op(summary: str, responses: dict, **extra) -> dict:
-    return {"summary": summary, "responses": {**responses, **ERRORS}, **extra}
+    return {"summary": summary, "responses": {**ERRORS, **responses}, **extra}
 
 
 SUBMISSION_ID = [_path_id("submission_id")]
@@ -117,6 +131,33 @@ SCHEMAS = {
             "judge": {"type": "string"},
             "judge_version": {"type": "string"},
             "cost": {"type": "object", "additionalProperties": {"type": "integer"}},
+            "judge_cost": {
+                "type": "object",
+                "description": "Judge requests, the tokens the provider reported (cached_prompt_tokens: served by its prompt cache) and "
+                "their cost in USD at the deployer's prices: usd as the synchronous route is billed, usd_batch on the batch route; "
+                "both null and note 'no prices configured' without prices",
+                "properties": {
+                    "requests": {"type": "integer"},
+                    "prompt_tokens": {"type": "integer"},
+                    "cached_prompt_tokens": {"type": "integer"},
+                    "completion_tokens": {"type": "integer"},
+                    "cached_share": {"type": "number", "nullable": True},
+                    "usd": {"type": "number", "nullable": True},
+                    "usd_batch": {"type": "number", "nullable": True},
+                    "prices": {
+                        "type": "object",
+                        "nullable": True,
+                        "properties": {
+                            "input": {"type": "number"},
+                            "cached_input": {"type": "number"},
+                            "output": {"type": "number"},
+                            "batch_discount": {"type": "number"},
+                            "source": {"type": "string"},
+                        },
+                    },
+                    "note": {"type": "string"},
+                },
+            },
             "figures": {
                 "type": "object",
                 "description": "'scope:key' (overall:overall, category:OE, ...) -> figure",
@@ -128,6 +169,43 @@ SCHEMAS = {
             "condition_version": {"type": "string"},
             "warnings": {"type": "array", "items": {"type": "string"}},
             "prompting": {"type": "object", "nullable": True, "additionalProperties": True},
+        },
+    },
+    "Calls": {
+        "type": "object",
+        "required": ["id", "offset", "next_offset", "calls"],
+        "properties": {
+            "id": ID,
+            "offset": ID,
+            "next_offset": {"type": "integer", "nullable": True, "description": "the next page's offset; null: this is the last"},
+            "calls": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "task": {"type": "string"},
+                        "category": {"type": "string"},
+                        "sample": ID,
+                        "round": {"type": "integer", "description": "from 1"},
+                        "status": {"type": "string", "enum": list(CallStatus.values)},
+                        "temperature": {"type": "number", "nullable": True},
+                        "seed": {"type": "integer", "nullable": True},
+                        "http_status": {"type": "integer", "nullable": True},
+                        "requests": {"type": "integer", "description": "HTTP requests sent, retries included"},
+                        "latency": {"type": "number", "nullable": True, "description": "seconds"},
+                        "prompt_tokens": ID,
+                        "completion_tokens": ID,
+                        "error": {"type": "string"},
+                        "text": {"type": "string", "description": "the prompt taken from the reply"},
+                        "predicted_score": {"type": "number", "nullable": True},
+                        "reply": {"type": "string"},
+                        "request": {"type": "array", "items": {}, "description": "the messages sent, images replaced by size and hash"},
+                        "feedback_score": {"type": "number", "nullable": True},
+                        "started_at": {"type": "string", "format": "date-time", "nullable": True},
+                        "finished_at": {"type": "string", "format": "date-time", "nullable": True},
+                    },
+                },
+            },
         },
     },
     "Endpoint": {
@@ -249,11 +327,27 @@ SCHEMAS = {
                 },
             },
             "filters": {"type": "object", "additionalProperties": {"type": "string"}, "description": "the filters applied"},
+            "page": ID,
+            "per_page": ID,
+            "pages": {"type": "integer", "description": "pages of per_page rows"},
+            "count": {"type": "integer", "description": "rows on every page together"},
+            "next": {"type": "string", "nullable": True, "description": "the next page's URL (also in the Link header); null on the last"},
         },
     },
 }
 
-COUNT = r"^\s*[0-9]+(\.[0-9]+)?\s*[KMBTkmbt]?\s*$"  # a parameter count; 0 and over 10^16 are refused (400)
+# Patterns spell their classes out: `\s` means one set in Python (what the server strips), another in ECMA-262 and
+# ASCII alone in some generators (schemathesis reads patterns with re.ASCII).
+WS = r"[\t-\r ]*"  # blanks every reader agrees the server strips
+SPACES = r"\t-\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # str.isspace(), and ECMA's BOM
+VISIBLE = rf"[^\u0000{SPACES}]"  # neither blank nor NUL
+# A parameter count from 1 to 10^16, as teams.services.parameters_parse reads it: a whole part from 1 with at most as
+# many digits as its unit allows (16 plain, 13 K, 10 M, 7 B, 4 T), so 0 and counts over 10^16 (refused, 400) never match.
+COUNT = (
+    rf"^{WS}0*[1-9](?:[0-9]{{0,15}}(?:\.[0-9]+)?|[0-9]{{0,12}}(?:\.[0-9]+)?{WS}[Kk]|[0-9]{{0,9}}(?:\.[0-9]+)?{WS}[Mm]"
+    rf"|[0-9]{{0,6}}(?:\.[0-9]+)?{WS}[Bb]|[0-9]{{0,3}}(?:\.[0-9]+)?{WS}[Tt]){WS}$"
+)
+NO_NUL = r"^[^\u0000]*$"  # text may not hold NUL (atelier/unstorable.py refuses it, 400)
 BOARD_FILTERS = [
     {"name": "kind", "in": "query", "required": False, "schema": {"type": "string", "enum": ["mllm", "human", "rule", "agent", "other"]}},
     {"name": "weights", "in": "query", "required": False, "schema": {"type": "string", "enum": ["open", "closed"]}},
@@ -277,7 +371,7 @@ BOARD_FILTERS = [
         "in": "query",
         "required": False,
         "description": "words to find in prompter names, families and teams",
-        "schema": {"type": "string"},
+        "schema": {"type": "string", "pattern": NO_NUL},
     },
     {
         "name": "described",
@@ -318,21 +412,33 @@ ENDPOINT_FIELDS = {
     },
     "additionalProperties": True,
 }
-# A prompter card as the API takes it: the lengths are the form's (teams/forms.py, PrompterForm), counted before trimming.
-# Some rules no schema says are checked too, and answered 400 naming the field: URLs must be http(s) with a real host
-# name, text is trimmed (a name of spaces is empty) and may not hold NUL, parameters read as a count (7B, 350M, 1.5T).
-CARD_TEXT = {"type": "string"}
+# A prompter card as the API takes it: the lengths are the form's (teams/forms.py, PrompterForm), counted before trimming;
+# the patterns say the rest of what the form checks (each refused with a 400 naming the field): no NUL in any text, a
+# name with something besides spaces (text is trimmed), parameters as a count (7B, 350M, 1.5T) or blank, and URLs that
+# are http(s) with a host name (Django's URLValidator takes more, e.g. IP addresses; these are the usual ones).
+CARD_TEXT = {"type": "string", "pattern": NO_NUL}
+LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"  # a host name's label, as URLValidator reads it
+HTTP_URL = rf"^$|^https?://(?:{LABEL}\.){{1,3}}[a-zA-Z]{{2,24}}(?::[0-9]{{1,5}})?(?:[/?#]{VISIBLE}*)?$"
 CARD_INPUT = {
-    "name": {**CARD_TEXT, "minLength": 1, "maxLength": 200, "description": "the display name; submissions under it use the card"},
-    "kind": {**CARD_TEXT, "enum": [*PrompterKind.values, ""], "description": "what writes the prompts ('': not said)"},
+    "name": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        "pattern": rf"^[^\u0000]*{VISIBLE}[^\u0000]*$",
+        "description": "the display name (not only spaces); submissions under it use the card",
+    },
+    "kind": {"type": "string", "enum": [*PrompterKind.values, ""], "description": "what writes the prompts ('': not said)"},
     "family": {**CARD_TEXT, "maxLength": 100, "description": "model family, e.g. Qwen2.5-VL"},
-    "weights": {**CARD_TEXT, "enum": [*Weights.values, ""]},
+    "weights": {"type": "string", "enum": [*Weights.values, ""]},
     "parameters": {
-        "anyOf": [{**CARD_TEXT, "maxLength": 20, "nullable": True}, {"type": "integer", "minimum": 1, "maximum": 10**16}],
+        "anyOf": [
+            {"type": "string", "maxLength": 20, "pattern": rf"^{WS}$|{COUNT}", "nullable": True},
+            {"type": "integer", "minimum": 1, "maximum": 10**16},
+        ],
         "description": "parameter count: a whole number, or text with a unit (7B, 350M, 1.5T); '' or null: none",
     },
-    "paper_url": {**CARD_TEXT, "maxLength": 500, "description": "an http(s) URL, or ''"},
-    "code_url": {**CARD_TEXT, "maxLength": 500, "description": "an http(s) URL, or ''"},
+    "paper_url": {"type": "string", "maxLength": 500, "pattern": HTTP_URL, "description": "an http(s) URL, or ''"},
+    "code_url": {"type": "string", "maxLength": 500, "pattern": HTTP_URL, "description": "an http(s) URL, or ''"},
     "licence": {**CARD_TEXT, "maxLength": 100},
     "description": {**CARD_TEXT, "maxLength": 600, "description": "plain text (never shown as HTML)"},
     "contact": {**CARD_TEXT, "maxLength": 200, "description": "shown to the site's staff only"},
@@ -376,10 +482,7 @@ PATHS = {
     "/api/v1/submissions/{submission_id}/calls": {
         "get": _op(
             "An endpoint run's call log, 1000 calls a page",
-            {
-                "200": _json("a page of calls", {"type": "object", "additionalProperties": True}),
-                "400": _json("offset is not a whole number", ERROR),
-            },
+            {"200": _json("a page of calls", {"$ref": "#/components/schemas/Calls"}), "400": _json("offset is not a whole number", ERROR)},
             parameters=[
                 *SUBMISSION_ID,
                 {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0, "maximum": 999999999}},
@@ -479,24 +582,43 @@ PATHS = {
             "summary": "A pack's board (public)",
             "security": [],
             "parameters": [
-                {"name": "pack", "in": "query", "required": True, "schema": {"type": "string"}},
-                {"name": "judge", "in": "query", "required": False, "schema": {"type": "string"}},
+                {"name": "pack", "in": "query", "required": True, "schema": {"type": "string", "pattern": NO_NUL}},
+                {"name": "judge", "in": "query", "required": False, "schema": {"type": "string", "pattern": NO_NUL}},
                 *BOARD_FILTERS,
+                {"name": "page", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 999999999}},
+                {
+                    "name": "per_page",
+                    "in": "query",
+                    "required": False,
+                    "description": "rows a page (default 500)",
+                    "schema": {"type": "integer", "minimum": 1, "maximum": 500},
+                },
             ],
             "responses": {
-                "200": _json(
-                    "the board's rows (ETag and Last-Modified: send If-None-Match or If-Modified-Since)",
-                    {"$ref": "#/components/schemas/Board"},
-                ),
-                "304": {"description": "unchanged since the ETag or date sent"},
-                "400": _json("an unknown query parameter, or a filter value nobody could mean", ERROR),
-                "404": _json("no board", ERROR),
+                "200": {
+                    **_json(
+                        "a page of the board's rows (ETag and Last-Modified: send If-None-Match or If-Modified-Since)",
+                        {"$ref": "#/components/schemas/Board"},
+                    ),
+                    "headers": {
+                        **VALIDATORS,
+                        "Link": {"schema": {"type": "string"}, "description": '<next page URL>; rel="next", unless this is the last'},
+                    },
+                },
+                "304": {"description": "unchanged since the ETag or date sent", "headers": VALIDATORS},
+                "400": _json("an unknown query parameter, or a filter or page value nobody could mean", ERROR),
+                "404": _json("no board, or no such page", ERROR),
                 "405": ERRORS["405"],
+                **TOO_LONG,
             },
         }
     },
     "/api/v1/openapi.json": {
-        "get": {"summary": "This description", "security": [], "responses": {"200": _json("OpenAPI 3.0", {"type": "object"})}}
+        "get": {
+            "summary": "This description",
+            "security": [],
+            "responses": {"200": _json("OpenAPI 3.0", {"type": "object"}), **UNSTORABLE, **TOO_LONG},
+        }
     },
 }
 
@@ -506,7 +628,8 @@ DESCRIPTION = {
         "title": "AtelierEval API",
         "version": "1",
         "description": "Submit prompt files or endpoint runs and follow them. Send 'Authorization: Bearer <token>'; "
-        "retry 503 and 429 after Retry-After seconds (send an Idempotency-Key so a retried submit cannot duplicate).",
+        "retry 503 and 429 after Retry-After seconds (send an Idempotency-Key so a retried submit cannot duplicate). "
+        "Answers are gzipped for clients that send Accept-Encoding: gzip. docs/api.md has the conventions.",
     },
     "paths": PATHS,
     "components": {"schemas": SCHEMAS, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},

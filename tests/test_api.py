@@ -25,10 +25,12 @@ def test_token_is_stored_only_as_digest(team):
     assert row.digest == ApiToken.digest_of(token) and token not in (row.digest, row.prefix)
 
 
-def test_submit_without_or_with_bad_token_is_401(client, sample_pack):
-    assert client.post("/api/v1/submissions", {}).status_code == 401
+def test_submit_without_or_with_bad_token_is_401_with_a_bearer_challenge(client, sample_pack):
+    missing = client.post("/api/v1/submissions", {})
+    assert missing.status_code == 401 and missing["WWW-Authenticate"] == 'Bearer realm="AtelierEval API"'  # no error code (RFC 6750 3.1)
     response = client.post("/api/v1/submissions", {}, **auth("atl_not-a-token"))
     assert response.status_code == 401 and "Bearer" in response.json()["error"]
+    assert response["WWW-Authenticate"].startswith('Bearer realm="AtelierEval API", error="invalid_token", error_description="')
 
 
 def test_requests_without_a_token_are_never_counted_or_locked_out(client, team):
@@ -125,6 +127,15 @@ def test_submit_bad_file_is_400_with_line_errors_and_nothing_stored(client, team
     response = client.post("/api/v1/submissions", {"file": file, "prompter": "m"}, **auth(token))
     assert response.status_code == 400
     assert response.json()["errors"] == ["line 2: unknown task_id 'nope' (not in this pack)"]
+    assert Submission.objects.count() == 0
+
+
+def test_an_oversize_file_is_413_naming_the_limit(client, team, sample_pack, settings):
+    settings.ATELIER_MAX_UPLOAD_BYTES = 100
+    _, token = token_create(team=team, name="ci")
+    file = SimpleUploadedFile("p.jsonl", b'{"task_id": "oe-s01", "prompt": "' + b"x" * 65 + b'"}\n')  # 101 bytes
+    response = client.post("/api/v1/submissions", {"file": file, "prompter": "m"}, **auth(token))
+    assert response.status_code == 413 and response.json() == {"error": "the file is 101 bytes; the limit is 100", "field": "file"}
     assert Submission.objects.count() == 0
 
 

@@ -18,6 +18,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 from openapi_spec_validator import validate
 
+from atelier_client.api import Client
 from evaluation.models import Submission
 from submissions.services import submissions_publish, token_create
 from tests.conftest import ROOT
@@ -187,17 +188,29 @@ def test_the_daily_cap_exits_1_at_once_instead_of_waiting_hours(logged_in, setti
     assert "retrying" not in capped.stderr and Submission.objects.count() == 1  # Retry-After is hours away: no retry
 
 
-def test_board_lists_the_published_entry(logged_in):
-    assert submit(logged_in).returncode == 0
-    assert submissions_publish(submissions=Submission.objects.all()) == 1
+def test_board_lists_the_published_entries_of_every_page(logged_in, live_server):
+    assert submit(logged_in).returncode == 0 and submit(logged_in, "--prompter", "cli-model-2").returncode == 0
+    assert submissions_publish(submissions=Submission.objects.all()) == 2
     result = atelier(logged_in, "board", "sample", "--json")
     assert result.returncode == 0, result.stderr
     rows = json.loads(result.stdout)["rows"]
-    assert [(r["prompter"], r["team"]) for r in rows] == [("cli-model", "Pixel Poets")] and rows[0]["overall"]["value"] is not None
+    assert {(r["prompter"], r["team"]) for r in rows} == {("cli-model", "Pixel Poets"), ("cli-model-2", "Pixel Poets")}
+    assert rows[0]["overall"]["value"] is not None
+    paged = Client(live_server.url, json.loads((logged_in / "config.json").read_text())["token"]).board("sample", per_page=1)
+    assert paged["rows"] == rows and paged["pages"] == 2 and paged["next"] is None  # both pages, following `next`
     table = atelier(logged_in, "board", "sample")
     assert "cli-model" in table.stdout and "Pixel Poets" in table.stdout
     missing = atelier(logged_in, "board", "no-such-pack")
     assert missing.returncode == 1 and "no board for pack 'no-such-pack'" in missing.stderr
+    # a reader that left (`atelier board sample | head`): no "Broken pipe" message, the status a shell gives a Unix tool
+    left = subprocess.Popen(
+        [str(ATELIER), "board", "sample"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "ATELIER_CONFIG_DIR": str(logged_in)},
+    )
+    left.stdout.close()  # before the command has its answer to print
+    assert left.wait(timeout=60) == 141 and left.stderr.read() == b""
 
 
 def test_board_table_has_the_sites_category_order_and_a_long_name_whole(logged_in):

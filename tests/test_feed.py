@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 from datetime import timedelta
+from urllib.parse import urlencode
 
 import pytest
 from django.test import Client
@@ -58,6 +59,14 @@ def test_the_feed_lists_published_entries_newest_first(board):
 def test_a_judge_narrows_the_feed_to_its_entries(board):
     found = entries(Client().get("/board.atom", {"board": board, "judge": "j2|1"}))
     assert [e.findtext(f"{ATOM}title") for e in found] == ["middle (Pixel Poets) on sample v1"]
+
+
+def test_the_feeds_self_link_names_its_board_and_judge_and_answers(board):
+    for query in ({"board": board}, {"board": board, "judge": "j2|1"}):
+        feed = ET.fromstring(Client().get("/board.atom", query).content)
+        link = feed.find(f"{ATOM}link[@rel='self']").get("href")
+        assert link == "http://testserver/board.atom?" + urlencode(query), link  # Django's default dropped the query: a 404
+        assert len(entries(Client().get(link))) == len(entries(Client().get("/board.atom", query)))
 
 
 def test_an_unknown_board_or_judge_is_404(board):

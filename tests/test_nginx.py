@@ -335,6 +335,7 @@ def site(tmp_path_factory, migrated_sqlite, collected_static):
         "-m",
         "gunicorn",
         "atelier.wsgi",
+        *("-c", str(ROOT / "deploy" / "gunicorn.conf.py")),  # the shipped settings; the options below override its own
         "--bind",
         f"127.0.0.1:{ports['gunicorn']}",
         "--workers",
@@ -377,6 +378,19 @@ def test_plain_http_is_redirected_and_an_oversized_upload_stops_at_nginx(site):
         assert connection.getresponse().status == 413
     finally:
         connection.close()
+
+
+def test_an_over_long_api_address_is_a_json_414_at_every_length(site):
+    """Past Django's limit (4,096 bytes) Django answers, past nginx's buffer (8 KiB) nginx does: JSON from both, where
+    bare gunicorn's default limit (4,094) answered HTML before Django saw the request."""
+    for size, says in ((4_000, None), (6_000, "6,0"), (9_000, "over 8 KiB")):
+        path = "/api/v1/boards?pack=" + "x" * (size - len("/api/v1/boards?pack="))
+        reply = Visitor(site).get(path)
+        if says is None:
+            assert reply.status == 404 and json.loads(reply.body)["error"].startswith("no board"), reply.body[:200]
+            continue
+        assert reply.status == 414 and reply.headers["Content-Type"] == "application/json", (size, reply.status, reply.body[:200])
+        assert says in json.loads(reply.body)["error"] and "4,096" in json.loads(reply.body)["error"]
 
 
 def test_links_the_site_builds_keep_the_scheme_host_and_port_nginx_was_reached_on(site):

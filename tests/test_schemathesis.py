@@ -10,6 +10,7 @@ failure it reports. Bounded: a fixed seed, a number of examples per operation an
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -20,8 +21,10 @@ import pytest
 
 METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
 CONFIG = Path(__file__).with_name("schemathesis.toml")  # two refusals no schema can express, with the reasons
-EXAMPLES = 10  # per operation and phase
-BUDGET_S = 40  # schemathesis's own time budget for the whole run
+# A deeper run by hand: ATELIER_SCHEMATHESIS_EXAMPLES=100 ATELIER_SCHEMATHESIS_SEED=1 ATELIER_SCHEMATHESIS_BUDGET_S=600
+EXAMPLES = int(os.environ.get("ATELIER_SCHEMATHESIS_EXAMPLES", "10"))  # per operation and phase
+SEED = os.environ.get("ATELIER_SCHEMATHESIS_SEED", "20261129")
+BUDGET_S = int(os.environ.get("ATELIER_SCHEMATHESIS_BUDGET_S", "40"))  # schemathesis's own time budget for the whole run
 
 
 @pytest.fixture
@@ -44,17 +47,19 @@ def served_api(live_server, sample_pack, team, no_backends, settings):
 def test_schemathesis_finds_nothing_wrong_with_the_api(served_api, tmp_path: Path):
     url, token = served_api
     report = tmp_path / "report.json"
+    # read first: the server's first answer imports the site (7-10 s on a busy machine), and schemathesis gives its
+    # schema 10 s to load
+    with urllib.request.urlopen(f"{url}/api/v1/openapi.json", timeout=120) as response:
+        paths = json.load(response)["paths"]
     command = [
         *(sys.executable, "-m", "schemathesis.cli", "--config-file", str(CONFIG), "run", f"{url}/api/v1/openapi.json"),
-        *("--checks", "all", "--header", f"Authorization: Bearer {token}", "--seed", "20261129"),
+        *("--checks", "all", "--header", f"Authorization: Bearer {token}", "--seed", SEED),
         *("--max-examples", str(EXAMPLES), "--max-time", str(BUDGET_S), "--request-timeout", "30", "--workers", "1"),
         *("--report", "json", "--report-json-path", str(report), "--no-color", "--warnings", "off"),
     ]
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=BUDGET_S + 120)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
     summary = json.loads(report.read_text())
-    with urllib.request.urlopen(f"{url}/api/v1/openapi.json") as response:
-        paths = json.load(response)["paths"]
     operations = {f"{method.upper()} {path}" for path, item in paths.items() for method in item if method in METHODS}
     cases = summary["test_cases"]
     tested = re.search(r"Tested: (\d+)", done.stdout)

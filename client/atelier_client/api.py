@@ -10,7 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.error import HTTPError, URLError
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 from urllib.request import Request, urlopen
 
 RETRY_STATUSES = (429, 503)
@@ -98,8 +98,23 @@ class Client:
     def breakdown(self, submission_id: int, fmt: str) -> bytes:
         return self.request("GET", f"/api/v1/submissions/{submission_id}/breakdown.{fmt}")
 
-    def board(self, pack: str) -> dict:
-        return self.json("GET", "/api/v1/boards?" + urlencode({"pack": pack}))
+    def board(self, pack: str, per_page: int | None = None) -> dict:
+        """The pack's whole board: its first page with the rows of every page after it (following `next`)."""
+        board = self.json("GET", "/api/v1/boards?" + urlencode({"pack": pack, **({"per_page": per_page} if per_page else {})}))
+        following = board.get("next")
+        for _ in range(1, board.get("pages", 1)):  # bounded by the page count the server gave
+            if not following:
+                break
+            page = self.json("GET", _path(following))
+            board["rows"] += page["rows"]
+            following = page.get("next")
+        return {**board, "next": None}
+
+
+def _path(url: str) -> str:
+    """A link the server gave, as a path on the configured URL (behind a proxy the server may name another host)."""
+    parts = urlsplit(url)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 def _asked(exc: HTTPError) -> float:

@@ -24,6 +24,7 @@ BAR = 30
 SITE_CATEGORIES = ("OE", "CO", "IM")
 # The name columns keep at least this many characters when a narrow terminal makes them shorter (with an ellipsis).
 PROMPTER_MIN, TEAM_MIN = 16, 12
+EXIT_PIPE = 141  # 128 + SIGPIPE: the status a shell reports for a Unix tool whose reader left
 
 
 def client() -> Client:
@@ -475,7 +476,12 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)  # usage errors exit 2
     try:
-        return COMMANDS[args.command](args)
+        status = COMMANDS[args.command](args)
+        sys.stdout.flush()  # here, not at the interpreter's exit: a reader that left is found inside this try
+        return status
+    except BrokenPipeError:  # the reader left (`atelier board sample | head`): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # the interpreter's last flush must not fail too
+        return EXIT_PIPE
     except (ApiError, config.NotLoggedIn, OSError) as exc:
         print(f"atelier: error: {exc}", file=sys.stderr)
         for line in getattr(exc, "body", {}).get("errors", []):
