@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import urlencode
 
@@ -69,17 +70,17 @@ def entry_cite(submission: Submission, judge: JudgeKey, request: HttpRequest) ->
     row = BoardRow.objects.filter(submission=submission, judge_id=judge.judge_id, judge_version=judge.version).first()
     overall = (row.figures.get(Scope.OVERALL) or {}) if row else {}
     dated = release.created if release else submission.published_at
-    fields = {
-        "submission": submission,
-        "board": board,
-        "judge": judge,
-        "release": release,
-        "url": absolute(request, f"{reverse('submission', args=[submission.pk])}?{urlencode({'judge': judge.key}, safe=':')}"),
-        "file": absolute(request, reverse("release", args=[release.digest])) if release else "",
-        "date": dated.astimezone(UTC) if dated else None,
-        "score": _score(overall, row.stats.get("rank") if row else None),
-    }
-    return {"release": release, "file": fields["file"], "bibtex": entry_bibtex(**fields), "text": entry_text(**fields)}
+    entry = EntryCitation(
+        submission=submission,
+        board=board,
+        judge=judge,
+        release=release,
+        url=absolute(request, f"{reverse('submission', args=[submission.pk])}?{urlencode({'judge': judge.key}, safe=':')}"),
+        file=absolute(request, reverse("release", args=[release.digest])) if release else "",
+        date=dated.astimezone(UTC) if dated else None,
+        score=_score(overall, row.stats.get("rank") if row else None),
+    )
+    return {"release": release, "file": entry.file, "bibtex": entry_bibtex(entry), "text": entry_text(entry)}
 
 
 def _score(overall: dict, rank: int | None) -> str:
@@ -105,17 +106,23 @@ def _entry_release(release: Release | None) -> str:
     return f"in signed release {release.number} of its board, digest (SHA-256 of its MANIFEST.json) {release.digest}"
 
 
-def entry_bibtex(
-    *,
-    submission: Submission,
-    board: Board,
-    judge: JudgeKey,
-    release: Release | None,
-    url: str,
-    file: str,
-    date: datetime | None,
-    score: str,
-) -> str:
+@dataclass(frozen=True)
+class EntryCitation:
+    """What an entry's citations say: the entry, its board and judge, the release carrying it, its page and file URLs."""
+
+    submission: Submission
+    board: Board
+    judge: JudgeKey
+    release: Release | None
+    url: str
+    file: str
+    date: datetime | None
+    score: str
+
+
+def entry_bibtex(entry: EntryCitation) -> str:
+    submission, board, judge, release = entry.submission, entry.board, entry.judge, entry.release
+    url, file, date, score = entry.url, entry.file, entry.date, entry.score
     key = "-".join(
         _slug(part)
         for part in (
@@ -144,21 +151,12 @@ def entry_bibtex(
     return "\n".join(lines)
 
 
-def entry_text(
-    *,
-    submission: Submission,
-    board: Board,
-    judge: JudgeKey,
-    release: Release | None,
-    url: str,
-    file: str,
-    date: datetime | None,
-    score: str,
-) -> str:
+def entry_text(entry: EntryCitation) -> str:
     """A plain-text reference: team (year). Title. Score; release. URL."""
-    year = f" ({date.year})" if date else ""
-    facts = "; ".join(part for part in (score, _entry_release(release)) if part)
-    return f"{submission.team.name}{year}. {_entry_title(submission, board, judge)}. {facts[:1].upper() + facts[1:]}. {url}"
+    year = f" ({entry.date.year})" if entry.date else ""
+    facts = "; ".join(part for part in (entry.score, _entry_release(entry.release)) if part)
+    title = _entry_title(entry.submission, entry.board, entry.judge)
+    return f"{entry.submission.team.name}{year}. {title}. {facts[:1].upper() + facts[1:]}. {entry.url}"
 
 
 def absolute(request: HttpRequest, path: str) -> str:
