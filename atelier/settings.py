@@ -256,19 +256,20 @@ try:
     globals().update(prices_from_environ(os.environ))
 except JudgeConfigError as exc:
     raise ImproperlyConfigured(str(exc)) from None
-# The judge's batch route (evaluation/batching.py, docs/judging.md): "all" sends every submission's judge requests as
-# batch files, polled by the scheduler; lines that fail are sent again in a new batch or synchronously (_RETRY).
-# Only a judge of one model on an endpoint asks the endpoint itself; any other judge is refused with "all".
+# The judge's batch route (evaluation/batching.py, docs/judging.md): "all" sends every new submission's judge requests
+# as batch files, polled by the scheduler; "ask" lets the team choose when it submits (Submission.judge_route); lines
+# that fail are sent again in a new batch or synchronously (_RETRY). Only a judge of one model on an endpoint asks the
+# endpoint itself; any other judge is refused with "all" or "ask".
 ATELIER_JUDGE_BATCH = os.environ.get("ATELIER_JUDGE_BATCH", "off").strip().lower() or "off"
 ATELIER_JUDGE_BATCH_RETRY = os.environ.get("ATELIER_JUDGE_BATCH_RETRY", "batch").strip().lower() or "batch"
-if ATELIER_JUDGE_BATCH not in ("off", "all"):
-    raise ImproperlyConfigured(f"ATELIER_JUDGE_BATCH={ATELIER_JUDGE_BATCH!r}: expected off or all")
+if ATELIER_JUDGE_BATCH not in ("off", "all", "ask"):
+    raise ImproperlyConfigured(f"ATELIER_JUDGE_BATCH={ATELIER_JUDGE_BATCH!r}: expected off, all or ask")
 if ATELIER_JUDGE_BATCH_RETRY not in ("batch", "sync"):
     raise ImproperlyConfigured(f"ATELIER_JUDGE_BATCH_RETRY={ATELIER_JUDGE_BATCH_RETRY!r}: expected batch or sync")
-if ATELIER_JUDGE_BATCH == "all" and not (OPENAI_BASE_URL and len(_judge_settings["ATELIER_JUDGE_MODELS"]) <= 1 and not _release):  # noqa: F821
+if ATELIER_JUDGE_BATCH != "off" and not (OPENAI_BASE_URL and len(_judge_settings["ATELIER_JUDGE_MODELS"]) <= 1 and not _release):  # noqa: F821
     raise ImproperlyConfigured(
-        "ATELIER_JUDGE_BATCH=all needs a judge of one model on an endpoint (OPENAI_BASE_URL, ATELIER_JUDGE_MODEL), not an "
-        "ensemble, the offline judge or the official route"
+        f"ATELIER_JUDGE_BATCH={ATELIER_JUDGE_BATCH} needs a judge of one model on an endpoint (OPENAI_BASE_URL, ATELIER_JUDGE_MODEL), "
+        "not an ensemble, the offline judge or the official route"
     )
 # A submission whose missing rate on any routed skill is above this finishes `incomplete`: not publishable,
 # resumable with `rescore` (failed judgements of the same judge are retried; ok ones are kept).

@@ -1,6 +1,7 @@
 """What judging one whole submission costs, and what the provider's prompt cache and the batch route save.
 
     .venv/bin/python bench/judge_cost.py --pack atelier-original [--json] [--tasks N] [--stand-in-images]
+        [--cache-min 1024 --cache-step 128]
 
 One prompt per task of the pack (the brief verbatim with its constraints, the brief-verbatim baseline's rule), rendered
 on the shipped smoke backends (config/backends.json: 2 + 2 images of 64 px; --stand-in-images: flat 64-px stand-ins of
@@ -9,7 +10,9 @@ run them: the prompt-side skills once per prompt, the image-side ones once per i
 OpenAI-compatible server of tests/openai_server.py, which counts usage as a provider does (its ProviderUsage): prompt
 and completion tokens with the real tokenizer (o200k_base), 255 tokens per image (OpenAI's gpt-4o/gpt-4.1 count of an
 image up to 512 px), and as cached the longest prefix shared with an earlier request, from 1,024 tokens on in steps of
-128, as OpenAI bills it, on one machine that forgets nothing. The metric skills (CLIP target similarity) make no
+128, as OpenAI bills it, on one machine that forgets nothing. --cache-min and --cache-step set another provider's floor
+and step (DeepSeek's context caching, as announced on 2024-08-02, stores prefixes in units of 64 tokens and caches
+nothing shorter: --cache-min 64 --cache-step 64); the prices stay as set below. The metric skills (CLIP target similarity) make no
 request and are not run. Then a second submission on the same tasks (each prompt opened by a style sentence, so new
 prompts from their first word and new images) is judged by the same server, whose cache still holds the first.
 
@@ -34,6 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+CACHE_MIN_TOKENS, CACHE_STEP = 1024, 128  # OpenAI's floor and step (tests/openai_server.py keeps the same defaults)
 MODEL = "gpt-4.1"  # what the judge asks for; the scripted server answers any model, counting with o200k_base
 DEFAULT_PRICES = {  # used when ATELIER_JUDGE_PRICE_INPUT/_OUTPUT are unset
     "ATELIER_JUDGE_PRICE_INPUT": "2.00",
@@ -167,7 +171,13 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=None, help="the first N tasks of each category (default: all)")
     parser.add_argument("--stand-in-images", action="store_true", help="flat 64-px images instead of smoke renders (no torch)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--cache-min", type=int, default=CACHE_MIN_TOKENS, help="the provider caches a shared prefix from this many tokens on"
+    )
+    parser.add_argument("--cache-step", type=int, default=CACHE_STEP, help="... in steps of this many tokens")
     args = parser.parse_args()
+    if args.cache_min < 0 or args.cache_step < 1:
+        parser.error(f"--cache-min {args.cache_min} --cache-step {args.cache_step}: the floor is at least 0 and the step at least 1")
     pack = Path(args.pack) if Path(args.pack).is_dir() else ROOT / "tasks" / "packs" / args.pack
 
     from evaluator.judge.config import JudgeConfig
@@ -182,7 +192,8 @@ def main() -> None:
     described, images = image_maker(args.stand_in_images)
     log(f"{len(tasks)} tasks of {pack.name}; {described}; judge {MODEL} on the scripted provider")
     started = time.perf_counter()
-    with ScriptedOpenAIServer(provider=ProviderUsage()) as server:
+    log(f"provider cache: prefixes from {args.cache_min} tokens on, in steps of {args.cache_step}")
+    with ScriptedOpenAIServer(provider=ProviderUsage(cache_min=args.cache_min, cache_step=args.cache_step)) as server:
         config = JudgeConfig(base_url=server.base_url, model=MODEL, clip_pretrained="random", max_retries=0, timeout=30.0)
         judge = OpenAIJudge(config)
         runs = [judge_submission(judge, server, tasks, prompts_of(tasks, n), images, n) for n in (1, 2)]
@@ -192,6 +203,7 @@ def main() -> None:
         "tasks": len(tasks),
         "images": described,
         "judge": {"model": MODEL, "version": judge.version, "route": judge.route},
+        "provider_cache": {"min_tokens": args.cache_min, "step_tokens": args.cache_step},
         **priced(first, prices),
         "per_skill": shares(first_skills),
         "judgements": first_status,
@@ -202,7 +214,7 @@ def main() -> None:
     if args.json:
         print(json.dumps(report, indent=2))
     summary = [
-        f"{report['tasks']} tasks, {report['images']}; {report['seconds']} s",
+        f"{report['tasks']} tasks, {report['images']}; {report['seconds']} s; provider cache from {args.cache_min} tokens in steps of {args.cache_step}",
         f"prices: input {prices.input:g}, cached input {prices.cached_input:g}, output {prices.output:g} USD per 1M tokens, "
         f"batch discount {prices.batch_discount:.0%} ({prices.source})",
     ]

@@ -44,15 +44,11 @@ JUDGEMENTS_PER_PROMPT = 6  # ateliereval route, OE/CO: 2 prompt-side + 2 image-s
 
 
 def provider_prompt_tokens(request: dict[str, Any]) -> int:
-    """The scripted provider's count of a request's prompt: a quarter of a token per character of text, 4 per
-    message, IMAGE_TOKENS per image. It is the provider's rule, written here apart from the judge's own estimate."""
-    chars = images = 0
-    for message in request.get("messages", []):
-        content = message.get("content")
-        parts = content if isinstance(content, list) else [{"type": "text", "text": content or ""}]
-        chars += sum(len(p.get("text") or "") for p in parts if p.get("type") == "text")
-        images += sum(1 for p in parts if p.get("type") == "image_url")
-    return math.ceil(chars / 4) + 4 * len(request.get("messages", [])) + IMAGE_TOKENS * images
+    """The scripted provider's count of a request's prompt, as OpenAI counts one: the text with the real tokenizer
+    (evaluator/judge/tokens.py, o200k_base), 3 tokens per message and 3 that prime the reply, IMAGE_TOKENS per image."""
+    from evaluator.judge import tokens
+
+    return tokens.chat_tokens(request.get("messages", []), image_tokens=IMAGE_TOKENS)
 
 
 class Provider:
@@ -77,10 +73,11 @@ class Provider:
             self.random = random.Random(0)
 
     def __call__(self, request: dict[str, Any]) -> Any:
+        from evaluator.judge import tokens
         from tests.openai_server import Reply, judge_responder
 
         reply = judge_responder(request)
-        prompt, completion = provider_prompt_tokens(request), math.ceil(len(reply.content or "") / 4)
+        prompt, completion = provider_prompt_tokens(request), tokens.count(reply.content or "")
         now = time.time()
         with self.lock:
             wait = self._wait(now, prompt + completion)

@@ -5,8 +5,8 @@
 
 The provider (bench/judge_fleet.py) is a scripted OpenAI-compatible server that answers as the scripted judge in
 0.5-1.5 s and refuses, with 429 and Retry-After, a request that does not fit 120 requests or 40,000 tokens in the
-last 60 s (its tokens: a quarter per character of text, 4 per message, 255 per image, plus the completion it
-answers). The judges are real worker processes (`manage.py work judge`) on a PostgreSQL database created for the
+last 60 s (its tokens: the text counted with the real tokenizer, o200k_base, 3 per message and 3 for the reply's
+start, 255 per image, plus the completion it answers, counted the same way). The judges are real worker processes (`manage.py work judge`) on a PostgreSQL database created for the
 run (or SQLite), released together on a rendered submission of --judgements judge units. Three configurations,
 each on its own submission, in this order:
 

@@ -1,4 +1,5 @@
-"""The judge's batch route (ATELIER_JUDGE_BATCH=all): a submission's judge requests go out as batch files.
+"""The judge's batch route (Submission.judge_route = batch: ATELIER_JUDGE_BATCH=all, or the team's choice with `ask`):
+a submission's judge requests go out as batch files.
 
 units.queue_judgements marks each planned judgement `by_batch` instead of sending its job. The scheduler's reconcile
 calls `batch_check`: once a submission has no render pending, a send job builds every waiting judgement's request
@@ -9,20 +10,31 @@ the reply as the answer to its first request: the same parsing, checks and stora
 that failed or are missing (a failed, expired or cancelled batch) are sent again as ATELIER_JUDGE_BATCH_RETRY says:
 in the next batch (after MAX_BATCH_TRIES batches, synchronously) or synchronously. Only a judgement still pending in
 the batch being collected takes a reply, so nothing is judged twice.
+
+Nothing is sent that no row knows of: a file's row is stored ("sending", with a random send key and its judgements)
+before the upload, and the batch is started with that key in its metadata and no client retry. A send job that stops
+between the provider's answer and the row's update leaves the row "sending"; once it is older than the reconcile grace
+and its job is gone, the check looks the key up in the provider's batch list: found, the row takes that batch and it
+is polled as any other (nothing sent again); not found, the provider never started it, so the row fails and its lines
+go in the next file (an uploaded file is deleted). A cancelled submission's open batches are cancelled at the provider;
+a refusal is logged, kept on the row and asked again at the next check.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 import openai
 from django.conf import settings
+from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from evaluation.models import JudgeBatch, Judgement, Render, UnitStatus
+from evaluation.models import JudgeBatch, Judgement, Render, Status, UnitStatus
 from evaluator.failures import class_name, exception_reason, remote_text
 from evaluator.judge import batch as provider
 
@@ -32,6 +44,9 @@ from .workqueue import JUDGE_BATCH_COLLECT_JOB, JUDGE_BATCH_SEND_JOB, JUDGE_JOB,
 
 log = logging.getLogger(__name__)
 MAX_BATCH_TRIES = 3  # a line that failed in this many batches is judged synchronously (a request the provider refuses)
+SENDING = "sending"  # the row is stored, the provider's batch not known to exist (yet)
+POLL_ERROR = "could not poll"  # how a row's error starts while the provider could not be asked for its progress
+CLOCK_SLACK = timedelta(hours=1)  # the provider's clock against ours, when its batch list is walked back to a row's birth
 
 
 def custom_id(judgement: Judgement) -> str:
@@ -40,9 +55,11 @@ def custom_id(judgement: Judgement) -> str:
     return f"{side}/{judgement.skill}/{judgement.judge_id}/{judgement.judge_version}"
 
 
-def batch_check() -> str:
-    """The scheduler's part: send what waits, poll what is open, collect what ended. Says what it did ("" if nothing).
-    With the route turned off since, what waits is judged synchronously and open batches are still read."""
+def batch_check(cutoff: datetime | None = None) -> str:
+    """The scheduler's part: send what waits, recover rows left "sending" since before `cutoff` (default: the reconcile
+    grace), cancel a cancelled submission's batches, poll what is open, collect what ended. Says what it did ("" if
+    nothing). With the route turned off since, what waits is judged synchronously and open batches are still read."""
+    cutoff = cutoff or timezone.now() - timedelta(seconds=settings.ATELIER_RECONCILE_AFTER)
     waiting = Judgement.objects.filter(status=UnitStatus.PENDING, by_batch=True, batch__isnull=True)
     if settings.ATELIER_JUDGE_BATCH == "off":
         _judge_now(waiting)
@@ -52,7 +69,8 @@ def batch_check() -> str:
         if not rendering and not job_alive(JUDGE_BATCH_SEND_JOB, submission_id):
             enqueue(JUDGE_BATCH_SEND_JOB, submission_id)
             sent += 1
-    open_batches = JudgeBatch.objects.filter(collected=False)
+    said = [_recover(cutoff), _cancel_cancelled()]
+    open_batches = JudgeBatch.objects.filter(collected=False).exclude(status=SENDING)
     for batch in open_batches.exclude(status__in=provider.ENDED):
         _poll(batch)
     ended = [
@@ -62,14 +80,15 @@ def batch_check() -> str:
     ]
     for pk in ended:
         enqueue(JUDGE_BATCH_COLLECT_JOB, pk)
-    return f"judge batches: {sent} submission(s) sent, {len(ended)} collected" if sent or ended else ""
+    said = [f"judge batches: {sent} submission(s) sent, {len(ended)} collected" if sent or ended else "", *said]
+    return "; ".join(filter(None, said))
 
 
 def _poll(batch: JudgeBatch) -> None:
     try:
         state = provider.state(_client(), batch.provider_id)
     except openai.OpenAIError as exc:  # polled again next time; the row says why it is behind
-        JudgeBatch.objects.filter(pk=batch.pk).update(error=f"could not poll: {exception_reason(exc)}")
+        JudgeBatch.objects.filter(pk=batch.pk).update(error=f"{POLL_ERROR}: {exception_reason(exc)}")
         log.warning("judge batch %s could not be polled: %s", batch.provider_id, exc)
         return
     finished = timezone.now() if state.status in provider.ENDED else None
@@ -80,7 +99,7 @@ def _poll(batch: JudgeBatch) -> None:
         failed=state.failed,
         output_file_id=state.output_file_id,
         error_file_id=state.error_file_id,
-        error="",
+        error="" if batch.error.startswith(POLL_ERROR) else batch.error,  # a poll that failed before is over; a note stays
         finished=finished,
     )
 
@@ -131,25 +150,123 @@ def _judge_one(pk: int, run: Run) -> None:
 
 
 def _send(submission_id: int, lines: dict[str, int], chunk: list[tuple[str, bytes]]) -> None:
+    """The row and its judgements first, then the upload and the batch, each step recorded as it is known to be done."""
+    with transaction.atomic():
+        batch = JudgeBatch.objects.create(
+            submission_id=submission_id, status=SENDING, send_key=secrets.token_hex(16), total=len(lines), lines=lines
+        )
+        Judgement.objects.filter(pk__in=lines.values(), status=UnitStatus.PENDING).update(batch=batch, batch_tries=F("batch_tries") + 1)
+    client = _client()
     try:
-        file_id, provider_id = provider.send(_client(), chunk, {"submission": str(submission_id)})
-        error = ""
+        file_id = provider.upload(client, chunk)
+    except openai.OpenAIError as exc:  # no batch can exist without its file
+        _unsent(batch, f"could not be sent: {exception_reason(exc)}")
+        return
+    JudgeBatch.objects.filter(pk=batch.pk).update(file_id=file_id)
+    try:
+        provider_id = provider.start(client, file_id, {"submission": str(submission_id), provider.KEY: batch.send_key})
     except openai.OpenAIError as exc:
-        file_id, provider_id, error = "", "", f"could not be sent: {exception_reason(exc)}"
-        log.warning("judge batch of submission %s could not be sent: %s", submission_id, exc)
-    batch = JudgeBatch.objects.create(
-        submission_id=submission_id,
-        provider_id=provider_id,
-        file_id=file_id,
-        status="failed" if error else "validating",
-        total=len(lines),
-        lines=lines,
-        error=error,
-        finished=timezone.now() if error else None,
-    )
-    Judgement.objects.filter(pk__in=lines.values(), status=UnitStatus.PENDING).update(batch=batch, batch_tries=F("batch_tries") + 1)
-    if error:
-        batch_collect(batch.pk)
+        if isinstance(exc, openai.APIStatusError) and exc.status_code < 500:  # refused: it was not started
+            _unsent(batch, f"could not be sent: {exception_reason(exc)}", file_id)
+            return
+        # No answer, or the provider's own error: it may have started. The check finds it by its key, or sends again.
+        JudgeBatch.objects.filter(pk=batch.pk).update(error=f"not known to have started ({exception_reason(exc)}): looked up by its key")
+        log.warning("judge batch %s of submission %s: not known to have started: %s", batch.pk, submission_id, exc)
+        return
+    if not JudgeBatch.objects.filter(pk=batch.pk, status=SENDING).update(provider_id=provider_id, status="validating"):
+        _raced(batch.pk, provider_id)
+
+
+def _raced(pk: int, provider_id: str) -> None:
+    """The check took this row for one whose send job had stopped (it was slower than the reconcile grace): a batch it
+    found is the one just started; if it sent the lines again instead, the batch just started is a second one."""
+    row = JudgeBatch.objects.get(pk=pk)
+    if row.provider_id != provider_id:
+        said = _cancel(_client(), provider_id)[1]
+        log.error("judge batch %s: started as %s after the check gave it up; that batch %s", pk, provider_id, said)
+        JudgeBatch.objects.filter(pk=pk).update(error=f"{row.error}; started late as {provider_id}, which {said}")
+
+
+def _unsent(batch: JudgeBatch, error: str, file_id: str = "") -> None:
+    """The batch was never started: the row fails with why, its lines go in the next file (or synchronously)."""
+    log.warning("judge batch %s of submission %s %s", batch.pk, batch.submission_id, error)
+    if file_id:
+        error += _deleted(file_id)
+    JudgeBatch.objects.filter(pk=batch.pk).update(status="failed", error=error, finished=timezone.now())
+    batch_collect(batch.pk)
+
+
+def _deleted(file_id: str) -> str:
+    """Delete an input file no batch will read; what to add to the row's error when the provider did not."""
+    try:
+        provider.delete_file(_client(), file_id)
+    except openai.OpenAIError as exc:
+        log.warning("judge batch file %s could not be deleted: %s", file_id, exc)
+        return f"; its file {file_id} could not be deleted: {exception_reason(exc)}"
+    return ""
+
+
+def _recover(cutoff: datetime) -> str:
+    """Rows left "sending" since before `cutoff` by a send job that is gone: each takes the batch the provider started
+    under its key, or, when there is none, fails and has its lines sent again."""
+    stale = [
+        b for b in JudgeBatch.objects.filter(status=SENDING, created__lt=cutoff) if not job_alive(JUDGE_BATCH_SEND_JOB, b.submission_id)
+    ]
+    if not stale:
+        return ""
+    client = _client()
+    try:
+        found = provider.find(client, {b.send_key for b in stale}, (min(b.created for b in stale) - CLOCK_SLACK).timestamp())
+    except openai.OpenAIError as exc:  # looked up again next time
+        JudgeBatch.objects.filter(pk__in=[b.pk for b in stale]).update(error=f"could not be looked up: {exception_reason(exc)}")
+        log.warning("judge batches left sending could not be looked up: %s", exc)
+        return ""
+    adopted = lost = 0
+    for batch in stale:
+        first, *others = found.get(batch.send_key) or [None]
+        if first is None:
+            note = "never started at the provider: its send job stopped first"
+            if JudgeBatch.objects.filter(pk=batch.pk, status=SENDING).update(status="failed", error=note, finished=timezone.now()):
+                _unsent(batch, note, batch.file_id)
+                lost += 1
+            continue
+        note = "found at the provider by its key: its send job stopped before recording it"
+        for other in others:  # started twice under one key: only the first is read
+            note += f"; {other.batch_id} started too, " + _cancel(client, other.batch_id)[1]
+        updated = JudgeBatch.objects.filter(pk=batch.pk, status=SENDING).update(  # polled next, output files and all
+            provider_id=first.batch_id, file_id=first.file_id, status="validating", error=note
+        )
+        adopted += updated
+        log.warning("judge batch %s of submission %s: %s (%s)", batch.pk, batch.submission_id, note, first.batch_id)
+    return f"judge batches left sending: {adopted} found at the provider, {lost} never started (sent again)"
+
+
+def _cancel(client: openai.OpenAI, batch_id: str) -> tuple[bool, str]:
+    """Ask the provider to cancel a batch: (whether it took the request, what happened in words)."""
+    try:
+        status = provider.cancel(client, batch_id)
+    except openai.OpenAIError as exc:
+        log.error("judge batch %s could not be cancelled: %s", batch_id, exc)
+        return False, f"could not be cancelled: {exception_reason(exc)}; the provider said: {remote_text(exc)[:500]}"
+    return True, f"cancelled ({status})"
+
+
+def _cancel_cancelled() -> str:
+    """Open batches of cancelled submissions are cancelled at the provider (lines it has not run are not billed). A
+    refusal is logged and kept on the row (cancel_error), and the cancel asked again at the next check."""
+    rows = JudgeBatch.objects.filter(collected=False, cancel_requested__isnull=True, submission__status=Status.CANCELLED)
+    rows = list(rows.exclude(status__in=(SENDING, "cancelling", *provider.ENDED)))
+    if not rows:
+        return ""
+    client, failed = _client(), 0
+    for batch in rows:
+        ok, said = _cancel(client, batch.provider_id)
+        if ok:
+            JudgeBatch.objects.filter(pk=batch.pk).update(cancel_requested=timezone.now(), cancel_error="", status="cancelling")
+        else:
+            JudgeBatch.objects.filter(pk=batch.pk).update(cancel_error=said)
+            failed += 1
+    return f"judge batches of cancelled submissions: {len(rows) - failed} cancelled, {failed} could not be (asked again next time)"
 
 
 def batch_collect(batch_id: int) -> None:

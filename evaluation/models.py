@@ -7,6 +7,7 @@ leaderboard, ratings), so the move was a change of Django's state only and no ro
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
@@ -41,6 +42,19 @@ class Origin(models.TextChoices):
     FILE = "file", "file (an upload)"
     ENDPOINT = "endpoint", "endpoint (the platform called a team's endpoint)"
     HUMAN = "human", "human (a study participant's prompts)"
+
+
+class JudgeRoute(models.TextChoices):
+    """How a submission's judge requests go out (evaluation/batching.py): chosen when it is made, kept for its life."""
+
+    SYNC = "sync", "synchronous (each request as its unit is ready)"
+    BATCH = "batch", "by batch (the provider's batch API: cheaper, replies within 24 h)"
+
+
+def default_judge_route() -> str:
+    """A new submission's route when nobody chose one: by batch where the deployer sends every submission so
+    (ATELIER_JUDGE_BATCH=all), else synchronous (a team opts in with `ask`: submissions.services)."""
+    return JudgeRoute.BATCH if settings.ATELIER_JUDGE_BATCH == "all" else JudgeRoute.SYNC
 
 
 class Submission(models.Model):
@@ -95,6 +109,12 @@ class Submission(models.Model):
         default=dict, blank=True, help_text="the judge's full spec (models, route, rubric version, parameters) as it scored"
     )
     backends = models.JSONField(default=list, blank=True, help_text="backend configs used, with version hashes")
+    judge_route = models.CharField(
+        max_length=8,
+        choices=JudgeRoute.choices,
+        default=default_judge_route,
+        help_text="how its judge requests go out: sync or batch (ATELIER_JUDGE_BATCH; with `ask` the team chose when it submitted)",
+    )
     created = models.DateTimeField(auto_now_add=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
@@ -177,7 +197,18 @@ class JudgeBatch(models.Model):
     file_id = models.CharField(max_length=200, blank=True, help_text="the uploaded input file's id")
     output_file_id = models.CharField(max_length=200, blank=True, help_text="the replies' file, once the provider has one")
     error_file_id = models.CharField(max_length=200, blank=True, help_text="the failed lines' file, once the provider has one")
-    status = models.CharField(max_length=20, default="validating", help_text="the provider's status, as last polled")
+    status = models.CharField(
+        max_length=20, default="validating", help_text="the provider's status, as last polled; sending: not known to exist there yet"
+    )
+    send_key = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="sent as the batch's metadata (atelier_batch): how reconcile finds a batch the send job did not live to record",
+    )
+    cancel_requested = models.DateTimeField(
+        null=True, blank=True, help_text="when the provider was asked to cancel it (its submission was cancelled)"
+    )
+    cancel_error = models.TextField(blank=True, help_text="why the provider did not take the cancel, in our words; empty: no failure")
     total = models.PositiveIntegerField(default=0)
     completed = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)

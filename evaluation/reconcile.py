@@ -61,7 +61,7 @@ def reconcile(after_seconds: float | None = None) -> Resent:
         _resend_units(submission.pk, cutoff, resent)
     from .batching import batch_check  # here: it brings the openai client, which web processes never import
 
-    resent.checks = [said for said in (batch_check(), *(check() for check in CHECKS)) if said]
+    resent.checks = [said for said in (batch_check(cutoff), *(check() for check in CHECKS)) if said]
     return resent
 
 

@@ -22,6 +22,7 @@ from evaluation.models import (
     RESUMABLE,
     CallStatus,
     Judgement,
+    JudgeRoute,
     PromptCall,
     PromptEntry,
     Render,
@@ -125,13 +126,17 @@ def _plan_entry(entry: PromptEntry, configs: dict[str, BackendConfig], judge_id:
 
 
 def queue_judgements(judgements: list[Judgement]) -> int:
-    """Send each planned judgement's job, or with ATELIER_JUDGE_BATCH on, mark it to wait for its submission's next batch
-    file (evaluation/batching.py; one still waiting in an open batch stays there). Returns how many."""
-    if settings.ATELIER_JUDGE_BATCH != "all":
-        for judgement in judgements:
+    """Send each planned judgement's job, or, for a submission on the batch route (Submission.judge_route), mark it to
+    wait for its submission's next batch file (evaluation/batching.py; one still waiting in an open batch stays there).
+    With ATELIER_JUDGE_BATCH=off no batch is sent: every judgement gets its job. Returns how many."""
+    batched: set[int] = set()
+    if settings.ATELIER_JUDGE_BATCH != "off":
+        submissions = {j.submission_id for j in judgements}
+        batched = set(Submission.objects.filter(pk__in=submissions, judge_route=JudgeRoute.BATCH).values_list("pk", flat=True))
+    for judgement in judgements:
+        if judgement.submission_id not in batched:
             enqueue(JUDGE_JOB, judgement.pk)
-        return len(judgements)
-    rows = Judgement.objects.filter(pk__in=[j.pk for j in judgements], status=UnitStatus.PENDING)
+    rows = Judgement.objects.filter(pk__in=[j.pk for j in judgements if j.submission_id in batched], status=UnitStatus.PENDING)
     rows.filter(Q(batch__isnull=True) | Q(batch__collected=True)).update(by_batch=True, batch=None)
     return len(judgements)
 

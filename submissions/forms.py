@@ -1,4 +1,5 @@
 from django import forms
+from django.conf import settings
 
 from tasks.models import TaskPack
 from teams.models import Team
@@ -31,6 +32,21 @@ class EchoSafeForm(forms.Form):
         return super().clean()
 
 
+def judge_by_batch_field() -> forms.BooleanField:
+    """The team's choice of judge route, offered where the deployer asks (ATELIER_JUDGE_BATCH=ask)."""
+    return forms.BooleanField(
+        required=False,
+        label="Judge by batch: cheaper for the site, results within 24 h",
+        help_text="The judge's requests go to its provider's batch API, which bills them at about half price but answers "
+        "within 24 hours, not minutes: the scores come later. Unticked: judged as the images come in.",
+    )
+
+
+def offer_judge_route(form: forms.Form) -> None:
+    if settings.ATELIER_JUDGE_BATCH == "ask":
+        form.fields["judge_by_batch"] = judge_by_batch_field()
+
+
 class TeamForm(forms.ModelForm):
     class Meta:
         model = Team
@@ -51,6 +67,7 @@ class SubmitForm(EchoSafeForm):
         super().__init__(*args, **kwargs)
         # Chosen from the start: the newest pack (the only one, on most sites), as the API's default is.
         self.fields["pack"].initial = TaskPack.objects.order_by("-loaded_at").values_list("pk", flat=True).first()
+        offer_judge_route(self)
 
 
 # --- endpoint prompters ------------------------------------------------------------------------------
@@ -121,6 +138,10 @@ class RunForm(EchoSafeForm):
     )
     call_budget = forms.IntegerField(required=False, min_value=1, help_text="Most HTTP requests for the run (default: the site's limit).")
     token_budget = forms.IntegerField(required=False, min_value=1, help_text="Most prompt + completion tokens (optional).")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        offer_judge_route(self)
 
     def clean_temperatures(self) -> list[float]:
         raw = self.cleaned_data["temperatures"]

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from evaluation.crypto import SecretUnreadable, encrypt
-from evaluation.models import Origin, PromptEntry, Status, Submission
+from evaluation.models import JudgeRoute, Origin, PromptEntry, Status, Submission
 from evaluation.signals import submission_published
 from evaluation.workqueue import BOARD_JOB, ERASE_JOB, START_JOB, enqueue, enqueued_or_unchanged
 from evaluator.prompters.client import CallOutcome, PrompterClient
@@ -62,8 +62,26 @@ class IdempotencyConflict(Exception):
     """An Idempotency-Key already used by this team for a different upload."""
 
 
-def _fingerprint(pack: TaskPack, prompter: str, condition: str, data: bytes) -> str:
-    return hashlib.sha256(json.dumps([pack.pk, prompter, condition, hashlib.sha256(data).hexdigest()]).encode()).hexdigest()
+def _fingerprint(pack: TaskPack, prompter: str, condition: str, data: bytes, route: str = JudgeRoute.SYNC) -> str:
+    named = [pack.pk, prompter, condition, hashlib.sha256(data).hexdigest()] + ([route] if route != JudgeRoute.SYNC else [])
+    return hashlib.sha256(json.dumps(named).encode()).hexdigest()
+
+
+class JudgeRouteRefused(ValueError):
+    """A judge route this site does not offer (ATELIER_JUDGE_BATCH): nothing was stored. The message names the field."""
+
+
+def judge_route_for(judge_by_batch: bool | None) -> str:
+    """The judge route a new submission takes. With ATELIER_JUDGE_BATCH=ask the team's choice (None: synchronous);
+    with off or all the site's, and a choice that contradicts it is refused rather than quietly ignored."""
+    mode = settings.ATELIER_JUDGE_BATCH
+    if mode == "ask":
+        return JudgeRoute.BATCH if judge_by_batch else JudgeRoute.SYNC
+    route = JudgeRoute.BATCH if mode == "all" else JudgeRoute.SYNC
+    if judge_by_batch is not None and judge_by_batch != (route == JudgeRoute.BATCH):
+        offered = "judges every submission by batch" if mode == "all" else "does not offer the batch route"
+        raise JudgeRouteRefused(f"judge by batch: this site {offered} (ATELIER_JUDGE_BATCH={mode}); leave the field out")
+    return route
 
 
 def _replay(team: Team, key: str, fingerprint: str) -> Submission | None:
@@ -84,11 +102,14 @@ def submission_create(
     condition: str = "",
     is_baseline: bool = False,
     idempotency_key: str = "",
+    judge_by_batch: bool | None = None,
 ) -> Submission:
     """Parse the file (raises PromptFileError listing every bad line), then store all prompts and enqueue the start
     in one step: if the work queue cannot be reached, nothing is stored and QueueUnavailable is raised. With an
-    idempotency key, a retried upload returns the submission the first one created."""
-    fingerprint = _fingerprint(pack, prompter, condition, data)
+    idempotency key, a retried upload returns the submission the first one created. `judge_by_batch`: the team's
+    choice of judge route where the site asks (judge_route_for; JudgeRouteRefused where the site does not offer it)."""
+    route = judge_route_for(judge_by_batch)
+    fingerprint = _fingerprint(pack, prompter, condition, data, route)
     earlier = _replay(team, idempotency_key, fingerprint)
     if earlier is not None:
         return earlier
@@ -103,6 +124,7 @@ def submission_create(
         is_baseline=is_baseline,
         idempotency_key=idempotency_key,
         request_fingerprint=fingerprint if idempotency_key else "",
+        judge_route=route,
     )
     try:
         with enqueued_or_unchanged():
@@ -320,8 +342,10 @@ def endpoint_run_create(
     call_budget: int | None = None,
     token_budget: int | None = None,
     idempotency_key: str = "",
+    judge_by_batch: bool | None = None,
 ) -> Submission:
-    """An endpoint run: the submission is stored and its start enqueued; the prompting stage makes the entries."""
+    """An endpoint run: the submission is stored and its start enqueued; the prompting stage makes the entries.
+    `judge_by_batch` as for submission_create (a route the site does not offer: EndpointRefused naming the field)."""
     from evaluation.runtime import backend_configs, conditions
 
     chosen = conditions().get(condition)
@@ -338,6 +362,10 @@ def endpoint_run_create(
         raise EndpointRefused(f"temperatures: at most one per sample ({samples}), each between 0 and 2")
     if rounds > 1 and feedback_backend not in backend_configs():
         raise EndpointRefused(f"feedback backend: choose one of {', '.join(backend_configs())} for feedback rounds")
+    try:
+        route = judge_route_for(judge_by_batch)
+    except JudgeRouteRefused as exc:
+        raise EndpointRefused(str(exc)) from None
     budget = {
         "calls": min(call_budget or settings.ATELIER_PROMPTER_MAX_CALLS, settings.ATELIER_PROMPTER_MAX_CALLS),
         "tokens": min(token_budget or settings.ATELIER_PROMPTER_MAX_TOKENS, settings.ATELIER_PROMPTER_MAX_TOKENS),
@@ -349,9 +377,8 @@ def endpoint_run_create(
         "budget": budget,
         "max_in_flight": endpoint.max_in_flight,
     }
-    fingerprint = hashlib.sha256(
-        json.dumps([pack.pk, endpoint.pk, condition, samples, temperatures, rounds, feedback_backend, budget]).encode()
-    ).hexdigest()
+    named = [pack.pk, endpoint.pk, condition, samples, temperatures, rounds, feedback_backend, budget]
+    fingerprint = hashlib.sha256(json.dumps(named + ([route] if route != JudgeRoute.SYNC else [])).encode()).hexdigest()
     earlier = _replay(team, idempotency_key, fingerprint)
     if earlier is not None:
         return earlier
@@ -370,6 +397,7 @@ def endpoint_run_create(
         source_name=f"endpoint {endpoint.name}",
         idempotency_key=idempotency_key,
         request_fingerprint=fingerprint if idempotency_key else "",
+        judge_route=route,
     )
     try:
         with enqueued_or_unchanged():  # QueueUnavailable: nothing stored

@@ -127,6 +127,7 @@ def submit(request: HttpRequest, slug: str) -> HttpResponse:
                 condition=form.cleaned_data["condition"],
                 filename=upload.name,
                 data=_read_limited(upload),
+                judge_by_batch=form.cleaned_data.get("judge_by_batch"),  # offered only with ATELIER_JUDGE_BATCH=ask
             )
         except PromptFileError as exc:
             errors, status = exc.errors, 400

@@ -23,10 +23,14 @@ Deterministic pattern of ``judge_responder`` (what end-to-end tests can assert):
     ProviderUsage: then it counts tokens as a provider does and reports the cached share of each prompt (below).
 The metric skills (target_similarity, color_shift) make no request.
 
-It also serves OpenAI's files and batches API (POST /v1/files, POST /v1/batches, GET /v1/batches/{id},
-GET /v1/files/{id}/content): each batch follows the next queued BatchPlan (default: completed, every line answered by
-the default responder), with partial failures (error lines), expiry and cancellation (lines left unanswered).
-Batch lines are kept in `batch_lines`, apart from the synchronous `requests`.
+It also serves OpenAI's files and batches API (POST /v1/files, POST /v1/batches, GET /v1/batches (newest first, paged
+by `after` and `limit`), GET /v1/batches/{id}, POST /v1/batches/{id}/cancel, GET /v1/files/{id}/content,
+DELETE /v1/files/{id}): each batch follows the next queued BatchPlan (default: completed, every line answered by the
+default responder), with partial failures (error lines), expiry and cancellation (lines left unanswered). A cancel
+request ends the batch cancelled at its next retrieval, unless a queued `cancel_refusals` reply answers it instead;
+a queued `start_refusals` reply answers a POST /v1/batches instead of starting the batch.
+Batch lines are kept in `batch_lines`, apart from the synchronous `requests`; cancelled batch ids in `cancelled`,
+deleted file ids in `deleted_files`.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ import itertools
 import json
 import threading
 import time
+import urllib.parse
 from collections import defaultdict, deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -217,7 +222,7 @@ def prompter_responder(request_json: dict[str, Any]) -> Reply:
 # --- usage as a provider counts it -------------------------------------------------------------------
 
 CACHE_MIN_TOKENS = 1024  # OpenAI caches a prompt's prefix from 1,024 tokens on,
-CACHE_STEP = 128  # in steps of 128 tokens
+CACHE_STEP = 128  # in steps of 128 tokens (ProviderUsage takes another provider's floor and step)
 _SPECIAL = 0xFFFFFF00  # the chat format's own tokens, and (with the top bit) images, outside any vocabulary
 _START, _SEP, _END = _SPECIAL + 1, _SPECIAL + 2, _SPECIAL + 3
 
@@ -249,15 +254,18 @@ def _shared_length(a: bytes, b: bytes) -> int:
 class ProviderUsage:
     """Usage as a provider reports it: prompt tokens of the chat format counted with the real tokenizer (images by
     provider_image_tokens), completion tokens of the reply, and `prompt_tokens_details.cached_tokens`: the longest prefix
-    this prompt shares with an earlier prompt to the same model, once it is 1,024 tokens or more, in 128-token steps,
-    as OpenAI bills it. A cache without eviction on one machine: a real provider keeps a prefix minutes to an hour, and
+    this prompt shares with an earlier prompt to the same model, once it is `cache_min` tokens or more, in steps of
+    `cache_step` (by default 1,024 and 128, as OpenAI bills it). A cache without eviction on one machine: a real provider keeps a prefix minutes to an hour, and
     finds it only on the machine the request is routed to (what `prompt_cache_key` helps with).
 
     `answered` keeps every reported usage in order, with `shared_tokens` (the shared prefix before rounding) and the
     request's `prompt_cache_key`."""
 
-    def __init__(self, encoding: str = tokens.DEFAULT_ENCODING) -> None:
+    def __init__(self, encoding: str = tokens.DEFAULT_ENCODING, cache_min: int = CACHE_MIN_TOKENS, cache_step: int = CACHE_STEP) -> None:
+        if cache_min < 0 or cache_step < 1:
+            raise ValueError(f"cache floor {cache_min} and step {cache_step}: the floor is at least 0 and the step at least 1")
         self.encoding = encoding
+        self.cache_min, self.cache_step = cache_min, cache_step
         self.answered: list[dict[str, Any]] = []
         self._seen: dict[str, list[bytes]] = defaultdict(list)  # model -> earlier prompts as token bytes, sorted
         self._lock = threading.Lock()
@@ -285,7 +293,7 @@ class ProviderUsage:
             at = bisect.bisect_left(earlier, prompt)  # the longest shared prefix is with a sorted neighbour
             shared = max((_shared_length(prompt, earlier[i]) for i in (at - 1, at) if 0 <= i < len(earlier)), default=0)
             earlier.insert(at, prompt)
-            cached = 0 if shared < CACHE_MIN_TOKENS else shared - (shared - CACHE_MIN_TOKENS) % CACHE_STEP
+            cached = 0 if shared < max(self.cache_min, 1) else shared - (shared - self.cache_min) % self.cache_step
             usage = {
                 "prompt_tokens": len(prompt) // 4 + tokens.REPLY_PRIMING,
                 "completion_tokens": tokens.count(reply_content or "", self.encoding),
@@ -339,6 +347,10 @@ class ScriptedOpenAIServer:
         self.batch_lines: list[dict[str, Any]] = []  # every line of every batch file, as sent
         self._plans: dict[str, BatchPlan] = {}
         self._polls: dict[str, int] = defaultdict(int)
+        self.cancel_refusals: deque[Reply] = deque()  # the next cancel requests are answered with these (errors)
+        self.start_refusals: deque[Reply] = deque()  # the next POST /v1/batches are answered with these: nothing started
+        self.cancelled: list[str] = []  # batch ids whose cancel was taken
+        self.deleted_files: list[str] = []
 
     @property
     def base_url(self) -> str:
@@ -404,6 +416,7 @@ class ScriptedOpenAIServer:
             "completion_window": request_json.get("completion_window"),
             "status": "validating",
             "created_at": int(time.time()),
+            "metadata": request_json.get("metadata"),
             "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
             "output_file_id": None,
             "error_file_id": None,
@@ -420,9 +433,39 @@ class ScriptedOpenAIServer:
         self._polls[batch_id] += 1
         if batch["status"] in ("validating", "in_progress") and self._polls[batch_id] <= plan.polls:
             batch["status"] = "in_progress"
-        elif batch["status"] in ("validating", "in_progress"):
+        elif batch["status"] in ("validating", "in_progress", "cancelling"):
             self._end_batch(batch, plan)
         return self.batch_view(batch_id)
+
+    def list_batches(self, query: dict[str, list[str]]) -> dict[str, Any]:
+        """A page of batches, newest first, after the batch named by `after`, as OpenAI's list answers."""
+        ids = list(reversed(self.batches))
+        after = query.get("after", [""])[0]
+        start = ids.index(after) + 1 if after in ids else 0
+        page = ids[start : start + int(query.get("limit", ["20"])[0])]
+        data = [self.batch_view(batch_id) for batch_id in page]
+        more = start + len(page) < len(ids)
+        return {
+            "object": "list",
+            "data": data,
+            "first_id": page[0] if page else None,
+            "last_id": page[-1] if page else None,
+            "has_more": more,
+        }
+
+    def cancel_batch(self, batch_id: str) -> tuple[int, dict[str, Any]]:
+        """A cancel request: a queued refusal, or the batch ends cancelled (no line answered) at its next retrieval."""
+        with self._lock:
+            refusal = self.cancel_refusals.popleft() if self.cancel_refusals else None
+        if refusal is not None:
+            return refusal.status, error_body(refusal)
+        batch = self.batches[batch_id]
+        if batch["status"] not in ("validating", "in_progress", "finalizing"):
+            return 400, {"error": {"message": f"Cannot cancel a batch with status {batch['status']}.", "type": "invalid_request_error"}}
+        batch["status"] = "cancelling"
+        self._plans[batch_id] = BatchPlan(status="cancelled", answered=0, polls=0)
+        self.cancelled.append(batch_id)
+        return 200, self.batch_view(batch_id)
 
     def _end_batch(self, batch: dict[str, Any], plan: BatchPlan) -> None:
         outputs, errors = [], []
@@ -464,13 +507,24 @@ def _jsonl(rows: list[dict[str, Any]]) -> bytes:
 def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 - http.server's naming
-            parts = self.path.rstrip("/").split("/")
-            if parts[:3] == ["", "v1", "batches"] and len(parts) == 4 and parts[3] in server.batches:
+            path, _, query = self.path.partition("?")
+            parts = path.rstrip("/").split("/")
+            if parts == ["", "v1", "batches"]:
+                self._send(200, server.list_batches(urllib.parse.parse_qs(query)), {})
+            elif parts[:3] == ["", "v1", "batches"] and len(parts) == 4 and parts[3] in server.batches:
                 self._send(200, server.poll_batch(parts[3]), {})
             elif parts[:3] == ["", "v1", "files"] and parts[4:] == ["content"] and parts[3] in server.files:
                 self._send(200, server.files[parts[3]], {})
             else:
                 self._send(404, {"error": {"message": f"no route {self.path}", "type": "scripted"}}, {})
+
+        def do_DELETE(self) -> None:  # noqa: N802 - http.server's naming
+            parts = self.path.rstrip("/").split("/")
+            if parts[:3] == ["", "v1", "files"] and len(parts) == 4 and server.files.pop(parts[3], None) is not None:
+                server.deleted_files.append(parts[3])
+                self._send(200, {"id": parts[3], "object": "file", "deleted": True}, {})
+            else:
+                self._send(404, {"error": {"message": f"no file {self.path}", "type": "scripted"}}, {})
 
         def _batch_api(self, path: str) -> None:
             data = self.rfile.read(int(self.headers.get("Content-Length", "0")))
@@ -493,10 +547,18 @@ def _make_handler(server: ScriptedOpenAIServer) -> type[BaseHTTPRequestHandler]:
                     },
                     {},
                 )
+            elif server.start_refusals:
+                refusal = server.start_refusals.popleft()
+                self._send(refusal.status, error_body(refusal), refusal.headers)
             else:
                 self._send(200, server.create_batch(json.loads(data)), {})
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            parts = self.path.rstrip("/").split("/")
+            if parts[:3] == ["", "v1", "batches"] and parts[4:] == ["cancel"] and parts[3] in server.batches:
+                self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                self._send(*server.cancel_batch(parts[3]), {})
+                return
             if self.path.rstrip("/") in ("/v1/files", "/v1/batches"):
                 self._batch_api(self.path.rstrip("/"))
                 return

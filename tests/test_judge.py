@@ -293,6 +293,13 @@ def test_the_scripted_provider_counts_the_chat_format_and_caches_from_1024_token
     assert provider.usage(request(1200, "a hare"), "{}")["prompt_tokens_details"]["cached_tokens"] == 1152  # 1,208 shared
     other_model = {**request(1200, "a hare"), "model": "n"}  # a prefix is cached per model
     assert provider.usage(other_model, "{}")["prompt_tokens_details"]["cached_tokens"] == 0
+    fine = ProviderUsage(cache_min=64, cache_step=64)  # another provider's floor and step (bench/judge_cost.py --cache-min)
+    fine.usage(request(100, "a fox"), "{}")
+    assert fine.usage(request(100, "a hare"), "{}")["prompt_tokens_details"]["cached_tokens"] == 64  # 108 shared
+    fine.usage(request(1000, "a fox"), "{}")
+    assert fine.usage(request(1000, "a hare"), "{}")["prompt_tokens_details"]["cached_tokens"] == 960  # 1,008 shared
+    with pytest.raises(ValueError, match="cache floor 64 and step 0"):
+        ProviderUsage(cache_min=64, cache_step=0)
 
 
 # --- skips -------------------------------------------------------------------------------

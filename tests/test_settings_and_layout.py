@@ -36,6 +36,8 @@ def start(env: dict[str, str], then: str = "") -> subprocess.CompletedProcess:
         ({"OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}, "ATELIER_CLIP_PRETRAINED is unset but OPENAI_BASE_URL configures a real judge"),
         ({"ATELIER_JUDGE_ROUTE": "fancy"}, "ATELIER_JUDGE_ROUTE='fancy': expected one of ateliereval, extended"),
         ({"ATELIER_JUDGE_BATCH": "all"}, "ATELIER_JUDGE_BATCH=all needs a judge of one model on an endpoint"),
+        ({"ATELIER_JUDGE_BATCH": "ask"}, "ATELIER_JUDGE_BATCH=ask needs a judge of one model on an endpoint"),
+        ({"ATELIER_JUDGE_BATCH": "later"}, "ATELIER_JUDGE_BATCH='later': expected off, all or ask"),
         ({"ATELIER_JUDGE_BATCH_RETRY": "later"}, "ATELIER_JUDGE_BATCH_RETRY='later': expected batch or sync"),
     ],
 )

@@ -23,6 +23,7 @@ MAX_REQUESTS = 50_000
 MAX_BYTES = 200 * 1024 * 1024
 OPEN = ("validating", "in_progress", "finalizing", "cancelling")  # the provider is still working on it
 ENDED = ("completed", "failed", "expired", "cancelled")  # its output (what there is of it) can be read
+KEY = "atelier_batch"  # the metadata entry that names our row's send key: how a batch whose id we lost is found again
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,49 @@ def files(
         yield chunk
 
 
-def send(client: openai.OpenAI, chunk: list[tuple[str, bytes]], metadata: dict[str, str]) -> tuple[str, str]:
-    """Upload one file and start its batch: (file id, batch id)."""
-    uploaded = client.files.create(file=("judge-batch.jsonl", b"".join(data for _, data in chunk)), purpose="batch")
-    batch = client.batches.create(input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window=WINDOW, metadata=metadata)
-    return uploaded.id, batch.id
+def upload(client: openai.OpenAI, chunk: list[tuple[str, bytes]]) -> str:
+    """Upload one batch file: its id. A retried upload at worst leaves a second file unused: nothing is judged."""
+    return client.files.create(file=("judge-batch.jsonl", b"".join(data for _, data in chunk)), purpose="batch").id
+
+
+def start(client: openai.OpenAI, file_id: str, metadata: dict[str, str]) -> str:
+    """Start the uploaded file's batch: its id. Never retried by the client: a retry after a lost answer would start
+    (and bill) a second batch of the same lines; a caller that cannot tell whether it started finds it by its KEY."""
+    return (
+        client.with_options(max_retries=0)
+        .batches.create(input_file_id=file_id, endpoint=ENDPOINT, completion_window=WINDOW, metadata=metadata)
+        .id
+    )
+
+
+@dataclass(frozen=True)
+class Found:
+    """A batch found at the provider by the KEY in its metadata."""
+
+    batch_id: str
+    file_id: str
+
+
+def find(client: openai.OpenAI, keys: set[str], since: float) -> dict[str, list[Found]]:
+    """The provider's batches whose metadata carries one of `keys` (KEY), oldest first, among those created from
+    `since` (a Unix time) on: the list comes newest first, so the walk stops at the first one older than that."""
+    found: dict[str, list[Found]] = {}
+    for batch in client.batches.list(limit=100):
+        if batch.created_at < since:
+            break
+        key = (batch.metadata or {}).get(KEY)
+        if key in keys:
+            found.setdefault(key, []).insert(0, Found(batch.id, batch.input_file_id))
+    return found
+
+
+def cancel(client: openai.OpenAI, batch_id: str) -> str:
+    """Ask the provider to stop a batch (lines it has not run are not billed): its status as the provider answers."""
+    return str(client.batches.cancel(batch_id).status)
+
+
+def delete_file(client: openai.OpenAI, file_id: str) -> None:
+    client.files.delete(file_id)
 
 
 def state(client: openai.OpenAI, batch_id: str) -> BatchState:
