@@ -17,14 +17,16 @@ from django.shortcuts import get_object_or_404
 from django.utils.cache import patch_cache_control, patch_vary_headers
 from django.utils.text import compress_string
 from django.views.decorators.http import condition, require_safe
+from pydantic import Field, ValidationError
 
 from evaluation.boards import boards_version
 from evaluation.judges import pick_judge
 from evaluation.models import Submission
 from leaderboard import selectors
 from leaderboard.downloads import breakdown_response
-from leaderboard.filters import FILTER_PARAMS, BoardFilter
+from leaderboard.filters import BoardFilter, FilterQuery
 from submissions.api import token_required
+from teams.schemas import NO_NUL, Whole, refusal
 
 BOARD_ROWS_MAX = 500  # rows a page: the most, and the default
 
@@ -60,8 +62,17 @@ def _row(row: selectors.Row) -> dict:
     }
 
 
-BOARDS_PARAMS = {"pack", "judge", "page", "per_page", *FILTER_PARAMS}
 PAGE_MAX = 999_999_999
+
+
+class BoardsQuery(FilterQuery):
+    """/api/v1/boards's query parameters, declared once: the view validates with this and the OpenAPI document prints
+    it (atelier/openapi.py). Unknown parameters are refused (400), so a mistyped filter is never silently ignored."""
+
+    pack: str = Field(pattern=NO_NUL, description="the pack's name")
+    judge: str = Field("", pattern=NO_NUL, description="the judge's key; default: the board's judge")
+    page: Whole = Field(1, ge=1, le=PAGE_MAX)
+    per_page: Whole = Field(BOARD_ROWS_MAX, ge=1, le=BOARD_ROWS_MAX, description=f"rows a page (default {BOARD_ROWS_MAX})")
 
 
 def _version(request: HttpRequest):
@@ -122,13 +133,6 @@ def _boards_answer(request: HttpRequest) -> tuple[int, bytes, bytes | None, str 
     return status, content, compress_string(content) if status == 200 else None, body.get("next")
 
 
-def _whole(request: HttpRequest, name: str, default: int, most: int) -> int:
-    given = request.GET.get(name, str(default))
-    if not (given.isascii() and given.isdigit() and len(given) <= 9 and 1 <= int(given) <= most):
-        raise ValueError(f"{name}: a whole number from 1 to {most:,}, not {given[:20]!r}")
-    return int(given)
-
-
 def _next_url(request: HttpRequest, page) -> str | None:
     if not page.has_next():
         return None
@@ -138,19 +142,17 @@ def _next_url(request: HttpRequest, page) -> str | None:
 
 
 def _boards_body(request: HttpRequest) -> tuple[int, dict]:
-    unknown = sorted(set(request.GET) - BOARDS_PARAMS)
-    if unknown:
-        return 400, {"error": f"unknown query parameter(s) {', '.join(unknown)}: this route takes {', '.join(sorted(BOARDS_PARAMS))}"}
-    filters, refused = BoardFilter.parse(request.GET)
     try:
-        number, per_page = _whole(request, "page", 1, PAGE_MAX), _whole(request, "per_page", BOARD_ROWS_MAX, BOARD_ROWS_MAX)
-    except ValueError as exc:
-        refused.append(str(exc))
+        query = BoardsQuery.model_validate(request.GET.dict())
+    except ValidationError as exc:
+        error, field = refusal(exc, "query parameter", BoardsQuery)
+        return 400, {"error": error, "field": field}
+    filters, refused = BoardFilter.parse(request.GET)  # the names just validated, read into the filter (a guard: it takes what they take)
     if refused:
         return 400, {"error": "; ".join(refused)}
-    name = request.GET.get("pack", "")
+    name, number, per_page = query.pack, query.page, query.per_page
     board = next((b for b in selectors.leaderboard_boards() if b.pack.name == name), None)
-    judge = pick_judge(selectors.board_judges(board, humans=False), request.GET.get("judge")) if board else None
+    judge = pick_judge(selectors.board_judges(board, humans=False), query.judge or None) if board else None
     if board is None or judge is None:
         return 404, {"error": f"no board for pack {name!r} (a board appears once an entry is published)"}
     stats = selectors.board_stats(board, judge)

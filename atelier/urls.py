@@ -6,7 +6,7 @@ from django.views.generic.base import RedirectView
 
 from leaderboard.media import media_file
 
-from . import accounts, health, team_api
+from . import accounts, health, openapi, team_api
 
 
 class FaviconView(RedirectView):
@@ -23,6 +23,7 @@ urlpatterns = [
     path("django-rq/", include("django_rq.urls")),
     path("api/v1/submissions/<int:submission_id>/breakdown.<str:fmt>", team_api.breakdown, name="api-breakdown"),
     path("api/v1/boards", team_api.boards, name="api-boards"),
+    path("api/v1/openapi.json", openapi.description, name="api-openapi"),
     path("accounts/signup/", accounts.signup, name="signup"),
     path("accounts/password_reset/", accounts.password_reset, name="password_reset"),
     path("accounts/password_reset/done/", accounts.password_reset_done, name="password_reset_done"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from django.http import Http404, HttpRequest, StreamingHttpResponse
+from pydantic import ConfigDict, Field
 
 from evaluation import exports
 from evaluation.exports import csv_cell, jsonl_lines  # noqa: F401 - the breakdown view and tests read them here
@@ -22,6 +23,7 @@ from evaluator.judge.skills import ALL_SKILLS, get_skill, skills_where
 from evaluator.judge.types import DIMENSIONS, Kind, Side
 from tasks import difficulty
 from tasks.models import Split
+from teams.schemas import NO_NUL, Declared
 
 CHUNK = 200
 # AtelierEval's rubric and checklist skill of each side, shown in full; the other skills one column each.
@@ -139,13 +141,25 @@ def csv_lines(rows: Iterator[dict]) -> Iterator[str]:
     return exports.csv_lines(rows, COLUMNS)
 
 
+BREAKDOWN_FORMATS = ("csv", "jsonl")  # the breakdown's file endings (the API's document lists them from here)
+
+
+class BreakdownQuery(Declared):
+    """The breakdown's query parameters (the API's document prints them). Text only: NUL, the one thing text here may
+    not hold, is refused before any view (atelier/unstorable.py), so reading a query string cannot fail."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    judge: str = Field("", pattern=NO_NUL, description="the judge's key; default: the submission's own judge")
+
+
 def breakdown_response(request: HttpRequest, submission: Submission, fmt: str) -> StreamingHttpResponse:
     """/submissions/<id>/breakdown.<fmt> for a submission the caller may see (the page's visitor or the API token's
     team): every row for the judge asked for (?judge=), else the submission's own, streamed as CSV or JSON lines."""
-    if fmt not in ("csv", "jsonl"):
+    if fmt not in BREAKDOWN_FORMATS:
         raise Http404("Breakdowns come as .csv or .jsonl")
     own = submission_judge(submission)
-    judge = pick_judge(judges_of([submission.pk]), request.GET.get("judge"), own) or own
+    judge = pick_judge(judges_of([submission.pk]), BreakdownQuery.model_validate(request.GET.dict()).judge, own) or own
     rows = breakdown_rows(submission, judge, request.build_absolute_uri)
     lines, content_type = (csv_lines(rows), "text/csv") if fmt == "csv" else (jsonl_lines(rows), "application/x-ndjson")
     response = StreamingHttpResponse(lines, content_type=f"{content_type}; charset=utf-8")

@@ -10,12 +10,31 @@ from urllib.parse import urlencode
 from django.db.models import BigIntegerField, Q, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
+from pydantic import Field
 
 from evaluation.models import Origin
 from teams.models import PrompterKind, Weights
+from teams.schemas import COUNT_OR_BLANK, COUNT_WORDS, NO_NUL, Declared, choice
 from teams.services import parameters_label, parameters_parse
 
-FILTER_PARAMS = ("kind", "weights", "params_min", "params_max", "origin", "q", "described")
+DESCRIBED = ("1", "on", "true")  # what the page's checkbox and links send for "described only"
+
+
+class FilterQuery(Declared):
+    """The filters as query parameters, declared once: the API validates them with this (atelier/team_api.py) and the
+    OpenAPI document prints it; BoardFilter.parse reads the same names, more leniently, for the pages. Each may be
+    empty (no filter)."""
+
+    kind: choice("", *PrompterKind.values) = ""
+    weights: choice("", *Weights.values) = ""
+    params_min: str = Field("", pattern=COUNT_OR_BLANK, description=f"at least this many parameters: {COUNT_WORDS}")
+    params_max: str = Field("", pattern=COUNT_OR_BLANK, description="at most this many parameters")
+    origin: choice("", *Origin.values) = ""
+    q: str = Field("", pattern=NO_NUL, description="words to find in prompter names, families and teams")
+    described: choice("", *DESCRIBED) = Field("", description="1: hide entries without a card")
+
+
+FILTER_PARAMS = tuple(FilterQuery.model_fields)
 CARD = "submission__card_version__values__"
 VALUES = "submission__card_version__values"
 
@@ -49,9 +68,9 @@ class BoardFilter:
             try:
                 found[name] = parameters_parse(params.get(name, ""))
             except ValueError:
-                problems.append(f"{name}: a count such as 7B, 350M or 7000000000")
+                problems.append(f"{name}: {COUNT_WORDS}")
         found["q"] = " ".join(params.get("q", "").split())[:100]
-        found["described"] = params.get("described", "") in ("1", "on", "true")
+        found["described"] = params.get("described", "") in DESCRIBED
         return cls(**found), problems
 
     @property

@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
+from pydantic import ValidationError
 
 from evaluation.models import Origin, Submission
 from evaluation.runtime import conditions
@@ -37,28 +38,31 @@ from evaluator.metrics.scopes import Scope
 from tasks.models import TaskPack
 from teams import ratelimit
 from teams.forms import PrompterForm
-from teams.models import CARD_FIELDS, Endpoint, Prompter, PrompterVersion, Team
-from teams.services import CardRefused, card_save, parameters_label, parameters_parse
+from teams.models import Endpoint, Prompter, PrompterVersion, Team
+from teams.schemas import CardChange, CardNew, refusal
+from teams.services import CardRefused, card_save, parameters_label
 
 from . import services
 from .forms import EchoSafeForm, EndpointForm, RunForm, refusal_field
 from .parsing import PromptFileError
+from .schemas import CallsQuery, Idempotency, headers
 from .views import shown_test_call
 
 RETRY_SECONDS = 30
 REALM = "AtelierEval API"
 
 
+PACK_HELP = "name or name@version; default: the newest pack"
+
+
 class ApiSubmitForm(EchoSafeForm):
-    """The same field rules as the web form (lengths, no NUL characters), for multipart API uploads."""
+    """The same field rules as the web form (lengths, no NUL characters), for multipart API uploads; the OpenAPI
+    document's description of the upload is read from these fields (atelier/openapi.py)."""
 
     file = forms.FileField()
     prompter = forms.CharField(max_length=200)
     condition = forms.CharField(max_length=40, required=False)
-    pack = forms.CharField(max_length=141, required=False, help_text="name or name@version; default: the newest pack")
-
-
-IDEMPOTENCY_KEY_MAX = 200
+    pack = forms.CharField(max_length=141, required=False, help_text=PACK_HELP)
 
 
 def _cap_reached(exc: services.CapReached) -> JsonResponse:
@@ -69,12 +73,14 @@ def _cap_reached(exc: services.CapReached) -> JsonResponse:
     return response
 
 
-def idempotency_key(request: HttpRequest) -> str:
-    """The Idempotency-Key header; ValueError when it is longer than the stored key (cutting it could merge two)."""
-    key = request.headers.get("Idempotency-Key", "")
-    if len(key) > IDEMPOTENCY_KEY_MAX:
-        raise ValueError(f"Idempotency-Key is {len(key):,} characters; at most {IDEMPOTENCY_KEY_MAX} are accepted")
-    return key
+def idempotency_key(request: HttpRequest) -> str | JsonResponse:
+    """The Idempotency-Key header as submissions.schemas.Idempotency declares it, or the 422 refusing it (a longer
+    key than the stored one is refused, never cut: cutting could merge two)."""
+    try:
+        return headers(Idempotency, request).key
+    except ValidationError as exc:
+        error, field = refusal(exc, "header")
+        return JsonResponse({"error": error, "field": field}, status=422)
 
 
 def _queue_down() -> JsonResponse:
@@ -140,10 +146,9 @@ def submit(request: HttpRequest) -> JsonResponse:
     upload, limit = form.cleaned_data["file"], services.upload_limits().max_bytes
     if upload.size > limit:  # the declared 413, before a byte is parsed (parsing would refuse it with a 400)
         return JsonResponse({"error": f"the file is {upload.size:,} bytes; the limit is {limit:,}", "field": "file"}, status=413)
-    try:
-        key = idempotency_key(request)
-    except ValueError as exc:
-        return JsonResponse({"error": str(exc), "field": "Idempotency-Key"}, status=422)
+    key = idempotency_key(request)
+    if isinstance(key, JsonResponse):
+        return key
     try:
         submission = services.submission_create(
             team=request.team,
@@ -253,7 +258,17 @@ CALLS_PAGE = 1000
 class ApiRunForm(RunForm):
     """RunForm with the pack named as in the upload API (name or name@version; default: the newest pack)."""
 
-    pack = forms.CharField(max_length=141, required=False)
+    pack = forms.CharField(max_length=141, required=False, help_text=PACK_HELP)
+
+
+RUN_DEFAULTS = {"condition": "plain", "samples": 1, "rounds": 1}  # what an API run leaves out (the form requires them)
+
+
+class ApiTestForm(forms.Form):
+    """A test call's fields: the pack as in the upload API; the condition, checked against the site's (400 naming it)."""
+
+    pack = forms.CharField(max_length=141, required=False, help_text=PACK_HELP)
+    condition = forms.CharField(max_length=40, required=False, help_text="default: plain")
 
 
 def _fields(request: HttpRequest) -> dict | None:
@@ -324,9 +339,12 @@ def endpoint_test(request: HttpRequest, endpoint_id: int) -> JsonResponse:
     data = _fields(request)
     if data is None:
         return _bad("send a JSON object (or form fields)", None)
-    pack, condition = _pack(str(data.get("pack") or "")), str(data.get("condition") or "plain")
+    form = ApiTestForm(data)
+    if not form.is_valid():
+        return _invalid(form)
+    pack, condition = _pack(form.cleaned_data["pack"]), form.cleaned_data["condition"] or "plain"
     if pack is None:
-        return _bad(f"pack: no pack {data.get('pack')!r}", "pack")
+        return _bad(f"pack: no pack {form.cleaned_data['pack']!r}", "pack")
     if condition not in conditions():
         return _bad(f"condition: unknown condition {condition!r}; available: {', '.join(conditions())}", "condition")
     try:
@@ -349,17 +367,16 @@ def endpoint_runs(request: HttpRequest, endpoint_id: int) -> JsonResponse:
         return _bad("send a JSON object (or form fields)", None)
     if isinstance(data.get("temperatures"), list):
         data["temperatures"] = ",".join(map(str, data["temperatures"]))
-    form = ApiRunForm({"condition": "plain", "samples": 1, "rounds": 1, **data})
+    form = ApiRunForm({**RUN_DEFAULTS, **data})
     if not form.is_valid():
         return _invalid(form)
     kwargs = form.run_kwargs()
     kwargs["pack"] = _pack(kwargs["pack"])
     if kwargs["pack"] is None:
         return _bad(f"pack: no pack {form.cleaned_data['pack']!r}", "pack")
-    try:
-        key = idempotency_key(request)
-    except ValueError as exc:
-        return JsonResponse({"error": str(exc), "field": "Idempotency-Key"}, status=422)
+    key = idempotency_key(request)
+    if isinstance(key, JsonResponse):
+        return key
     try:
         submission = services.endpoint_run_create(team=request.team, endpoint=endpoint, idempotency_key=key, **kwargs)
     except services.EndpointRefused as exc:
@@ -378,12 +395,10 @@ def endpoint_runs(request: HttpRequest, endpoint_id: int) -> JsonResponse:
 def calls(request: HttpRequest, submission_id: int) -> JsonResponse:
     """The run's call log, CALLS_PAGE calls at a time (?offset=N): request messages with images elided, no key."""
     submission = get_object_or_404(Submission, pk=submission_id, team=request.team)
-    given = request.GET.get("offset", "0")
-    if not given.isdigit() or len(given) > 9:
-        return JsonResponse(
-            {"error": f"offset must be a whole number of calls (0 or more), not {given[:20]!r}", "field": "offset"}, status=400
-        )
-    offset = int(given)
+    try:
+        offset = CallsQuery.model_validate(request.GET.dict()).offset
+    except ValidationError as exc:
+        return _bad(*refusal(exc, "query parameter"))
     rows = list(islice(call_log_rows(submission), offset, offset + CALLS_PAGE))
     more = len(rows) == CALLS_PAGE and submission.calls.count() > offset + CALLS_PAGE
     return JsonResponse({"id": submission.pk, "offset": offset, "next_offset": offset + CALLS_PAGE if more else None, "calls": rows})
@@ -433,29 +448,15 @@ def _json_object(request: HttpRequest) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _card_input(data: dict | None) -> tuple[dict, JsonResponse | None]:
-    """The given fields as PrompterForm reads them, or the 400 refusing them. Stricter than a form post, as the OpenAPI
-    document says: known fields only, text (parameters also a whole number or null), lengths counted before trimming."""
+def _card_input(data: dict | None, declared: type[CardChange]) -> tuple[dict, JsonResponse | None]:
+    """The given fields as PrompterForm reads them, or the 400 refusing them: stricter than a form post, as the
+    declaration (teams.schemas.CardNew, CardChange: what the OpenAPI document prints) says."""
     if data is None:
         return {}, _bad("send a JSON object of card fields (Content-Type: application/json)", None)
-    if unknown := sorted(set(data) - set(CARD_FIELDS)):
-        return {}, _bad(f"unknown field(s) {', '.join(map(repr, unknown))}; a card's fields are {', '.join(CARD_FIELDS)}", unknown[0])
-    given = {}
-    for name, value in data.items():
-        if name == "parameters" and (value is None or type(value) is int):
-            try:
-                given[name] = "" if value is None else str(parameters_parse(value))
-            except ValueError as exc:
-                return {}, _bad(str(exc), name)
-            continue
-        if not isinstance(value, str):
-            expected = "text such as 7B, a whole number or null" if name == "parameters" else "text"
-            return {}, _bad(f"{name}: {expected}, not {json.dumps(value)[:40]}", name)
-        limit = getattr(PrompterForm.base_fields[name], "max_length", None)
-        if limit and len(value) > limit:
-            return {}, _bad(f"{name}: at most {limit} characters (it has {len(value)})", name)
-        given[name] = value
-    return given, None
+    try:
+        return declared.model_validate(data).given(), None
+    except ValidationError as exc:
+        return {}, _bad(*refusal(exc, "field", declared))
 
 
 def _card_saved(request: HttpRequest, card: Prompter | None, given: dict) -> JsonResponse:
@@ -484,8 +485,8 @@ def prompters(request: HttpRequest) -> JsonResponse:
     """GET: the team's prompter cards. POST (a JSON object): describe a new prompter; `name` is required."""
     if request.method != "POST":
         return JsonResponse({"prompters": [_card(request, card) for card in _cards(request.team)]})
-    given, refusal = _card_input(_json_object(request))
-    return refusal or _card_saved(request, None, given)
+    given, refused = _card_input(_json_object(request), CardNew)
+    return refused or _card_saved(request, None, given)
 
 
 @csrf_exempt
@@ -496,8 +497,8 @@ def prompter(request: HttpRequest, prompter_id: int) -> JsonResponse:
     card = get_object_or_404(_cards(request.team), pk=prompter_id)
     if request.method != "PATCH":
         return JsonResponse(_card(request, card))
-    given, refusal = _card_input(_json_object(request))
-    return refusal or _card_saved(request, card, given)
+    given, refused = _card_input(_json_object(request), CardChange)
+    return refused or _card_saved(request, card, given)
 
 
 def _version(version: PrompterVersion) -> dict:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import api, openapi, views
+from . import api, views
 
 urlpatterns = [
     path("teams/", views.teams, name="teams"),
@@ -31,5 +31,4 @@ urlpatterns = [
     path("api/v1/prompters", api.prompters, name="api-prompters"),
     path("api/v1/prompters/<int:prompter_id>", api.prompter, name="api-prompter"),
     path("api/v1/prompters/<int:prompter_id>/versions", api.prompter_versions, name="api-prompter-versions"),
-    path("api/v1/openapi.json", openapi.description, name="api-openapi"),
 ]

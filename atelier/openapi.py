@@ -1,17 +1,46 @@
-"""An OpenAPI 3.0 description of the REST API (/api/v1/), served at /api/v1/openapi.json so teams can generate clients
-in other languages. Written out by hand; tests/test_cli.py validates it and checks every /api/v1/ route is described."""
+"""The OpenAPI 3.0 description of the REST API (/api/v1/), served at /api/v1/openapi.json so teams can generate clients
+in other languages. Generated, not written out: every request input comes from the declaration its view validates
+with, so no parameter name, enum, length or pattern is typed twice.
+
+- paths and path parameters: the URLconf (each /api/v1/ route's converters; a route without an entry in OPERATIONS
+  is an error, so a new route cannot go undescribed);
+- query parameters, headers and prompter-card bodies: the pydantic models the views validate with (teams/schemas.py,
+  submissions/schemas.py, leaderboard/filters.py's FilterQuery, atelier/team_api.py's BoardsQuery), printed with
+  model_json_schema;
+- upload, endpoint, test-call and run bodies: the Django forms the views validate them with (their fields' types,
+  lengths, bounds and choices);
+- enums of answers: the models' TextChoices and the scoring's constants.
+
+What is written here is what only the document says: summaries, the answers' shapes (SCHEMAS: the views build
+these dicts) and which statuses each route answers. tests/test_cli.py validates the result and compares its paths
+with the URLconf; tests/test_api_declarations.py checks it against the declarations."""
 
 from __future__ import annotations
 
+import re
+
+from django import forms
 from django.http import HttpRequest, JsonResponse
+from django.urls import URLPattern, URLResolver, get_resolver
+from django.urls.converters import IntConverter
 from django.views.decorators.http import require_safe
+from pydantic import BaseModel
 
 from evaluation.models import CallStatus, Origin, Status
 from evaluator.judge.scales import SCALES
+from evaluator.metrics.coverage import FULL, PARTIAL, WITHHELD
+from leaderboard.downloads import BREAKDOWN_FORMATS, BreakdownQuery
+from submissions.api import RUN_DEFAULTS, ApiRunForm, ApiSubmitForm, ApiTestForm
+from submissions.forms import EndpointForm
+from submissions.schemas import CallsQuery, Idempotency
 from teams.models import PrompterKind, Weights
+from teams.schemas import CardChange, CardNew
+
+from .team_api import BoardsQuery
 
 ID = {"type": "integer"}
 ERROR = {"$ref": "#/components/schemas/Error"}
+API = "api/v1/"
 
 
 def _json(description: str, schema: dict) -> dict:
@@ -46,31 +75,105 @@ ERRORS = {
     **TOO_LONG,
 }
 CREATES = {  # routes that create a submission
-    "422": _json("Idempotency-Key over 200 characters, or reused for a different request", ERROR),
+    "422": _json("Idempotency-Key too long, or reused for a different request", ERROR),
     "429": _retry("the team's daily submission cap (or an invalid token, after too many from this address)"),
 }
 QUEUE_DOWN = {"503": _retry("the work queue is unavailable; nothing was stored")}
-IDEMPOTENCY = {
-    "name": "Idempotency-Key",
-    "in": "header",
-    "required": False,
-    "schema": {"type": "string", "maxLength": 200},
-    "description": "a retry with the same key returns the same submission instead of a second one",
-}
-FIELDS = {"type": "object", "additionalProperties": True, "description": "JSON object (or form fields, as on the pages)"}
+FIELDS = {"type": "object", "additionalProperties": True}
 SCALE_WORDS = "the value's scale: " + ", ".join(f"{name} ({scale.label})" for name, scale in SCALES.items())
-
-
-def _path_id(name: str) -> dict:
-    return {"name": name, "in": "path", "required": True, "schema": ID}
 
 
 def _op(summary: str, responses: dict, **extra) -> dict:
     return {"summary": summary, "responses": {**ERRORS, **responses}, **extra}
 
 
-SUBMISSION_ID = [_path_id("submission_id")]
-ENDPOINT_ID = [_path_id("endpoint_id")]
+# --- request inputs, from their declarations ------------------------------------------------------------------
+
+
+def declared_schema(model: type[BaseModel]) -> dict:
+    """A pydantic declaration's JSON schema as a request may send it, less pydantic's titles (the names say it)."""
+    schema = model.model_json_schema(mode="validation")
+    if "$defs" in schema:  # the declarations inline their enums (Literal), so the document needs no components of theirs
+        raise ValueError(f"{model.__name__}: nested models are not printed; inline the field's schema")
+    return _untitled(schema)
+
+
+def _untitled(schema: dict) -> dict:
+    shown = {key: value for key, value in schema.items() if key != "title"}
+    if "properties" in shown:
+        shown["properties"] = {name: _untitled(field) for name, field in shown["properties"].items()}
+    return shown
+
+
+def parameters(model: type[BaseModel], where: str) -> list[dict]:
+    """OpenAPI parameters (in the query, or headers) from a declaration: one per field, by the name it is sent as."""
+    schema = declared_schema(model)
+    required = set(schema.get("required", ()))
+    found = []
+    for name, field in schema["properties"].items():
+        words = field.pop("description", None)
+        found.append(
+            {"name": name, "in": where, "required": name in required, "schema": field, **({"description": words} if words else {})}
+        )
+    return found
+
+
+def form_schema(form: type[forms.Form], defaults: dict | None = None) -> dict:
+    """A form's fields as a JSON object schema: what the form requires (less what `defaults` fills in), each field's
+    type, length, bounds and choices."""
+    defaults = defaults or {}
+    properties = {
+        name: _form_field(field) | ({"default": defaults[name]} if name in defaults else {}) for name, field in form.base_fields.items()
+    }
+    required = [name for name, field in form.base_fields.items() if field.required and name not in defaults]
+    return {"type": "object", **({"required": required} if required else {}), "properties": properties}
+
+
+def _form_field(field: forms.Field) -> dict:
+    if isinstance(field, forms.FileField):
+        schema: dict = {"type": "string", "format": "binary"}
+    elif isinstance(field, forms.IntegerField):  # FloatField is one too
+        schema = {"type": "number" if isinstance(field, forms.FloatField) else "integer"}
+        schema |= {k: v for k, v in (("minimum", field.min_value), ("maximum", field.max_value)) if v is not None}
+    elif isinstance(field, forms.BooleanField):  # a form post's checkbox: on, true or 1
+        schema = {"type": "boolean"}
+    elif isinstance(field, forms.ChoiceField):  # the choices as the site has them now (conditions, backends)
+        schema = {"type": "string", "enum": [str(value) for value, _ in field.choices]}
+    elif isinstance(field, forms.CharField):
+        schema = {
+            "type": "string",
+            **({"minLength": 1} if field.required else {}),
+            **({"maxLength": field.max_length} if field.max_length else {}),
+        }
+    else:
+        raise TypeError(f"no JSON schema for a {type(field).__name__}: add its type to atelier/openapi.py's _form_field")
+    return schema | ({"description": str(field.help_text)} if field.help_text else {})
+
+
+def _form_body(form: type[forms.Form], required: bool = True, defaults: dict | None = None) -> dict:
+    """A JSON object or form fields (as on the pages), either way the form's fields."""
+    schema = form_schema(form, defaults)
+    return {
+        "required": required,
+        "content": {kind: {"schema": schema} for kind in ("application/json", "application/x-www-form-urlencoded")},
+    }
+
+
+def _json_body(model: type[BaseModel]) -> dict:
+    return {"required": True, "content": {"application/json": {"schema": declared_schema(model)}}}
+
+
+def _path_parameters(pattern) -> list[dict]:
+    """A route's path parameters from its converters (<int:…>: a whole number; others text)."""
+    found = []
+    for name, converter in pattern.converters.items():
+        schema = ID if isinstance(converter, IntConverter) else {"type": "string", **({"enum": list(ENUMS[name])} if name in ENUMS else {})}
+        found.append({"name": name, "in": "path", "required": True, "schema": schema})
+    return found
+
+
+ENUMS = {"fmt": BREAKDOWN_FORMATS}  # path parameters the view takes from a fixed list
+
 
 SCHEMAS = {
     "Error": {
@@ -278,7 +381,7 @@ SCHEMAS = {
             "scale": {"type": "string"},
             "ci_low": {"type": "number", "nullable": True, "description": "the 95 % interval's lower end, on the cell's scale"},
             "ci_high": {"type": "number", "nullable": True, "description": "the 95 % interval's upper end, on the cell's scale"},
-            "standing": {"type": "string", "enum": ["full", "partial", "withheld"]},
+            "standing": {"type": "string", "enum": [FULL, PARTIAL, WITHHELD]},
         },
     },
     "Board": {
@@ -316,7 +419,7 @@ SCHEMAS = {
                         "overall": {"$ref": "#/components/schemas/BoardCell"},
                         "tasks_covered": ID,
                         "categories": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/BoardCell"}},
-                        "origin": {"type": "string"},
+                        "origin": {"type": "string", "enum": list(Origin.values)},
                         "card": {
                             "type": "object",
                             "nullable": True,
@@ -338,114 +441,8 @@ SCHEMAS = {
 
 # Patterns spell their classes out: `\s` means one set in Python (what the server strips), another in ECMA-262 and
 # ASCII alone in some generators (schemathesis reads patterns with re.ASCII).
-WS = r"[\t-\r ]*"  # blanks every reader agrees the server strips
-SPACES = r"\t-\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"  # str.isspace(), and ECMA's BOM
-VISIBLE = rf"[^\u0000{SPACES}]"  # neither blank nor NUL
-# A parameter count from 1 to 10^16, as teams.services.parameters_parse reads it: a whole part from 1 with at most as
-# many digits as its unit allows (16 plain, 13 K, 10 M, 7 B, 4 T), so 0 and counts over 10^16 (refused, 400) never match.
-COUNT = (
-    rf"^{WS}0*[1-9](?:[0-9]{{0,15}}(?:\.[0-9]+)?|[0-9]{{0,12}}(?:\.[0-9]+)?{WS}[Kk]|[0-9]{{0,9}}(?:\.[0-9]+)?{WS}[Mm]"
-    rf"|[0-9]{{0,6}}(?:\.[0-9]+)?{WS}[Bb]|[0-9]{{0,3}}(?:\.[0-9]+)?{WS}[Tt]){WS}$"
-)
-NO_NUL = r"^[^\u0000]*$"  # text may not hold NUL (atelier/unstorable.py refuses it, 400)
-BOARD_FILTERS = [
-    {"name": "kind", "in": "query", "required": False, "schema": {"type": "string", "enum": ["mllm", "human", "rule", "agent", "other"]}},
-    {"name": "weights", "in": "query", "required": False, "schema": {"type": "string", "enum": ["open", "closed"]}},
-    {
-        "name": "params_min",
-        "in": "query",
-        "required": False,
-        "description": "at least this many parameters: a count such as 7B, 350M or 7000000000",
-        "schema": {"type": "string", "pattern": COUNT},
-    },
-    {
-        "name": "params_max",
-        "in": "query",
-        "required": False,
-        "description": "at most this many parameters",
-        "schema": {"type": "string", "pattern": COUNT},
-    },
-    {"name": "origin", "in": "query", "required": False, "schema": {"type": "string", "enum": ["file", "endpoint", "human"]}},
-    {
-        "name": "q",
-        "in": "query",
-        "required": False,
-        "description": "words to find in prompter names, families and teams",
-        "schema": {"type": "string", "pattern": NO_NUL},
-    },
-    {
-        "name": "described",
-        "in": "query",
-        "required": False,
-        "description": "1: hide entries without a card",
-        "schema": {"type": "string", "enum": ["1"]},
-    },
-]
 
-UPLOAD = {
-    "required": True,
-    "content": {
-        "multipart/form-data": {
-            "schema": {
-                "type": "object",
-                "required": ["file", "prompter"],
-                "properties": {
-                    "file": {"type": "string", "format": "binary"},
-                    "prompter": {"type": "string", "minLength": 1, "maxLength": 200},
-                    "condition": {"type": "string"},
-                    "pack": {"type": "string", "description": "name or name@version; default: the newest pack"},
-                },
-            }
-        }
-    },
-}
-BODY = {"required": False, "content": {"application/json": {"schema": FIELDS}, "application/x-www-form-urlencoded": {"schema": FIELDS}}}
 SUBMISSION = {"$ref": "#/components/schemas/Submission"}
-ENDPOINT_FIELDS = {
-    "type": "object",
-    "required": ["name", "base_url", "model"],
-    "properties": {
-        "name": {"type": "string", "minLength": 1},
-        "base_url": {"type": "string", "format": "uri", "description": "an OpenAI-compatible base URL (public address)"},
-        "model": {"type": "string", "minLength": 1},
-        "api_key": {"type": "string", "description": "stored encrypted, never shown again"},
-    },
-    "additionalProperties": True,
-}
-# A prompter card as the API takes it: the lengths are the form's (teams/forms.py, PrompterForm), counted before trimming;
-# the patterns say the rest of what the form checks (each refused with a 400 naming the field): no NUL in any text, a
-# name with something besides spaces (text is trimmed), parameters as a count (7B, 350M, 1.5T) or blank, and URLs that
-# are http(s) with a host name (Django's URLValidator takes more, e.g. IP addresses; these are the usual ones).
-CARD_TEXT = {"type": "string", "pattern": NO_NUL}
-LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"  # a host name's label, as URLValidator reads it
-HTTP_URL = rf"^$|^https?://(?:{LABEL}\.){{1,3}}[a-zA-Z]{{2,24}}(?::[0-9]{{1,5}})?(?:[/?#]{VISIBLE}*)?$"
-CARD_INPUT = {
-    "name": {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 200,
-        "pattern": rf"^[^\u0000]*{VISIBLE}[^\u0000]*$",
-        "description": "the display name (not only spaces); submissions under it use the card",
-    },
-    "kind": {"type": "string", "enum": [*PrompterKind.values, ""], "description": "what writes the prompts ('': not said)"},
-    "family": {**CARD_TEXT, "maxLength": 100, "description": "model family, e.g. Qwen2.5-VL"},
-    "weights": {"type": "string", "enum": [*Weights.values, ""]},
-    "parameters": {
-        "anyOf": [
-            {"type": "string", "maxLength": 20, "pattern": rf"^{WS}$|{COUNT}", "nullable": True},
-            {"type": "integer", "minimum": 1, "maximum": 10**16},
-        ],
-        "description": "parameter count: a whole number, or text with a unit (7B, 350M, 1.5T); '' or null: none",
-    },
-    "paper_url": {"type": "string", "maxLength": 500, "pattern": HTTP_URL, "description": "an http(s) URL, or ''"},
-    "code_url": {"type": "string", "maxLength": 500, "pattern": HTTP_URL, "description": "an http(s) URL, or ''"},
-    "licence": {**CARD_TEXT, "maxLength": 100},
-    "description": {**CARD_TEXT, "maxLength": 600, "description": "plain text (never shown as HTML)"},
-    "contact": {**CARD_TEXT, "maxLength": 200, "description": "shown to the site's staff only"},
-}
-CARD_CHANGE = {"type": "object", "properties": CARD_INPUT, "additionalProperties": False}
-CARD_NEW = {**CARD_CHANGE, "required": ["name"]}
-PROMPTER_ID = [_path_id("prompter_id")]
 CARD = {"$ref": "#/components/schemas/Prompter"}
 CARD_REFUSED = {
     "400": _json("a field refused (named in 'field')", ERROR),
@@ -456,171 +453,182 @@ CARD_LINKS = {  # for schemathesis's stateful phase (and generated clients): a m
     for name, operation in (("GetCard", "prompterGet"), ("ChangeCard", "prompterChange"), ("CardHistory", "prompterVersions"))
 }
 
-ENDPOINT_BODY = {
-    "required": True,
-    "content": {"application/json": {"schema": ENDPOINT_FIELDS}, "application/x-www-form-urlencoded": {"schema": ENDPOINT_FIELDS}},
-}
 
-PATHS = {
-    "/api/v1/submissions": {
-        "post": _op(
-            "Upload a prompt file",
-            {
-                "201": _json("stored and queued", SUBMISSION),
-                "400": _json("bad fields or a rejected file", ERROR),
-                "413": _json("the file is over the upload limit", ERROR),
-                **CREATES,
-                **QUEUE_DOWN,
-            },
-            parameters=[IDEMPOTENCY],
-            requestBody=UPLOAD,
-        )
-    },
-    "/api/v1/submissions/{submission_id}": {
-        "get": _op("A submission's status, progress and figures", {"200": _json("the submission", SUBMISSION)}, parameters=SUBMISSION_ID)
-    },
-    "/api/v1/submissions/{submission_id}/calls": {
-        "get": _op(
-            "An endpoint run's call log, 1000 calls a page",
-            {"200": _json("a page of calls", {"$ref": "#/components/schemas/Calls"}), "400": _json("offset is not a whole number", ERROR)},
-            parameters=[
-                *SUBMISSION_ID,
-                {"name": "offset", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 0, "maximum": 999999999}},
-            ],
-        )
-    },
-    "/api/v1/submissions/{submission_id}/cancel": {
-        "post": _op(
-            "Cancel a run under way", {"200": _json("cancelled", FIELDS), "409": _json("already ended", FIELDS)}, parameters=SUBMISSION_ID
-        )
-    },
-    "/api/v1/submissions/{submission_id}/breakdown.{fmt}": {
-        "get": _op(
-            "Per-task breakdown (CSV or JSON Lines)",
-            {
-                "200": {
-                    "description": "the breakdown",
-                    "content": {"text/csv": {"schema": {"type": "string"}}, "application/x-ndjson": {"schema": {"type": "string"}}},
-                }
-            },
-            parameters=[
-                *SUBMISSION_ID,
-                {"name": "fmt", "in": "path", "required": True, "schema": {"type": "string", "enum": ["csv", "jsonl"]}},
-                {"name": "judge", "in": "query", "required": False, "schema": {"type": "string"}},
-            ],
-        )
-    },
-    "/api/v1/endpoints": {
-        "get": _op(
-            "The team's endpoints",
-            {
-                "200": _json(
-                    "endpoints",
-                    {"type": "object", "properties": {"endpoints": {"type": "array", "items": {"$ref": "#/components/schemas/Endpoint"}}}},
-                )
-            },
-        ),
-        "post": _op(
-            "Register an endpoint",
-            {"201": _json("registered", {"$ref": "#/components/schemas/Endpoint"}), "400": _json("refused", ERROR)},
-            requestBody=ENDPOINT_BODY,
-        ),
-    },
-    "/api/v1/endpoints/{endpoint_id}/test": {
-        "post": _op(
-            "One test call; nothing stored",
-            {"200": _json("the call", FIELDS), "400": _json("refused", ERROR)},
-            parameters=ENDPOINT_ID,
-            requestBody=BODY,
-        )
-    },
-    "/api/v1/endpoints/{endpoint_id}/runs": {
-        "post": _op(
-            "Start a run",
-            {"202": _json("started", SUBMISSION), "400": _json("refused", ERROR), **CREATES, **QUEUE_DOWN},
-            parameters=[*ENDPOINT_ID, IDEMPOTENCY],
-            requestBody=BODY,
-        )
-    },
-    "/api/v1/prompters": {
-        "get": _op(
-            "The team's prompter cards (the contact included)",
-            {
-                "200": _json(
-                    "cards", {"type": "object", "required": ["prompters"], "properties": {"prompters": {"type": "array", "items": CARD}}}
-                )
-            },
-            operationId="prompterList",
-        ),
-        "post": _op(
-            "Describe a prompter (a new card, version 1)",
-            {"201": {**_json("made", CARD), "links": CARD_LINKS}, **CARD_REFUSED},
-            operationId="prompterCreate",
-            requestBody={"required": True, "content": {"application/json": {"schema": CARD_NEW}}},
-        ),
-    },
-    "/api/v1/prompters/{prompter_id}": {
-        "get": _op("A prompter card", {"200": _json("the card", CARD)}, parameters=PROMPTER_ID, operationId="prompterGet"),
-        "patch": _op(
-            "Change a card: only the fields given (a new version when anything changed)",
-            {"200": _json("the card after the change", CARD), **CARD_REFUSED},
-            parameters=PROMPTER_ID,
-            operationId="prompterChange",
-            requestBody={"required": True, "content": {"application/json": {"schema": CARD_CHANGE}}},
-        ),
-    },
-    "/api/v1/prompters/{prompter_id}/versions": {
-        "get": _op(
-            "A card's history, oldest first",
-            {"200": _json("the versions", {"$ref": "#/components/schemas/PrompterHistory"})},
-            parameters=PROMPTER_ID,
-            operationId="prompterVersions",
-        )
-    },
-    "/api/v1/boards": {
-        "get": {
-            "summary": "A pack's board (public)",
-            "security": [],
-            "parameters": [
-                {"name": "pack", "in": "query", "required": True, "schema": {"type": "string", "pattern": NO_NUL}},
-                {"name": "judge", "in": "query", "required": False, "schema": {"type": "string", "pattern": NO_NUL}},
-                *BOARD_FILTERS,
-                {"name": "page", "in": "query", "required": False, "schema": {"type": "integer", "minimum": 1, "maximum": 999999999}},
+def operations() -> dict[str, dict]:
+    """Each /api/v1/ route's operations, by the route's name in the URLconf (its path and path parameters come from
+    there). Built per request: the forms' choices are the site's conditions and backends as they are now."""
+    idempotency = parameters(Idempotency, "header")
+    return {
+        "api-submit": {
+            "post": _op(
+                "Upload a prompt file",
                 {
-                    "name": "per_page",
-                    "in": "query",
-                    "required": False,
-                    "description": "rows a page (default 500)",
-                    "schema": {"type": "integer", "minimum": 1, "maximum": 500},
+                    "201": _json("stored and queued", SUBMISSION),
+                    "400": _json("bad fields or a rejected file", ERROR),
+                    "413": _json("the file is over the upload limit", ERROR),
+                    **CREATES,
+                    **QUEUE_DOWN,
                 },
-            ],
-            "responses": {
-                "200": {
-                    **_json(
-                        "a page of the board's rows (ETag and Last-Modified: send If-None-Match or If-Modified-Since)",
-                        {"$ref": "#/components/schemas/Board"},
-                    ),
-                    "headers": {
-                        **VALIDATORS,
-                        "Link": {"schema": {"type": "string"}, "description": '<next page URL>; rel="next", unless this is the last'},
+                parameters=idempotency,
+                requestBody={"required": True, "content": {"multipart/form-data": {"schema": form_schema(ApiSubmitForm)}}},
+            )
+        },
+        "api-status": {"get": _op("A submission's status, progress and figures", {"200": _json("the submission", SUBMISSION)})},
+        "api-calls": {
+            "get": _op(
+                "An endpoint run's call log, 1000 calls a page",
+                {
+                    "200": _json("a page of calls", {"$ref": "#/components/schemas/Calls"}),
+                    "400": _json("offset is not a whole number", ERROR),
+                },
+                parameters=parameters(CallsQuery, "query"),
+            )
+        },
+        "api-cancel": {"post": _op("Cancel a run under way", {"200": _json("cancelled", FIELDS), "409": _json("already ended", FIELDS)})},
+        "api-breakdown": {
+            "get": _op(
+                "Per-task breakdown (CSV or JSON Lines)",
+                {
+                    "200": {
+                        "description": "the breakdown",
+                        "content": {"text/csv": {"schema": {"type": "string"}}, "application/x-ndjson": {"schema": {"type": "string"}}},
+                    }
+                },
+                parameters=parameters(BreakdownQuery, "query"),
+            )
+        },
+        "api-endpoints": {
+            "get": _op(
+                "The team's endpoints",
+                {
+                    "200": _json(
+                        "endpoints",
+                        {
+                            "type": "object",
+                            "properties": {"endpoints": {"type": "array", "items": {"$ref": "#/components/schemas/Endpoint"}}},
+                        },
+                    )
+                },
+            ),
+            "post": _op(
+                "Register an endpoint",
+                {"201": _json("registered", {"$ref": "#/components/schemas/Endpoint"}), "400": _json("refused", ERROR)},
+                requestBody=_form_body(EndpointForm),
+            ),
+        },
+        "api-endpoint-test": {
+            "post": _op(
+                "One test call; nothing stored",
+                {"200": _json("the call", FIELDS), "400": _json("refused", ERROR)},
+                requestBody=_form_body(ApiTestForm, required=False),
+            )
+        },
+        "api-endpoint-runs": {
+            "post": _op(
+                "Start a run",
+                {"202": _json("started", SUBMISSION), "400": _json("refused", ERROR), **CREATES, **QUEUE_DOWN},
+                parameters=idempotency,
+                requestBody=_form_body(ApiRunForm, required=False, defaults=RUN_DEFAULTS),
+            )
+        },
+        "api-prompters": {
+            "get": _op(
+                "The team's prompter cards (the contact included)",
+                {
+                    "200": _json(
+                        "cards",
+                        {"type": "object", "required": ["prompters"], "properties": {"prompters": {"type": "array", "items": CARD}}},
+                    )
+                },
+                operationId="prompterList",
+            ),
+            "post": _op(
+                "Describe a prompter (a new card, version 1)",
+                {"201": {**_json("made", CARD), "links": CARD_LINKS}, **CARD_REFUSED},
+                operationId="prompterCreate",
+                requestBody=_json_body(CardNew),
+            ),
+        },
+        "api-prompter": {
+            "get": _op("A prompter card", {"200": _json("the card", CARD)}, operationId="prompterGet"),
+            "patch": _op(
+                "Change a card: only the fields given (a new version when anything changed)",
+                {"200": _json("the card after the change", CARD), **CARD_REFUSED},
+                operationId="prompterChange",
+                requestBody=_json_body(CardChange),
+            ),
+        },
+        "api-prompter-versions": {
+            "get": _op(
+                "A card's history, oldest first",
+                {"200": _json("the versions", {"$ref": "#/components/schemas/PrompterHistory"})},
+                operationId="prompterVersions",
+            )
+        },
+        "api-boards": {
+            "get": {
+                "summary": "A pack's board (public)",
+                "security": [],
+                "parameters": parameters(BoardsQuery, "query"),
+                "responses": {
+                    "200": {
+                        **_json(
+                            "a page of the board's rows (ETag and Last-Modified: send If-None-Match or If-Modified-Since)",
+                            {"$ref": "#/components/schemas/Board"},
+                        ),
+                        "headers": {
+                            **VALIDATORS,
+                            "Link": {"schema": {"type": "string"}, "description": '<next page URL>; rel="next", unless this is the last'},
+                        },
                     },
+                    "304": {"description": "unchanged since the ETag or date sent", "headers": VALIDATORS},
+                    "400": _json("an unknown query parameter, or a filter or page value nobody could mean", ERROR),
+                    "404": _json("no board, or no such page", ERROR),
+                    "405": ERRORS["405"],
+                    **TOO_LONG,
                 },
-                "304": {"description": "unchanged since the ETag or date sent", "headers": VALIDATORS},
-                "400": _json("an unknown query parameter, or a filter or page value nobody could mean", ERROR),
-                "404": _json("no board, or no such page", ERROR),
-                "405": ERRORS["405"],
-                **TOO_LONG,
-            },
+            }
+        },
+        "api-openapi": {
+            "get": {
+                "summary": "This description",
+                "security": [],
+                "responses": {"200": _json("OpenAPI 3.0", {"type": "object"}), **UNSTORABLE, **TOO_LONG},
+            }
+        },
+    }
+
+
+def api_routes(patterns: list | None = None, prefix: str = "") -> list[tuple[str, URLPattern]]:
+    """(route as written in the URLconf, its pattern) for every route under /api/v1/, includes followed."""
+    found = []
+    for p in get_resolver().url_patterns if patterns is None else patterns:
+        route = prefix + str(p.pattern)
+        if isinstance(p, URLResolver):
+            found += api_routes(p.url_patterns, route)
+        elif isinstance(p, URLPattern) and route.startswith(API):
+            found.append((route, p))
+    return found
+
+
+def paths() -> dict[str, dict]:
+    """Every /api/v1/ route, as OpenAPI writes paths ({name} for <converter:name>), with its operations."""
+    described, found = operations(), {}
+    for route, pattern in api_routes():
+        if pattern.name not in described:
+            raise LookupError(f"/{route} (URL name {pattern.name!r}) has no operations in atelier/openapi.py's operations()")
+        path = "/" + re.sub(r"<(?:\w+:)?(\w+)>", r"{\1}", route)
+        in_path = _path_parameters(pattern.pattern)
+        found[path] = {
+            method: {**operation, "parameters": in_path + operation.get("parameters", [])}
+            if in_path or "parameters" in operation
+            else operation
+            for method, operation in described.pop(pattern.name).items()
         }
-    },
-    "/api/v1/openapi.json": {
-        "get": {
-            "summary": "This description",
-            "security": [],
-            "responses": {"200": _json("OpenAPI 3.0", {"type": "object"}), **UNSTORABLE, **TOO_LONG},
-        }
-    },
-}
+    if described:
+        raise LookupError(f"operations() describes routes the URLconf lacks: {', '.join(sorted(described))}")
+    return found
+
 
 DESCRIPTION = {
     "openapi": "3.0.3",
@@ -631,7 +639,6 @@ DESCRIPTION = {
         "retry 503 and 429 after Retry-After seconds (send an Idempotency-Key so a retried submit cannot duplicate). "
         "Answers are gzipped for clients that send Accept-Encoding: gzip. docs/api.md has the conventions.",
     },
-    "paths": PATHS,
     "components": {"schemas": SCHEMAS, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     "security": [{"bearer": []}],
 }
@@ -639,4 +646,4 @@ DESCRIPTION = {
 
 @require_safe
 def description(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({**DESCRIPTION, "servers": [{"url": request.build_absolute_uri("/")}]})
+    return JsonResponse({**DESCRIPTION, "paths": paths(), "servers": [{"url": request.build_absolute_uri("/")}]})
