@@ -26,7 +26,7 @@ LAYER = {
     "studies": 3,
     "notifications": 3,  # e-mail to teams: hears of submissions through evaluation.signals
     "atelier": 4,
-    "demo": 5,  # the demo app: installed only with DEBUG, imported by nothing
+    "demo": 5,  # the demo app: installed only with ATELIER_DEMO (default: DEBUG), imported by nothing
 }
 TOP = 3
 # What evaluator/ may not import: Django, and the libraries that exist here only to serve it (the queue and its
