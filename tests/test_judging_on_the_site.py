@@ -11,6 +11,7 @@ from PIL import Image
 
 from evaluation import runtime
 from evaluation.models import Exemplar, ExemplarEmbedding, Figure, Judgement, Submission
+from evaluation.selectors import submission_cost
 from evaluator.judge import PROMPT_DIMENSIONS
 from submissions.services import submission_create, submissions_publish, token_create
 from tests.openai_server import ProviderUsage
@@ -122,7 +123,8 @@ def test_the_providers_cached_tokens_and_their_cost_show_to_the_team_on_the_page
     settings.ATELIER_JUDGE_PRICE_INPUT = None
     assert "no prices configured" in client.get(f"/submissions/{second.pk}/").content.decode()
     client.logout()
-    assert 'id="judge-cost"' not in client.get(f"/submissions/{second.pk}/").content.decode()
+    public = client.get(f"/submissions/{second.pk}/").content.decode()
+    assert 'id="judge-cost"' not in public and f"Judge calls: {submission_cost(second)['calls']} ·" in public
 
 
 @pytest.mark.django_db(transaction=True)
