@@ -105,15 +105,22 @@ def expert_ratings_import(*, submission: Submission, filename: str, data: bytes)
     if problems or not ratings:
         raise RatingFileError(problems or [f"{filename}: no ratings"])
     with transaction.atomic():
-        for r in ratings:
-            ExpertRating.objects.update_or_create(
-                rater=r.rater,
-                entry=r.entry,
-                render=r.render,
-                defaults={"scores": r.scores, "checklist": r.checklist, "note": r.note, "source": filename},
-            )
-        reports_follow()
+        if [_rating_save(r, filename) for r in ratings].count(True):
+            reports_follow()
     return len(ratings)
+
+
+def _rating_save(rating, filename: str) -> bool:
+    """Store one imported rating; False when it is stored already as it stands (a re-imported file then changes nothing,
+    so /judge/'s reports are not recomputed for it)."""
+    values = {"scores": rating.scores, "checklist": rating.checklist, "note": rating.note, "source": filename}
+    row, made = ExpertRating.objects.get_or_create(rater=rating.rater, entry=rating.entry, render=rating.render, defaults=values)
+    if made or all(getattr(row, name) == value for name, value in values.items()):
+        return made
+    for name, value in values.items():
+        setattr(row, name, value)
+    row.save()
+    return True
 
 
 def reports_follow() -> None:

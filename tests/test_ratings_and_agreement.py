@@ -180,6 +180,9 @@ def test_judge_page_reads_what_report_jobs_stored_and_says_when(judged, client, 
     assert "; new ratings or judgements since, recomputing." in stale and set(queue.job_ids) == sent
     assert worker.work(burst=True)
     assert "15 ratings by 3 raters" in judge_page(client)
+    stamps = sorted(ExpertRating.objects.values_list("pk", "updated"))
+    assert expert_ratings_import(submission=judged, filename="more.jsonl", data=ratings_file(more)) == 3
+    assert queue.count == 0 and sorted(ExpertRating.objects.values_list("pk", "updated")) == stamps  # the same file again: no change
 
     entry = judged.entries.get(task__task_id="oe-s01")  # a rating no service checked: written straight to the table
     ExpertRating.objects.create(rater="dee", entry=entry, scores={"instructional_clarity": "high"})
