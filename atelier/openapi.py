@@ -9,10 +9,13 @@ with, so no parameter name, enum, length or pattern is typed twice.
   model_json_schema;
 - upload, endpoint, test-call and run bodies: the Django forms the views validate them with (their fields' types,
   lengths, bounds and choices);
-- enums of answers: the models' TextChoices and the scoring's constants.
+- answers (components/schemas): the pydantic models the views build their JSON through (teams/schemas.py's Answer:
+  Submission, Calls and Endpoint in submissions/schemas.py, Error and the prompter cards in teams/schemas.py, Board in
+  atelier/team_api.py), printed with models_json_schema in OpenAPI 3.0's dialect; their enums are the models'
+  TextChoices and the scoring's constants.
 
-What is written here is what only the document says: summaries, the answers' shapes (SCHEMAS: the views build
-these dicts) and which statuses each route answers. tests/test_cli.py validates the result and compares its paths
+What is written here is what only the document says: summaries, the lists that wrap answers, the two answers still
+described loosely (FIELDS: a cancel, a test call) and which statuses each route answers. tests/test_cli.py validates the result and compares its paths
 with the URLconf; tests/test_api_declarations.py checks it against the declarations."""
 
 from __future__ import annotations
@@ -25,18 +28,16 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from django.urls.converters import IntConverter
 from django.views.decorators.http import require_safe
 from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
 
-from evaluation.models import CallStatus, Origin, Status
-from evaluator.judge.scales import SCALES
-from evaluator.metrics.coverage import FULL, PARTIAL, WITHHELD
 from leaderboard.downloads import BREAKDOWN_FORMATS, BreakdownQuery
+from submissions import schemas as answers
 from submissions.api import RUN_DEFAULTS, ApiRunForm, ApiSubmitForm, ApiTestForm
 from submissions.forms import EndpointForm
 from submissions.schemas import CallsQuery, Idempotency
-from teams.models import PrompterKind, Weights
-from teams.schemas import CardChange, CardNew
+from teams.schemas import CardChange, CardNew, Error, Prompter, PrompterHistory
 
-from .team_api import BoardsQuery
+from .team_api import Board, BoardsQuery
 
 ID = {"type": "integer"}
 ERROR = {"$ref": "#/components/schemas/Error"}
@@ -80,7 +81,6 @@ CREATES = {  # routes that create a submission
 }
 QUEUE_DOWN = {"503": _retry("the work queue is unavailable; nothing was stored")}
 FIELDS = {"type": "object", "additionalProperties": True}
-SCALE_WORDS = "the value's scale: " + ", ".join(f"{name} ({scale.label})" for name, scale in SCALES.items())
 
 
 def _op(summary: str, responses: dict, **extra) -> dict:
@@ -175,269 +175,49 @@ def _path_parameters(pattern) -> list[dict]:
 ENUMS = {"fmt": BREAKDOWN_FORMATS}  # path parameters the view takes from a fixed list
 
 
-SCHEMAS = {
-    "Error": {
-        "type": "object",
-        "required": ["error"],
-        "properties": {
-            "error": {"type": "string"},
-            "errors": {"type": "array", "items": {"type": "string"}, "description": "line-numbered problems of a rejected prompt file"},
-            "field": {"type": "string", "nullable": True},
-            "fields": {"type": "object", "additionalProperties": True},
-            "problems": {"type": "integer"},
-            "file": {"type": "string"},
-        },
-    },
-    "Figure": {
-        "type": "object",
-        "description": "a figure with its 95 % interval: `low` and `high` on the figure's own scale, or both null and "
-        "`interval_note` saying why there is none (e.g. no task has a score, or the figure is withheld)",
-        "properties": {
-            "value": {
-                "type": "number",
-                "nullable": True,
-                "description": "on the figure's scale; null when withheld or when no task has a score",
-            },
-            "scale": {"type": "string", "description": SCALE_WORDS},
-            "low": {"type": "number", "nullable": True, "description": "the 95 % interval's lower end, on the figure's scale"},
-            "high": {"type": "number", "nullable": True, "description": "the 95 % interval's upper end, on the figure's scale"},
-            "interval_note": {
-                "type": "string",
-                "nullable": True,
-                "description": "why `low` and `high` are null, in words; null when the figure has an interval",
-            },
-            "partial": {"type": "boolean"},
-            "withheld": {"type": "boolean"},
-            "coverage": {"type": "object", "nullable": True, "properties": {"scored": ID, "planned": ID}},
-        },
-    },
-    "Counts": {
-        "type": "object",
-        "properties": {"total": ID, "done": ID, "pending": ID, "running": ID, "waiting": ID},
-        "additionalProperties": {"type": "integer"},
-    },
-    "Submission": {
-        "type": "object",
-        "required": ["id", "status"],
-        "properties": {
-            "id": ID,
-            "status": {"type": "string", "enum": list(Status.values)},
-            "error": {"type": "string"},
-            "pack": {"type": "string"},
-            "status_url": {"type": "string"},
-            "page_url": {"type": "string"},
-            "progress": {
-                "type": "object",
-                "properties": {"renders": {"$ref": "#/components/schemas/Counts"}, "judgements": {"$ref": "#/components/schemas/Counts"}},
-            },
-            "eta": {"type": "object", "nullable": True, "additionalProperties": True},
-            "judge": {"type": "string"},
-            "judge_version": {"type": "string"},
-            "cost": {"type": "object", "additionalProperties": {"type": "integer"}},
-            "judge_cost": {
-                "type": "object",
-                "description": "Judge requests, the tokens the provider reported (cached_prompt_tokens: served by its prompt cache) and "
-                "their cost in USD at the deployer's prices: usd as the synchronous route is billed, usd_batch on the batch route; "
-                "both null and note 'no prices configured' without prices",
-                "properties": {
-                    "requests": {"type": "integer"},
-                    "prompt_tokens": {"type": "integer"},
-                    "cached_prompt_tokens": {"type": "integer"},
-                    "completion_tokens": {"type": "integer"},
-                    "cached_share": {"type": "number", "nullable": True},
-                    "usd": {"type": "number", "nullable": True},
-                    "usd_batch": {"type": "number", "nullable": True},
-                    "prices": {
-                        "type": "object",
-                        "nullable": True,
-                        "properties": {
-                            "input": {"type": "number"},
-                            "cached_input": {"type": "number"},
-                            "output": {"type": "number"},
-                            "batch_discount": {"type": "number"},
-                            "source": {"type": "string"},
-                        },
-                    },
-                    "note": {"type": "string"},
-                },
-            },
-            "figures": {
-                "type": "object",
-                "description": "'scope:key' (overall:overall, category:OE, ...) -> figure",
-                "additionalProperties": {"$ref": "#/components/schemas/Figure"},
-            },
-            "prompter_card": {"type": "integer", "nullable": True, "description": "the id of the team's card for its prompter"},
-            "origin": {"type": "string", "enum": list(Origin.values)},
-            "condition": {"type": "string"},
-            "condition_version": {"type": "string"},
-            "warnings": {"type": "array", "items": {"type": "string"}},
-            "prompting": {"type": "object", "nullable": True, "additionalProperties": True},
-        },
-    },
-    "Calls": {
-        "type": "object",
-        "required": ["id", "offset", "next_offset", "calls"],
-        "properties": {
-            "id": ID,
-            "offset": ID,
-            "next_offset": {"type": "integer", "nullable": True, "description": "the next page's offset; null: this is the last"},
-            "calls": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "task": {"type": "string"},
-                        "category": {"type": "string"},
-                        "sample": ID,
-                        "round": {"type": "integer", "description": "from 1"},
-                        "status": {"type": "string", "enum": list(CallStatus.values)},
-                        "temperature": {"type": "number", "nullable": True},
-                        "seed": {"type": "integer", "nullable": True},
-                        "http_status": {"type": "integer", "nullable": True},
-                        "requests": {"type": "integer", "description": "HTTP requests sent, retries included"},
-                        "latency": {"type": "number", "nullable": True, "description": "seconds"},
-                        "prompt_tokens": ID,
-                        "completion_tokens": ID,
-                        "error": {"type": "string"},
-                        "text": {"type": "string", "description": "the prompt taken from the reply"},
-                        "predicted_score": {"type": "number", "nullable": True},
-                        "reply": {"type": "string"},
-                        "request": {"type": "array", "items": {}, "description": "the messages sent, images replaced by size and hash"},
-                        "feedback_score": {"type": "number", "nullable": True},
-                        "started_at": {"type": "string", "format": "date-time", "nullable": True},
-                        "finished_at": {"type": "string", "format": "date-time", "nullable": True},
-                    },
-                },
-            },
-        },
-    },
-    "Endpoint": {
-        "type": "object",
-        "properties": {
-            "id": ID,
-            "name": {"type": "string"},
-            "model": {"type": "string"},
-            "host": {"type": "string"},
-            "has_key": {"type": "boolean"},
-            "parameters": {"type": "object", "additionalProperties": True},
-            "max_in_flight": ID,
-            "archived": {"type": "boolean"},
-            "runs_url": {"type": "string"},
-        },
-    },
-    "Prompter": {
-        "type": "object",
-        "required": ["id", "name", "kind", "parameters", "parameters_label", "described", "version", "updated"],
-        "properties": {
-            "id": ID,
-            "name": {"type": "string"},
-            "kind": {"type": "string", "enum": [*PrompterKind.values, ""], "description": "'': not described yet"},
-            "family": {"type": "string"},
-            "weights": {"type": "string", "enum": [*Weights.values, ""]},
-            "parameters": {"type": "integer", "nullable": True},
-            "parameters_label": {"type": "string", "description": "the count with a unit, e.g. 7B ('' when none)"},
-            "paper_url": {"type": "string"},
-            "code_url": {"type": "string"},
-            "licence": {"type": "string"},
-            "description": {"type": "string"},
-            "contact": {"type": "string"},
-            "described": {"type": "boolean", "description": "false: a card made from a submission's prompter name alone"},
-            "version": {"type": "integer", "nullable": True, "description": "the latest version's number"},
-            "created": {"type": "string", "format": "date-time"},
-            "updated": {"type": "string", "format": "date-time"},
-            "versions_url": {"type": "string"},
-        },
-    },
-    "PrompterHistory": {
-        "type": "object",
-        "required": ["id", "name", "versions"],
-        "properties": {
-            "id": ID,
-            "name": {"type": "string"},
-            "versions": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["number", "by", "when", "changed", "values"],
-                    "properties": {
-                        "number": ID,
-                        "by": {
-                            "type": "string",
-                            "description": "a member's name, the API token's name and prefix (\"API token 'ci' (atl_…)\"; 'API token' alone once it is deleted) or 'the platform'",
-                        },
-                        "when": {"type": "string", "format": "date-time"},
-                        "changed": {"type": "array", "items": {"type": "string"}},
-                        "values": {"type": "object", "additionalProperties": True, "description": "every field after the change"},
-                    },
-                },
-            },
-        },
-    },
-    "BoardCell": {
-        "type": "object",
-        "nullable": True,
-        "properties": {
-            "value": {"type": "number", "nullable": True},
-            "scale": {"type": "string"},
-            "ci_low": {"type": "number", "nullable": True, "description": "the 95 % interval's lower end, on the cell's scale"},
-            "ci_high": {"type": "number", "nullable": True, "description": "the 95 % interval's upper end, on the cell's scale"},
-            "standing": {"type": "string", "enum": [FULL, PARTIAL, WITHHELD]},
-        },
-    },
-    "Board": {
-        "type": "object",
-        "properties": {
-            "board": {"type": "string"},
-            "pack": {"type": "string"},
-            "judge": {"type": "string"},
-            "rows": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "rank": {
-                            "type": "integer",
-                            "nullable": True,
-                            "description": "the best place the board's head-to-head decisions allow (1 + the entries decided ahead); null: unranked",
-                        },
-                        "rank_high": {
-                            "type": "integer",
-                            "nullable": True,
-                            "description": "the worst place they allow (the ranked entries less those it is decided ahead of); equal to rank when decided",
-                        },
-                        "win_rate": {
-                            "type": "number",
-                            "nullable": True,
-                            "description": "the share of common tasks won against the other ranked entries, ties half (0-1)",
-                        },
-                        "win_low": {"type": "number", "nullable": True, "description": "the win rate's 95 % interval, lower end (0-1)"},
-                        "win_high": {"type": "number", "nullable": True, "description": "the win rate's 95 % interval, upper end (0-1)"},
-                        "submission": ID,
-                        "prompter": {"type": "string"},
-                        "team": {"type": "string"},
-                        "condition": {"type": "string"},
-                        "overall": {"$ref": "#/components/schemas/BoardCell"},
-                        "tasks_covered": ID,
-                        "categories": {"type": "object", "additionalProperties": {"$ref": "#/components/schemas/BoardCell"}},
-                        "origin": {"type": "string", "enum": list(Origin.values)},
-                        "card": {
-                            "type": "object",
-                            "nullable": True,
-                            "description": "the entry's prompter card as it was when the entry was published (the contact left out)",
-                            "additionalProperties": True,
-                        },
-                    },
-                },
-            },
-            "filters": {"type": "object", "additionalProperties": {"type": "string"}, "description": "the filters applied"},
-            "page": ID,
-            "per_page": ID,
-            "pages": {"type": "integer", "description": "pages of per_page rows"},
-            "count": {"type": "integer", "description": "rows on every page together"},
-            "next": {"type": "string", "nullable": True, "description": "the next page's URL (also in the Link header); null on the last"},
-        },
-    },
-}
+ANSWERS = (  # the answers' declarations; the models they hold (Figure, Counts, BoardCell, ...) come with them
+    Error,
+    answers.Submission,
+    answers.Calls,
+    answers.Endpoint,
+    Prompter,
+    PrompterHistory,
+    Board,
+)
+REF = "#/components/schemas/{model}"
+
+
+def answer_schemas() -> dict[str, dict]:
+    """components/schemas: each answer model's JSON schema (and each model it holds, by its name), as OpenAPI 3.0
+    writes it (openapi_schema)."""
+    _, found = models_json_schema([(model, "serialization") for model in ANSWERS], ref_template=REF)
+    return {name: openapi_schema(schema) for name, schema in found["$defs"].items()}
+
+
+def openapi_schema(schema: dict) -> dict:
+    """A pydantic JSON schema in OpenAPI 3.0's dialect: `anyOf [X, null]` as X with nullable: true (a reference in an
+    allOf: 3.0 ignores what stands beside a $ref), no titles, no defaults (they describe inputs), and no
+    `additionalProperties: false` (a client must take an answer with a key added later)."""
+    shown = {
+        key: value
+        for key, value in schema.items()
+        if key not in ("title", "default") and not (key == "additionalProperties" and value is False)
+    }
+    if "properties" in shown:
+        shown["properties"] = {name: openapi_schema(field) for name, field in shown["properties"].items()}
+    for key in ("items", "additionalProperties"):
+        if isinstance(shown.get(key), dict):
+            shown[key] = openapi_schema(shown[key])
+    if "anyOf" in shown:
+        kinds = [openapi_schema(kind) for kind in shown.pop("anyOf") if kind != {"type": "null"}]
+        nullable = len(kinds) < len(schema["anyOf"])
+        if len(kinds) != 1:
+            raise ValueError(f"no OpenAPI 3.0 schema for anyOf {schema['anyOf']}: declare one type (or it and None)")
+        shown = {**shown, **kinds[0], **({"nullable": True} if nullable else {})}
+    if "$ref" in shown and len(shown) > 1:
+        shown = {**{k: v for k, v in shown.items() if k != "$ref"}, "allOf": [{"$ref": shown["$ref"]}]}
+    return shown
+
 
 # Patterns spell their classes out: `\s` means one set in Python (what the server strips), another in ECMA-262 and
 # ASCII alone in some generators (schemathesis reads patterns with re.ASCII).
@@ -639,11 +419,12 @@ DESCRIPTION = {
         "retry 503 and 429 after Retry-After seconds (send an Idempotency-Key so a retried submit cannot duplicate). "
         "Answers are gzipped for clients that send Accept-Encoding: gzip. docs/api.md has the conventions.",
     },
-    "components": {"schemas": SCHEMAS, "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
     "security": [{"bearer": []}],
 }
+SECURITY = {"bearer": {"type": "http", "scheme": "bearer"}}
 
 
 @require_safe
 def description(request: HttpRequest) -> JsonResponse:
-    return JsonResponse({**DESCRIPTION, "paths": paths(), "servers": [{"url": request.build_absolute_uri("/")}]})
+    components = {"schemas": answer_schemas(), "securitySchemes": SECURITY}
+    return JsonResponse({**DESCRIPTION, "components": components, "paths": paths(), "servers": [{"url": request.build_absolute_uri("/")}]})

@@ -7,6 +7,7 @@ import hashlib
 import json
 from dataclasses import asdict
 from functools import wraps
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
@@ -21,12 +22,13 @@ from pydantic import Field, ValidationError
 
 from evaluation.boards import boards_version
 from evaluation.judges import pick_judge
-from evaluation.models import Submission
+from evaluation.models import Origin, Submission
+from evaluator.metrics.coverage import FULL, PARTIAL, WITHHELD
 from leaderboard import selectors
 from leaderboard.downloads import breakdown_response
 from leaderboard.filters import BoardFilter, FilterQuery
 from submissions.api import token_required
-from teams.schemas import NO_NUL, Whole, refusal
+from teams.schemas import NO_NUL, Answer, Real, Whole, choice, refusal
 
 BOARD_ROWS_MAX = 500  # rows a page: the most, and the default
 
@@ -39,27 +41,80 @@ def breakdown(request: HttpRequest, submission_id: int, fmt: str) -> StreamingHt
     return breakdown_response(request, submission, fmt)
 
 
-def _cell(cell: selectors.Cell | None) -> dict | None:
+# --- the board's answer, declared once (teams/schemas.py's Answer: built through these, printed by the document) ---
+
+
+class BoardCell(Answer):
+    """A figure as a board cell shows it."""
+
+    value: Real | None
+    scale: str
+    ci_low: Real | None = Field(description="the 95 % interval's lower end, on the cell's scale")
+    ci_high: Real | None = Field(description="the 95 % interval's upper end, on the cell's scale")
+    standing: choice(FULL, PARTIAL, WITHHELD)
+
+
+class BoardRow(Answer):
+    """One entry of the board."""
+
+    rank: int | None = Field(
+        description="the best place the board's head-to-head decisions allow (1 + the entries decided ahead); null: unranked"
+    )
+    rank_high: int | None = Field(
+        description="the worst place they allow (the ranked entries less those it is decided ahead of); equal to rank when decided"
+    )
+    win_rate: Real | None = Field(description="the share of common tasks won against the other ranked entries, ties half (0-1)")
+    win_low: Real | None = Field(description="the win rate's 95 % interval, lower end (0-1)")
+    win_high: Real | None = Field(description="the win rate's 95 % interval, upper end (0-1)")
+    submission: int
+    prompter: str
+    team: str
+    condition: str
+    overall: BoardCell | None
+    categories: dict[str, BoardCell | None]
+    tasks_covered: int
+    origin: choice(*Origin.values)
+    card: dict[str, Any] | None = Field(
+        description="the entry's prompter card as it was when the entry was published (the contact left out)"
+    )
+
+
+class Board(Answer):
+    """A page of a pack's board."""
+
+    board: str
+    pack: str
+    judge: str
+    rows: list[BoardRow]
+    filters: dict[str, str] = Field(description="the filters applied")
+    page: int
+    per_page: int
+    pages: int = Field(description="pages of per_page rows")
+    count: int = Field(description="rows on every page together")
+    next: str | None = Field(description="the next page's URL (also in the Link header); null on the last")
+
+
+def _cell(cell: selectors.Cell | None) -> BoardCell | None:
     if cell is None:
         return None
-    return {"value": cell.value, "scale": cell.scale, "ci_low": cell.ci_low, "ci_high": cell.ci_high, "standing": cell.standing}
+    return BoardCell(value=cell.value, scale=cell.scale, ci_low=cell.ci_low, ci_high=cell.ci_high, standing=cell.standing)
 
 
-def _row(row: selectors.Row) -> dict:
+def _row(row: selectors.Row) -> BoardRow:
     s = row.submission
-    return {
-        "rank": row.stats.get("rank"),
+    return BoardRow(
+        rank=row.stats.get("rank"),
         **{k: row.stats.get(k) for k in ("rank_high", "win_rate", "win_low", "win_high")},
-        "submission": s.pk,
-        "prompter": s.prompter,
-        "team": s.team.name,
-        "condition": row.condition,
-        "overall": _cell(row.overall),
-        "categories": {k: _cell(c) for k, c in row.categories.items()},
-        "tasks_covered": row.tasks_covered,
-        "origin": s.origin,
-        "card": asdict(row.card) if row.card else None,
-    }
+        submission=s.pk,
+        prompter=s.prompter,
+        team=s.team.name,
+        condition=row.condition,
+        overall=_cell(row.overall),
+        categories={k: _cell(c) for k, c in row.categories.items()},
+        tasks_covered=row.tasks_covered,
+        origin=s.origin,
+        card=asdict(row.card) if row.card else None,
+    )
 
 
 PAGE_MAX = 999_999_999
@@ -162,8 +217,8 @@ def _boards_body(request: HttpRequest) -> tuple[int, dict]:
     if page.number != number:  # the paginator gives the last page for one past it: the API says there is none
         return 404, {"error": f"no page {number}: the board has {page.paginator.num_pages} page(s) of {per_page} rows"}
     rows = [_row(r) for r in page.object_list]
-    return 200, {
+    return 200, Board(
         **{"board": board.key, "pack": str(board), "judge": judge.key, "rows": rows, "filters": filters.answered()},
         **{"page": number, "per_page": per_page, "pages": page.paginator.num_pages, "count": page.paginator.count},
-        "next": _next_url(request, page),
-    }
+        next=_next_url(request, page),
+    ).answer()

@@ -38,12 +38,14 @@ from evaluator.metrics.scopes import Scope
 from tasks.models import TaskPack
 from teams import ratelimit
 from teams.forms import PrompterForm
-from teams.models import Endpoint, Prompter, PrompterVersion, Team
-from teams.schemas import CardChange, CardNew, refusal
+from teams.models import Endpoint, Prompter, Team
+from teams.schemas import CardChange, CardNew, PrompterHistory, PrompterVersion, refusal
+from teams.schemas import Prompter as CardAnswer
 from teams.services import CardRefused, card_save, parameters_label
 
+from . import schemas as answers
 from . import services
-from .forms import EchoSafeForm, EndpointForm, RunForm, refusal_field
+from .forms import EchoSafeForm, EndpointForm, RunForm, api_judge_route_field, refusal_field
 from .parsing import PromptFileError
 from .schemas import CallsQuery, Idempotency, headers
 from .views import shown_test_call
@@ -63,6 +65,7 @@ class ApiSubmitForm(EchoSafeForm):
     prompter = forms.CharField(max_length=200)
     condition = forms.CharField(max_length=40, required=False)
     pack = forms.CharField(max_length=141, required=False, help_text=PACK_HELP)
+    judge_by_batch = api_judge_route_field()
 
 
 def _cap_reached(exc: services.CapReached) -> JsonResponse:
@@ -138,7 +141,11 @@ def submit(request: HttpRequest) -> JsonResponse:
     form = ApiSubmitForm(request.POST, request.FILES)
     if not form.is_valid():
         return JsonResponse(
-            {"error": "send multipart fields 'file' and 'prompter' (and optionally 'pack', 'condition')", "fields": form.errors}, status=400
+            {
+                "error": "send multipart fields 'file' and 'prompter' (and optionally 'pack', 'condition', 'judge_by_batch')",
+                "fields": form.errors,
+            },
+            status=400,
         )
     pack = _pack(form.cleaned_data["pack"])
     if pack is None:
@@ -158,7 +165,10 @@ def submit(request: HttpRequest) -> JsonResponse:
             filename=upload.name,
             data=upload.read(limit + 1),
             idempotency_key=key,
+            judge_by_batch=form.cleaned_data["judge_by_batch"],
         )
+    except services.JudgeRouteRefused as exc:
+        return _bad(str(exc), "judge_by_batch")
     except PromptFileError as exc:
         return JsonResponse(
             {
@@ -176,57 +186,58 @@ def submit(request: HttpRequest) -> JsonResponse:
     except QueueUnavailable:
         return _queue_down()
     submission.refresh_from_db()  # in-process jobs may have run already: answer with the state as it is
-    return JsonResponse(_status(request, submission), status=201)
+    return JsonResponse(_status(request, submission).answer(), status=201)
 
 
 @require_safe
 @token_required
 def status(request: HttpRequest, submission_id: int) -> JsonResponse:
     submission = get_object_or_404(Submission, pk=submission_id, team=request.team)
-    return JsonResponse(_status(request, submission))
+    return JsonResponse(_status(request, submission).answer())
 
 
-def _status(request: HttpRequest, submission: Submission) -> dict:
+def _status(request: HttpRequest, submission: Submission) -> answers.Submission:
     figures = submission_figures(submission)  # scope -> [Figure]
-    return {
-        "id": submission.pk,
-        "status": submission.status,
-        "error": submission.error,
-        "pack": str(submission.pack),
-        "status_url": request.build_absolute_uri(reverse("api-status", args=[submission.pk])),
-        "page_url": request.build_absolute_uri(reverse("submission", args=[submission.pk])),
-        "progress": (progress := submission_progress(submission)),
-        "eta": submission_eta(submission, progress),
-        "judge": submission.judge_label,
-        "judge_version": submission.judge_version,
-        "cost": submission_cost(submission),
-        "judge_cost": submission_judge_cost(submission),
-        "figures": {f"{f.scope}:{f.key}": _figure(f) for group in figures.values() for f in group},
-        "prompter_card": submission.card_id,
-        "origin": submission.origin,
-        "condition": submission.condition,
-        "condition_version": submission.condition_version,
-        "warnings": [c["warning"]] if (c := pack_coverage(submission)) else [],
+    return answers.Submission(
+        id=submission.pk,
+        status=submission.status,
+        error=submission.error,
+        pack=str(submission.pack),
+        status_url=request.build_absolute_uri(reverse("api-status", args=[submission.pk])),
+        page_url=request.build_absolute_uri(reverse("submission", args=[submission.pk])),
+        progress=(progress := submission_progress(submission)),
+        eta=submission_eta(submission, progress),
+        judge=submission.judge_label,
+        judge_version=submission.judge_version,
+        judge_route=submission.judge_route,
+        cost=submission_cost(submission),
+        judge_cost=submission_judge_cost(submission),
+        figures={f"{f.scope}:{f.key}": _figure(f) for group in figures.values() for f in group},
+        prompter_card=submission.card_id,
+        origin=submission.origin,
+        condition=submission.condition,
+        condition_version=submission.condition_version,
+        warnings=[c["warning"]] if (c := pack_coverage(submission)) else [],
         **({"prompting": _jsonable(prompting_progress(submission))} if submission.origin == Origin.ENDPOINT else {}),
-    }
+    )
 
 
-def _figure(figure) -> dict:
+def _figure(figure) -> answers.Figure:
     """A figure with what it rests on: a withheld one has no value; a partial one says so (evaluator.metrics.coverage).
     Its 95 % interval (`low`, `high`, on the figure's own scale) as stored, or `interval_note` saying why there is none."""
     covered = {"scored": figure.coverage["scored"], "planned": figure.coverage["planned"]} if figure.coverage else None
     withheld = figure.standing == WITHHELD
     note = _interval_note(figure, withheld)
-    return {
-        "value": None if withheld else figure.value,
-        "scale": figure.scale,
-        "low": None if note else figure.ci_low,
-        "high": None if note else figure.ci_high,
-        "interval_note": note,
-        "partial": figure.standing != FULL,
-        "withheld": withheld,
-        "coverage": covered,
-    }
+    return answers.Figure(
+        value=None if withheld else figure.value,
+        scale=figure.scale,
+        low=None if note else figure.ci_low,
+        high=None if note else figure.ci_high,
+        interval_note=note,
+        partial=figure.standing != FULL,
+        withheld=withheld,
+        coverage=covered,
+    )
 
 
 NO_INTERVAL_SCOPES = (Scope.PART, Scope.CATEGORY_BACKEND, Scope.TASK)  # evaluator.metrics.aggregate gives these none
@@ -256,9 +267,11 @@ CALLS_PAGE = 1000
 
 
 class ApiRunForm(RunForm):
-    """RunForm with the pack named as in the upload API (name or name@version; default: the newest pack)."""
+    """RunForm with the pack named as in the upload API (name or name@version; default: the newest pack), and the
+    judge route as the upload takes it (whatever ATELIER_JUDGE_BATCH says: a contradicting choice is refused)."""
 
     pack = forms.CharField(max_length=141, required=False, help_text=PACK_HELP)
+    judge_by_batch = api_judge_route_field()
 
 
 RUN_DEFAULTS = {"condition": "plain", "samples": 1, "rounds": 1}  # what an API run leaves out (the form requires them)
@@ -297,17 +310,17 @@ def _refused(exc: services.EndpointRefused, form: forms.Form) -> JsonResponse:
 
 def _endpoint(request: HttpRequest, endpoint: Endpoint) -> dict:
     """An endpoint as the API shows it: never the key, only whether one is set."""
-    return {
-        "id": endpoint.pk,
-        "name": endpoint.name,
-        "model": endpoint.model,
-        "host": urlparse(endpoint.base_url).netloc,
-        "has_key": endpoint.has_key,
-        "parameters": endpoint.parameters(),
-        "max_in_flight": endpoint.max_in_flight,
-        "archived": endpoint.archived,
-        "runs_url": request.build_absolute_uri(reverse("api-endpoint-runs", args=[endpoint.pk])),
-    }
+    return answers.Endpoint(
+        id=endpoint.pk,
+        name=endpoint.name,
+        model=endpoint.model,
+        host=urlparse(endpoint.base_url).netloc,
+        has_key=endpoint.has_key,
+        parameters=endpoint.parameters(),
+        max_in_flight=endpoint.max_in_flight,
+        archived=endpoint.archived,
+        runs_url=request.build_absolute_uri(reverse("api-endpoint-runs", args=[endpoint.pk])),
+    ).answer()
 
 
 @csrf_exempt
@@ -387,7 +400,7 @@ def endpoint_runs(request: HttpRequest, endpoint_id: int) -> JsonResponse:
         return JsonResponse({"error": str(exc)}, status=422)
     except QueueUnavailable:
         return _queue_down()
-    return JsonResponse(_status(request, submission), status=202)
+    return JsonResponse(_status(request, submission).answer(), status=202)
 
 
 @require_safe
@@ -401,7 +414,8 @@ def calls(request: HttpRequest, submission_id: int) -> JsonResponse:
         return _bad(*refusal(exc, "query parameter"))
     rows = list(islice(call_log_rows(submission), offset, offset + CALLS_PAGE))
     more = len(rows) == CALLS_PAGE and submission.calls.count() > offset + CALLS_PAGE
-    return JsonResponse({"id": submission.pk, "offset": offset, "next_offset": offset + CALLS_PAGE if more else None, "calls": rows})
+    page = answers.Calls(id=submission.pk, offset=offset, next_offset=offset + CALLS_PAGE if more else None, calls=rows)
+    return JsonResponse(page.answer())
 
 
 @csrf_exempt
@@ -425,16 +439,16 @@ def _cards(team: Team) -> QuerySet[Prompter]:
 
 def _card(request: HttpRequest, card: Prompter) -> dict:
     """A card as its own team sees it: every field, the contact included (card from _cards())."""
-    return {
-        "id": card.pk,
+    return CardAnswer(
+        id=card.pk,
         **card.values(),
-        "parameters_label": parameters_label(card.parameters),
-        "described": card.described,
-        "version": card.version,
-        "created": card.created.isoformat(),
-        "updated": card.updated.isoformat(),
-        "versions_url": request.build_absolute_uri(reverse("api-prompter-versions", args=[card.pk])),
-    }
+        parameters_label=parameters_label(card.parameters),
+        described=card.described,
+        version=card.version,
+        created=card.created.isoformat(),
+        updated=card.updated.isoformat(),
+        versions_url=request.build_absolute_uri(reverse("api-prompter-versions", args=[card.pk])),
+    ).answer()
 
 
 def _json_object(request: HttpRequest) -> dict | None:
@@ -501,14 +515,10 @@ def prompter(request: HttpRequest, prompter_id: int) -> JsonResponse:
     return refused or _card_saved(request, card, given)
 
 
-def _version(version: PrompterVersion) -> dict:
-    return {
-        "number": version.number,
-        "by": version.by,
-        "when": version.created.isoformat(),
-        "changed": version.changed,
-        "values": version.values,
-    }
+def _version(version) -> PrompterVersion:
+    return PrompterVersion(
+        number=version.number, by=version.by, when=version.created.isoformat(), changed=version.changed, values=version.values
+    )
 
 
 @require_safe
@@ -517,4 +527,4 @@ def prompter_versions(request: HttpRequest, prompter_id: int) -> JsonResponse:
     """A card's history, oldest first: who, when, which fields, and every value after each change."""
     card = get_object_or_404(Prompter, pk=prompter_id, team=request.team)
     versions = card.versions.select_related("user", "token").order_by("number")
-    return JsonResponse({"id": card.pk, "name": card.name, "versions": [_version(v) for v in versions]})
+    return JsonResponse(PrompterHistory(id=card.pk, name=card.name, versions=[_version(v) for v in versions]).answer())

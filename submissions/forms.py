@@ -43,8 +43,37 @@ def judge_by_batch_field() -> forms.BooleanField:
 
 
 def offer_judge_route(form: forms.Form) -> None:
-    if settings.ATELIER_JUDGE_BATCH == "ask":
+    """The page's tick box where the deployer asks; a form that declares its own field (the API's) keeps it."""
+    if settings.ATELIER_JUDGE_BATCH == "ask" and "judge_by_batch" not in form.fields:
         form.fields["judge_by_batch"] = judge_by_batch_field()
+
+
+class JudgeRouteField(forms.NullBooleanField):
+    """The API's judge_by_batch: true or false (JSON booleans, or the words as JSON spells them in form fields), or left
+    out (None: the site's route). Anything else (1, yes, True) is refused naming the field, never read as a choice; under
+    ATELIER_JUDGE_BATCH=off or all, a value that contradicts the site's route is refused by the service
+    (submissions.services.judge_route_for)."""
+
+    widget = forms.TextInput  # the value as sent (NullBooleanSelect would read an unknown word as "left out")
+    CHOSEN = {"true": True, "false": False}
+
+    def to_python(self, value):
+        if value is None or value == "":
+            return None
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value in self.CHOSEN:
+            return self.CHOSEN[value]
+        raise forms.ValidationError("Send true or false (as JSON spells them), or leave the field out.", code="invalid")
+
+
+def api_judge_route_field() -> JudgeRouteField:
+    return JudgeRouteField(
+        required=False,
+        help_text="true: judge by the provider's batch API (cheaper, scores within 24 h); false: synchronously. Left out: "
+        "synchronous, or by batch where the site judges every submission so. Refused (400) where it contradicts the site's "
+        "only route (ATELIER_JUDGE_BATCH off or all).",
+    )
 
 
 class TeamForm(forms.ModelForm):

@@ -195,3 +195,80 @@ class CardNew(CardChange):
         pattern=NAME,
         description="the display name (not only spaces); submissions under it use the card",
     )
+
+
+# --- answers ---------------------------------------------------------------------------------------------------
+# What the API answers, declared once: the views build their JSON through these models (answer()), and the OpenAPI
+# document's components/schemas are their JSON schemas (atelier/openapi.py). Unknown keys are refused, so a view
+# cannot answer a key the document does not describe. Values keep their Python types (the view's JSON encoder writes
+# them as before): numbers stay as given (Real), dates are the views' ISO 8601 strings (DateTime).
+
+
+class Answer(BaseModel):
+    """An API answer (or part of one)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def answer(self) -> dict[str, Any]:
+        """The JSON object, as the view sends it: every field given (a field left out stays out, e.g. `prompting`)."""
+        return self.model_dump(exclude_unset=True)
+
+
+Real = Annotated[int | float, WithJsonSchema({"type": "number"})]  # a number as given (an int is not turned into 1.0)
+DateTime = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]  # datetime.isoformat()
+
+
+class Error(Answer):
+    """A refusal (every 4xx and 5xx answer): `error` says what was wrong, in words."""
+
+    model_config = ConfigDict(extra="allow")  # a route may add what it found (e.g. the id of the card with that name)
+
+    error: str
+    errors: list[str] = Field(None, description="line-numbered problems of a rejected prompt file")
+    field: str | None = Field(None, description="the field (or parameter, or header) refused")
+    fields: dict[str, Any] = Field(None, description="each refused field's problems")
+    problems: int = Field(None, description="how many problems the prompt file has (more than `errors` lists)")
+    file: str = Field(None, description="the rejected file's name")
+
+
+class Prompter(Answer):
+    """A prompter card as its own team sees it: every field, the contact included."""
+
+    id: int
+    name: str
+    kind: choice(*PrompterKind.values, "") = Field(description="'': not described yet")
+    family: str
+    weights: choice(*Weights.values, "")
+    parameters: int | None
+    paper_url: str
+    code_url: str
+    licence: str
+    description: str
+    contact: str
+    parameters_label: str = Field(description="the count with a unit, e.g. 7B ('' when none)")
+    described: bool = Field(description="false: a card made from a submission's prompter name alone")
+    version: int | None = Field(description="the latest version's number")
+    created: DateTime
+    updated: DateTime
+    versions_url: str
+
+
+class PrompterVersion(Answer):
+    """One saved state of a card."""
+
+    number: int
+    by: str = Field(
+        description="a member's name, the API token's name and prefix (\"API token 'ci' (atl_…)\"; 'API token' alone once it is "
+        "deleted) or 'the platform'"
+    )
+    when: DateTime
+    changed: list[str]
+    values: dict[str, Any] = Field(description="every field after the change")
+
+
+class PrompterHistory(Answer):
+    """A card's history, oldest first."""
+
+    id: int
+    name: str
+    versions: list[PrompterVersion]

@@ -90,7 +90,8 @@ def test_every_figure_carries_its_stored_interval_on_its_own_scale(client, team,
 
     # the detail figures (parts, category x backend, tasks) never get one; the API leaves them out, _figure still says why
     task = submission_figures(Submission.objects.get(pk=body["id"]), every=True)["task"][0]
-    assert _figure(task)["interval_note"] == "no interval: none is computed for this kind of figure" and _figure(task)["low"] is None
+    shown = _figure(task).answer()
+    assert shown["interval_note"] == "no interval: none is computed for this kind of figure" and shown["low"] is None
 
 
 # One IM and one OE prompt; every model call fails, so only IM's target similarity (a metric, no call) is scored.
@@ -152,3 +153,31 @@ def test_status_of_another_teams_submission_is_404(client, team, stranger, sampl
     _, other_token = token_create(team=team_create(user=stranger, name="Other"), name="x")
     assert client.get(f"/api/v1/submissions/{submission_id}", **auth(other_token)).status_code == 404
     assert json.loads(client.get(f"/api/v1/submissions/{submission_id}", **auth(token)).content)["id"] == submission_id
+
+
+def test_the_upload_takes_the_judge_route_where_the_site_asks_and_refuses_one_it_does_not_offer(
+    client, team, sample_pack, example_prompts, settings
+):
+    _, token = token_create(team=team, name="ci")
+
+    def upload(prompter: str, choice: str | None):
+        sent = {"file": SimpleUploadedFile("p.jsonl", example_prompts), "prompter": prompter, "pack": "sample"}
+        return client.post("/api/v1/submissions", sent | ({"judge_by_batch": choice} if choice is not None else {}), **auth(token))
+
+    settings.ATELIER_JUDGE_BATCH = "off"
+    refused = upload("m-off", "true")
+    assert refused.status_code == 400 and refused.json()["field"] == "judge_by_batch", refused.content
+    assert refused.json()["error"].startswith("judge by batch: this site does not offer the batch route")
+    assert not Submission.objects.exists()
+    assert upload("m-off-false", "false").json()["judge_route"] == "sync"  # agrees with the site: taken
+    for unclear in ("maybe", "1", "True"):  # the words as JSON spells them, nothing else: never a guess
+        refused = upload("m-unclear", unclear)
+        assert refused.status_code == 400 and list(refused.json()["fields"]) == ["judge_by_batch"], unclear
+    settings.ATELIER_JUDGE_BATCH = "ask"
+    batched = upload("m-ask", "true")
+    assert batched.status_code == 201, batched.content
+    assert batched.json()["judge_route"] == "batch" == Submission.objects.get(prompter="m-ask").judge_route
+    assert upload("m-ask-none", None).json()["judge_route"] == "sync"
+    settings.ATELIER_JUDGE_BATCH = "all"
+    assert upload("m-all", "false").json()["field"] == "judge_by_batch"
+    assert not Submission.objects.filter(prompter__in=["m-off", "m-unclear", "m-all"]).exists()

@@ -8,18 +8,20 @@ import json
 
 import pytest
 from django.test import RequestFactory
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from atelier import openapi
-from atelier.team_api import BOARD_ROWS_MAX, BoardsQuery
-from evaluation.models import CallStatus, Origin, Status, Submission
+from atelier.team_api import BOARD_ROWS_MAX, Board, BoardCell, BoardRow, BoardsQuery
+from evaluation.models import CallStatus, JudgeRoute, Origin, Status, Submission, UnitStatus
 from leaderboard.filters import FILTER_PARAMS, FilterQuery
+from submissions import schemas as answers
 from submissions.api import ApiRunForm, ApiSubmitForm
 from submissions.forms import EndpointForm
 from submissions.services import token_create
 from teams.forms import PrompterForm
 from teams.models import CARD_FIELDS, Prompter, PrompterKind, Weights
-from teams.schemas import CardNew, choice
+from teams.schemas import CardNew, PrompterHistory, PrompterVersion, choice
+from teams.schemas import Prompter as CardAnswer
 
 
 def document() -> dict:
@@ -40,7 +42,11 @@ def test_the_documents_enums_are_the_text_choices():
     schemas = doc["components"]["schemas"]
     assert schemas["Submission"]["properties"]["status"]["enum"] == list(Status.values)
     assert schemas["Submission"]["properties"]["origin"]["enum"] == list(Origin.values)
-    assert schemas["Calls"]["properties"]["calls"]["items"]["properties"]["status"]["enum"] == list(CallStatus.values)
+    assert schemas["Submission"]["properties"]["judge_route"]["enum"] == list(JudgeRoute.values)
+    assert schemas["Calls"]["properties"]["calls"]["items"] == {"$ref": "#/components/schemas/Call"}
+    assert schemas["Call"]["properties"]["status"]["enum"] == list(CallStatus.values)
+    assert list(schemas["Counts"]["properties"])[: len(UnitStatus.values)] == list(UnitStatus.values)
+    assert schemas["BoardRow"]["properties"]["origin"]["enum"] == list(Origin.values)
     board = parameters(doc, "/api/v1/boards")
     for name, choices in (("kind", PrompterKind), ("weights", Weights), ("origin", Origin)):
         assert board[name]["schema"]["enum"] == ["", *choices.values], name
@@ -59,10 +65,15 @@ def test_the_documents_parameters_and_bodies_are_the_declarations_fields():
     assert card["properties"]["parameters"]["anyOf"][0]["maxLength"] == PrompterForm.base_fields["parameters"].max_length
     upload = doc["paths"]["/api/v1/submissions"]["post"]["requestBody"]["content"]["multipart/form-data"]["schema"]
     assert list(upload["properties"]) == list(ApiSubmitForm.base_fields) and upload["required"] == ["file", "prompter"]
+    assert upload["properties"]["judge_by_batch"] == {
+        "type": "boolean",
+        "description": ApiSubmitForm.base_fields["judge_by_batch"].help_text,
+    }
     endpoint = doc["paths"]["/api/v1/endpoints"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert list(endpoint["properties"]) == list(EndpointForm.base_fields) and endpoint["properties"]["top_p"]["maximum"] == 1
     run = doc["paths"]["/api/v1/endpoints/{endpoint_id}/runs"]["post"]
     assert list(run["requestBody"]["content"]["application/json"]["schema"]["properties"]) == list(ApiRunForm.base_fields)
+    assert "judge_by_batch" in ApiRunForm.base_fields  # the API's choice of route, whatever ATELIER_JUDGE_BATCH says
     assert "Idempotency-Key" in parameters(doc, "/api/v1/endpoints/{endpoint_id}/runs", "post")
     breakdown = parameters(doc, "/api/v1/submissions/{submission_id}/breakdown.{fmt}")
     assert breakdown["submission_id"]["schema"] == {"type": "integer"} and breakdown["fmt"]["schema"]["enum"] == ["csv", "jsonl"]
@@ -179,3 +190,92 @@ def test_headers_and_query_parameters_follow_their_declarations(db, client, toke
     for given, status in ((offset["maximum"], 200), (offset["maximum"] + 1, 400), (offset["minimum"] - 1, 400), ("1e3", 400)):
         answer = client.get(calls, {"offset": str(given)}, HTTP_AUTHORIZATION=f"Bearer {token}")
         assert answer.status_code == status and (status == 200 or answer.json()["field"] == "offset"), (given, answer.content)
+
+
+# --- answers: declared once (pydantic), built through the declarations, printed from them ----------------------
+
+ANSWER_MODELS = {  # every component of the document, by name: the answer models and the models they hold
+    model.__name__: model
+    for model in (
+        *openapi.ANSWERS,
+        answers.Figure,
+        answers.Coverage,
+        answers.Counts,
+        answers.Progress,
+        answers.Eta,
+        answers.Cost,
+        answers.JudgeCost,
+        answers.Prices,
+        answers.Call,
+        PrompterVersion,
+        BoardRow,
+        BoardCell,
+    )
+}
+
+
+def walk(schema):
+    yield schema
+    for value in schema.values() if isinstance(schema, dict) else schema if isinstance(schema, list) else ():
+        yield from walk(value)
+
+
+def test_the_documents_answer_schemas_are_the_answer_models_in_openapi_3_0():
+    schemas = document()["components"]["schemas"]
+    assert set(schemas) == set(ANSWER_MODELS)
+    for name, model in ANSWER_MODELS.items():
+        assert list(schemas[name]["properties"]) == list(model.model_fields), name
+        required = [field for field, info in model.model_fields.items() if info.is_required()]
+        assert schemas[name].get("required", []) == required, name
+    nodes = list(walk(schemas))
+    assert not [n for n in nodes if isinstance(n, dict) and ("anyOf" in n or "title" in n or "$defs" in n)]  # 3.0: no anyOf null
+    assert not [n for n in nodes if isinstance(n, dict) and "$ref" in n and len(n) > 1]  # 3.0 ignores what stands beside a $ref
+    figure = schemas["Figure"]["properties"]
+    assert figure["value"] == {"type": "number", "nullable": True, "description": answers.Figure.model_fields["value"].description}
+    assert figure["coverage"] == {"nullable": True, "allOf": [{"$ref": "#/components/schemas/Coverage"}]}
+    assert schemas["Submission"]["properties"]["figures"]["additionalProperties"] == {"$ref": "#/components/schemas/Figure"}
+    assert schemas["Call"]["properties"]["started_at"] == {"type": "string", "format": "date-time", "nullable": True}
+    assert "prompting" not in schemas["Submission"]["required"] and "judge_route" in schemas["Submission"]["required"]
+
+
+def test_a_field_added_to_an_answer_model_appears_in_the_document(monkeypatch):
+    class Endpoint(answers.Endpoint):  # as if submissions/schemas.py's Endpoint had gained a field
+        region: str | None = Field(description="where the endpoint answers from")
+
+    monkeypatch.setattr(openapi, "ANSWERS", tuple(Endpoint if m is answers.Endpoint else m for m in openapi.ANSWERS))
+    shown = document()["components"]["schemas"]["Endpoint"]
+    assert shown["properties"]["region"] == {"type": "string", "nullable": True, "description": "where the endpoint answers from"}
+    assert "region" in shown["required"]
+
+
+def test_the_views_answers_are_the_models(db, client, token, team, sample_pack, example_prompts, settings):
+    """Every answer the views send validates against its model (which refuses a key it does not declare), and the
+    values keep the formats the API had before the models (dates as datetime.isoformat() writes them)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from submissions.services import submissions_publish
+
+    def got(response, model):
+        assert response.status_code in (200, 201), response.content
+        body = response.json()
+        model.model_validate(body)
+        return body
+
+    bearer = {"HTTP_AUTHORIZATION": f"Bearer {token}"}
+    upload = {"file": SimpleUploadedFile("p.jsonl", example_prompts), "prompter": "m", "pack": "sample"}
+    made = got(client.post("/api/v1/submissions", upload, **bearer), answers.Submission)
+    status = got(client.get(made["status_url"], **bearer), answers.Submission)
+    assert "prompting" not in status and status["figures"] and status["judge_route"] == "sync"
+    got(client.get(f"/api/v1/submissions/{made['id']}/calls", **bearer), answers.Calls)
+    card = got(client.get(f"/api/v1/prompters/{status['prompter_card']}", **bearer), CardAnswer)
+    stored = Prompter.objects.get(pk=card["id"])
+    assert (card["created"], card["updated"]) == (stored.created.isoformat(), stored.updated.isoformat())
+    history = got(client.get(card["versions_url"], **bearer), PrompterHistory)
+    assert history["versions"][0]["when"] == stored.versions.get(number=1).created.isoformat()
+    settings.ATELIER_PROMPTER_ALLOWED_HOSTS = ("127.0.0.1",)
+    sent = {"name": "e", "base_url": "http://127.0.0.1:9/v1", "model": "m"}
+    endpoint = got(client.post("/api/v1/endpoints", json.dumps(sent), content_type="application/json", **bearer), answers.Endpoint)
+    assert client.get("/api/v1/endpoints", **bearer).json()["endpoints"] == [endpoint]
+    submissions_publish(submissions=Submission.objects.filter(pk=made["id"]))
+    board = got(client.get("/api/v1/boards", {"pack": "sample"}), Board)
+    assert board["rows"][0]["submission"] == made["id"] and board["rows"][0]["overall"]["standing"] in ("full", "partial", "withheld")

@@ -202,3 +202,16 @@ def test_other_teams_endpoint_and_submission_ids_are_404(client, other_token, te
     assert client.get("/api/v1/endpoints", **auth(other_token)).json() == {"endpoints": []}
     submission.refresh_from_db()
     assert submission.status == Status.PROMPTING and Submission.objects.count() == 1 and prompter_server.requests == []
+
+
+def test_a_run_takes_the_judge_route_where_the_site_asks_and_refuses_one_it_does_not_offer(client, token, endpoint, sample_pack, settings):
+    url = f"/api/v1/endpoints/{endpoint.pk}/runs"
+    settings.ATELIER_JUDGE_BATCH = "off"
+    refused = post_json(client, url, {"pack": "sample", "judge_by_batch": True}, token)
+    assert refused.status_code == 400 and refused.json()["field"] == "judge_by_batch", refused.content
+    assert post_json(client, url, {"pack": "sample", "judge_by_batch": "perhaps"}, token).json()["field"] == "judge_by_batch"
+    assert not Submission.objects.exists()
+    settings.ATELIER_JUDGE_BATCH = "ask"
+    started = post_json(client, url, {"pack": "sample", "judge_by_batch": True}, token)
+    assert started.status_code == 202, started.content
+    assert started.json()["judge_route"] == "batch" == Submission.objects.get().judge_route
