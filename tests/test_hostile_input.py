@@ -38,6 +38,9 @@ def post(client, token, data: bytes = GOOD, name: str = "p.jsonl", **fields):
         ({"prompter": "nul\x00here"}, "prompter"),
         ({"pack": "x" * 500}, "pack"),
         ({"pack": "no\x00pack"}, "pack"),
+        ({"judge_by_batch": "tr\x00ue"}, "judge_by_batch"),
+        ({"judge_by_batch": "true\x07"}, "judge_by_batch"),
+        ({"judge_by_batch": "t" * 100_000}, "judge_by_batch"),
     ],
 )
 def test_api_fields_are_validated_like_the_form(client, sample_pack, token, fields, field):
