@@ -303,3 +303,13 @@ def test_a_refused_start_fails_at_once_and_an_unanswered_one_is_looked_up_then_s
     assert submission.status == Status.DONE, submission.error
     assert len(by_batch.batch_lines) == first.total and by_batch.requests == []  # only the started batch's lines ran
     assert set(Judgement.objects.filter(submission=submission, batch_tries__gt=0).values_list("batch_tries", flat=True)) == {2}
+
+
+def test_unreadable_result_lines_are_skipped_with_a_warning_and_their_units_left_missing(caplog):
+    text = "\n".join(['{"custom_id": "a", "response": {"status_code": 200, "body": {"x": 1}}}', "not json", '["no id"]', ""])
+    files = type("Files", (), {"content": staticmethod(lambda file_id: type("Content", (), {"text": text})())})
+    client = type("Client", (), {"files": files})()  # the one call results() makes: files.content(id).text
+    with caplog.at_level(logging.WARNING, logger="evaluator.judge.batch"):
+        found = provider.results(client, "file-1")
+    assert found == {"a": provider.LineResult({"x": 1}, "")}
+    assert "judge batch file file-1: 2 line(s) not JSON or without a custom_id" in caplog.text

@@ -9,6 +9,7 @@ shared synchronous budget (budget.py): the provider counts batch requests apart.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,8 @@ from typing import Any
 import openai
 
 from .config import JudgeConfig
+
+log = logging.getLogger(__name__)
 
 ENDPOINT = "/v1/chat/completions"
 WINDOW = "24h"
@@ -133,10 +136,17 @@ def results(client: openai.OpenAI, *file_ids: str) -> dict[str, LineResult]:
     missing, and retried); the reply text itself is untrusted and read by the judge's own checks."""
     found: dict[str, LineResult] = {}
     for file_id in filter(None, file_ids):
-        for text in client.files.content(file_id).text.splitlines():
+        unread = 0
+        for text in filter(str.strip, client.files.content(file_id).text.splitlines()):
             parsed = _line(text)
-            if parsed is not None:
+            if parsed is None:
+                unread += 1
+            else:
                 found[parsed[0]] = parsed[1]
+        if unread:
+            log.warning(
+                "judge batch file %s: %d line(s) not JSON or without a custom_id, skipped (their units are retried)", file_id, unread
+            )
     return found
 
 
