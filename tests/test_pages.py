@@ -67,6 +67,9 @@ def test_upload_evaluates_and_page_shows_status_scores_and_provenance(owner_clie
     scores = page.split("<h2>Scores</h2>")[1].split("<h2>")[0]
     for score in submission.figures.filter(scope__in=["overall", "category", "backend"]):
         assert f'<td>{score.key}</td><td class="num">{score.value:.1f}</td>' in scores
+    overall = submission.figures.get(scope="overall")  # also first on the page, above the provenance (a phone's first screen)
+    first = page.split('id="overall-first">')[1].split("</p>")[0]
+    assert f"Overall score <strong>{overall.value:.1f}</strong>" in first and page.index("overall-first") < page.index('class="provenance"')
     top1 = submission.figures.get(scope="top1", key="image_objective")
     assert f'<tr><td>top1</td><td>image_objective</td><td class="num">{top1.value:.3f}</td>' in scores
     # the offline judge makes no model calls; the team sees them as its cost (one line), a visitor as calls
