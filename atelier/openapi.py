@@ -135,6 +135,8 @@ def _form_field(field: forms.Field) -> dict:
     elif isinstance(field, forms.IntegerField):  # FloatField is one too
         schema = {"type": "number" if isinstance(field, forms.FloatField) else "integer"}
         schema |= {k: v for k, v in (("minimum", field.min_value), ("maximum", field.max_value)) if v is not None}
+    elif isinstance(field, forms.NullBooleanField):  # true, false, or null / left out (no choice)
+        schema = {"type": "boolean", "nullable": True}
     elif isinstance(field, forms.BooleanField):  # a form post's checkbox: on, true or 1
         schema = {"type": "boolean"}
     elif isinstance(field, forms.ChoiceField):  # the choices as the site has them now (conditions, backends)
