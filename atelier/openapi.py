@@ -123,7 +123,11 @@ def form_schema(form: type[forms.Form], defaults: dict | None = None) -> dict:
     type, length, bounds and choices."""
     defaults = defaults or {}
     properties = {
-        name: _form_field(field) | ({"default": defaults[name]} if name in defaults else {}) for name, field in form.base_fields.items()
+        # an optional field takes JSON null as left out (a form field's empty value), so null is declared too
+        name: _form_field(field)
+        | ({"default": defaults[name]} if name in defaults else {})
+        | ({} if field.required else {"nullable": True})
+        for name, field in form.base_fields.items()
     }
     required = [name for name, field in form.base_fields.items() if field.required and name not in defaults]
     return {"type": "object", **({"required": required} if required else {}), "properties": properties}
@@ -135,8 +139,6 @@ def _form_field(field: forms.Field) -> dict:
     elif isinstance(field, forms.IntegerField):  # FloatField is one too
         schema = {"type": "number" if isinstance(field, forms.FloatField) else "integer"}
         schema |= {k: v for k, v in (("minimum", field.min_value), ("maximum", field.max_value)) if v is not None}
-    elif isinstance(field, forms.NullBooleanField):  # true, false, or null / left out (no choice)
-        schema = {"type": "boolean", "nullable": True}
     elif isinstance(field, forms.BooleanField):  # a form post's checkbox: on, true or 1
         schema = {"type": "boolean"}
     elif isinstance(field, forms.ChoiceField):  # the choices as the site has them now (conditions, backends)

@@ -67,7 +67,7 @@ def test_the_documents_parameters_and_bodies_are_the_declarations_fields():
     assert list(upload["properties"]) == list(ApiSubmitForm.base_fields) and upload["required"] == ["file", "prompter"]
     assert upload["properties"]["judge_by_batch"] == {
         "type": "boolean",
-        "nullable": True,  # null: no choice, the site's route (schemathesis sent it and was rightly surprised by a 202)
+        "nullable": True,  # an optional form field takes null as left out (schemathesis sent it and flagged the 202)
         "description": ApiSubmitForm.base_fields["judge_by_batch"].help_text,
     }
     endpoint = doc["paths"]["/api/v1/endpoints"]["post"]["requestBody"]["content"]["application/json"]["schema"]
